@@ -1,0 +1,182 @@
+"""A restaurant's floor plan: tables, the combinations they make and the party-size rules.
+
+Invariants: table ids are unique and non-empty, a combo joins two distinct known
+tables, and floor-plan order (the tie-break of every rule) is the order given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from engine import config
+
+
+class FloorPlanError(ValueError):
+    """A floor plan that the rules cannot run on (raised when it is built)."""
+
+
+@dataclass(frozen=True)
+class Table:
+    id: str
+    seats: int
+    min_party: int | None = None  # None: the roominess limit, max(1, seats - 2)
+
+    @property
+    def smallest_party(self) -> int:
+        if self.min_party is not None:
+            return self.min_party
+        return max(1, self.seats - config.ROOMINESS_SPARE_SEATS)
+
+
+@dataclass(frozen=True)
+class Combo:
+    tables: tuple[str, str]
+    capacity: int
+    min_party: int
+
+    @property
+    def id(self) -> str:
+        return "+".join(self.tables)
+
+
+@dataclass(frozen=True)
+class FloorPlan:
+    """Everything about a restaurant that the seating rules depend on."""
+
+    tables: tuple[Table, ...]
+    combos: tuple[Combo, ...]
+    large_from: int  # parties of this size or more are large: combos only
+    max_party: int = config.MAX_PARTY_SIZE
+    dwell_minutes: Mapping[int, int] = field(default_factory=dict)  # quote class -> minutes
+    quote_cap: int = config.QUOTE_CAP_MINUTES
+    large_quote_minutes: int = config.LARGE_QUOTE_MINUTES
+    _tables_by_id: dict[str, Table] = field(init=False, repr=False, compare=False)
+    _combos_by_id: dict[str, Combo] = field(init=False, repr=False, compare=False)
+    ranked_tables: tuple[Table, ...] = field(init=False, repr=False, compare=False)
+    ranked_combos: tuple[Combo, ...] = field(init=False, repr=False, compare=False)
+    table_rank: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # "Fewest seats, ties to floor-plan order" and "fewest combined seats, ties to
+        # COMBOS order" are fixed orders, so the pass can take the first usable one.
+        ranked = sorted(self.tables, key=lambda t: t.seats)  # stable: floor order on ties
+        setattr_ = object.__setattr__
+        setattr_(self, "_tables_by_id", {t.id: t for t in self.tables})
+        setattr_(self, "_combos_by_id", {c.id: c for c in self.combos})
+        setattr_(self, "ranked_tables", tuple(ranked))
+        setattr_(self, "ranked_combos", tuple(sorted(self.combos, key=lambda c: c.capacity)))
+        setattr_(self, "table_rank", {t.id: i for i, t in enumerate(ranked)})
+
+    def table(self, table_id: str) -> Table | None:
+        return self._tables_by_id.get(table_id)
+
+    def combo(self, combo_id: str) -> Combo | None:
+        return self._combos_by_id.get(combo_id)
+
+    def quote_class(self, size: int) -> int | None:
+        """Seat count of the smallest table that fits `size` (None when no table does)."""
+        for table in self.ranked_tables:
+            if table.seats >= size:
+                return table.seats
+        return None
+
+    def is_large(self, size: int) -> bool:
+        return size >= self.large_from
+
+
+def build_floor(
+    tables: Iterable[tuple[str, int] | tuple[str, int, int | None] | Table],
+    combos: Iterable[Sequence[str] | Combo] = (),
+    *,
+    large_from: int | None = None,
+    max_party: int = config.MAX_PARTY_SIZE,
+    dwell_minutes: Mapping[int, int] | None = None,
+    quote_cap: int = config.QUOTE_CAP_MINUTES,
+    large_quote_minutes: int = config.LARGE_QUOTE_MINUTES,
+    combo_capacity: Mapping[str, int] | None = None,
+    combo_min_party: Mapping[str, int] | None = None,
+) -> FloorPlan:
+    """Build and check a floor plan; defaults follow PRODUCT.md section 1 and 3."""
+    built_tables: list[Table] = []
+    for t in tables:
+        if isinstance(t, Table):
+            built_tables.append(t)
+        elif len(t) == 2:
+            built_tables.append(Table(t[0], t[1]))
+        else:
+            built_tables.append(Table(t[0], t[1], t[2]))
+    if not built_tables:
+        raise FloorPlanError("a floor plan needs at least one table")
+    seen: set[str] = set()
+    for t in built_tables:
+        if not isinstance(t.id, str) or not t.id or "+" in t.id:
+            raise FloorPlanError(f"table id {t.id!r} must be a non-empty string without '+'")
+        if t.id in seen:
+            raise FloorPlanError(f"table {t.id} is listed twice")
+        seen.add(t.id)
+        if isinstance(t.seats, bool) or not isinstance(t.seats, int) or t.seats < 1:
+            raise FloorPlanError(f"table {t.id}: seats must be a positive integer")
+        if t.min_party is not None and not 1 <= t.min_party <= t.seats:
+            raise FloorPlanError(f"table {t.id}: min_party must be between 1 and its seats")
+    seats = {t.id: t.seats for t in built_tables}
+    capacity_of = dict(combo_capacity or {})
+    min_of = dict(combo_min_party or {})
+    built_combos: list[Combo] = []
+    for c in combos:
+        if isinstance(c, Combo):
+            combo = c
+        else:
+            pair = tuple(c)
+            if len(pair) != 2:
+                raise FloorPlanError(
+                    f"combo {'+'.join(map(str, pair))} must join exactly two tables"
+                )
+            a, b = str(pair[0]), str(pair[1])
+            cid = f"{a}+{b}"
+            capacity = capacity_of.get(cid, seats.get(a, 0) + seats.get(b, 0))
+            combo = Combo(
+                (a, b),
+                capacity,
+                min_of.get(cid, max(1, capacity - config.ROOMINESS_SPARE_SEATS)),
+            )
+        a, b = combo.tables
+        if a not in seats or b not in seats:
+            raise FloorPlanError(f"combo {combo.id} names a table that is not on the floor")
+        if a == b:
+            raise FloorPlanError(f"combo {combo.id} joins a table to itself")
+        if any(existing.id == combo.id for existing in built_combos):
+            raise FloorPlanError(f"combo {combo.id} is listed twice")
+        if combo.capacity < 1 or not 1 <= combo.min_party <= combo.capacity:
+            raise FloorPlanError(f"combo {combo.id}: need 1 <= min_party <= capacity")
+        built_combos.append(combo)
+    largest = max(seats.values())
+    threshold = largest + 1 if large_from is None else large_from
+    if threshold < 2:
+        raise FloorPlanError("large_from must be at least 2")
+    if max_party < 1:
+        raise FloorPlanError("max_party must be at least 1")
+    classes = sorted(set(seats.values()))
+    dwell = dict(dwell_minutes) if dwell_minutes is not None else {}
+    for cls in classes:
+        if cls not in dwell:
+            dwell[cls] = config.DWELL_MINUTES.get(cls, _default_dwell(cls))
+    return FloorPlan(
+        tables=tuple(built_tables),
+        combos=tuple(built_combos),
+        large_from=threshold,
+        max_party=max_party,
+        dwell_minutes=dwell,
+        quote_cap=quote_cap,
+        large_quote_minutes=large_quote_minutes,
+    )
+
+
+def _default_dwell(seats: int) -> int:
+    """Dwell minutes for a table size the seed does not list: the nearest listed class."""
+    listed = sorted(config.DWELL_MINUTES)
+    nearest = min(listed, key=lambda cls: (abs(cls - seats), -cls))
+    return config.DWELL_MINUTES[nearest]
+
+
+MARLOWES = build_floor(config.TABLES, config.COMBOS, dwell_minutes=config.DWELL_MINUTES)

@@ -1,0 +1,39 @@
+"""Quoted waits (seed Part 2 rule 6, Part 3 rule 5).
+
+A quote is 0 exactly when a walk-in of that size at this minute would be seated,
+which is decided by running the very same pass with the hypothetical party last
+in the queue (so it sees holds and claims as the pass would).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from engine.floor import FloorPlan
+from engine.seating import Waiting, seating_pass
+
+
+@dataclass(frozen=True)
+class _Hypothetical:
+    size: int
+    arrival: int
+
+
+def quote(
+    ts: int, size: int, queue: Sequence[Waiting], usable: Collection[str], floor: FloorPlan
+) -> int:
+    """Minutes a walk-in of `size` arriving at `ts` is told to wait."""
+    newcomer = _Hypothetical(size, ts)
+    if any(s.party is newcomer for s in seating_pass(ts, [*queue, newcomer], usable, floor)):
+        return 0
+    if floor.is_large(size):
+        ahead = sum(1 for p in queue if floor.is_large(p.size))
+        return min(floor.large_quote_minutes * (ahead + 1), floor.quote_cap)
+    cls = floor.quote_class(size)
+    if cls is None:
+        return floor.quote_cap
+    ahead = sum(1 for p in queue if not floor.is_large(p.size) and floor.quote_class(p.size) == cls)
+    tables = sum(1 for t in floor.tables if t.seats == cls)
+    minutes = -(-floor.dwell_minutes[cls] * (ahead + 1) // tables)  # ceil
+    return min(minutes, floor.quote_cap)

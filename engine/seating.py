@@ -1,0 +1,111 @@
+"""The seating pass (seed Part 1 rules 2-4, Part 3 rules 1-4).
+
+Pure: given the minute, the queue (oldest first) and the tables the pass may use
+(free and not held), it says who sits where. It never lets a party that cannot
+be seated block those behind it, except through a large party's claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine import config
+from engine.floor import Combo, FloorPlan, Table
+
+
+class Waiting(Protocol):
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def arrival(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Seating:
+    party: Waiting
+    tables: tuple[str, ...]  # one table, or a combo's two in COMBOS order
+
+
+def seating_pass(
+    ts: int, queue: Sequence[Waiting], usable: Collection[str], floor: FloorPlan
+) -> list[Seating]:
+    """Walk the queue oldest first and seat every party whose best table or pair it may take."""
+    if not queue or not usable:
+        return []
+    rank = floor.table_rank
+    available: list[Table] = [floor.ranked_tables[i] for i in sorted(rank[t] for t in usable)]
+    taken: set[str] = set()
+    left = len(available)
+    claim: tuple[str, ...] = ()
+    claimed = False
+    seated: list[Seating] = []
+    for party in queue:
+        if left == 0:
+            break  # nothing left to seat anyone at; a claim would change nothing
+        waited = ts - party.arrival
+        patient = waited >= config.ROOMY_AFTER_MINUTES
+        # Part 3 rule 4: a claim keeps the pair from every later party under 30 minutes.
+        blocked = claim if not patient else ()
+        if party.size < floor.large_from:
+            table = _best_table(party.size, available, taken, blocked)
+            if table is not None and (patient or party.size >= table.smallest_party):
+                taken.add(table.id)
+                left -= 1
+                seated.append(Seating(party, (table.id,)))
+            continue
+        combo = _best_combo(party.size, floor.ranked_combos, usable, taken, blocked)
+        if combo is not None and (patient or party.size >= combo.min_party):
+            taken.update(combo.tables)
+            left -= 2
+            seated.append(Seating(party, combo.tables))
+        elif not claimed and waited >= config.CLAIM_AFTER_MINUTES:
+            target = _claim_target(party.size, floor.ranked_combos)
+            if target is not None:
+                claim = target.tables
+                claimed = True
+    return seated
+
+
+def _best_table(
+    size: int, available: list[Table], taken: set[str], blocked: tuple[str, ...]
+) -> Table | None:
+    """The free table with at least `size` seats and the fewest seats (ties: floor order)."""
+    for table in available:
+        if table.seats >= size and table.id not in taken and table.id not in blocked:
+            return table
+    return None
+
+
+def _best_combo(
+    size: int,
+    ranked: Sequence[Combo],
+    usable: Collection[str],
+    taken: set[str],
+    blocked: tuple[str, ...],
+) -> Combo | None:
+    """The usable pair with at least `size` seats and the fewest (ties: COMBOS order)."""
+    for combo in ranked:
+        if combo.capacity < size:
+            continue
+        a, b = combo.tables
+        if (
+            a in usable
+            and b in usable
+            and a not in taken
+            and b not in taken
+            and a not in blocked
+            and b not in blocked
+        ):
+            return combo
+    return None
+
+
+def _claim_target(size: int, ranked: Sequence[Combo]) -> Combo | None:
+    """The pair a large party claims: fewest combined seats that fit it, free or not."""
+    for combo in ranked:
+        if combo.capacity >= size:
+            return combo
+    return None

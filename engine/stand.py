@@ -1,0 +1,299 @@
+"""The host stand of one service day: a fold over its operation log.
+
+`HostStand.apply` takes one operation and returns its result; applying a log one
+operation at a time gives exactly what `run` gives for the whole list. Every
+operation with a valid shape first expires no-shows, then runs the seating pass,
+and only then checks its own arguments (PRODUCT.md section 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, cast
+
+from engine import config, errors
+from engine.errors import Rejected
+from engine.floor import MARLOWES, FloorPlan
+from engine.holds import Reservation, ReservationBook, ReservationStatus
+from engine.quotes import quote
+from engine.seating import Seating, Waiting, seating_pass
+
+Result = Any  # True | int | str | list[str] | dict | Rejected: JSON values at the boundary
+
+# Number of elements of each operation, its name and `ts` included.
+ARITY = {
+    "walk_in": 4,
+    "free": 3,
+    "board": 2,
+    "reserve": 5,
+    "check_in": 3,
+    "quote": 3,
+    "cancel": 3,
+    "leave": 3,
+}
+
+
+class PartyState(StrEnum):
+    WAITING = "waiting"
+    SEATED = "seated"
+    GONE = "gone"  # its table was freed
+    LEFT = "left"  # left the queue without being seated
+
+
+@dataclass
+class Party:
+    id: str
+    size: int | None  # None for a checked-in reservation (the engine is not told its size)
+    arrival: int
+    state: PartyState = PartyState.WAITING
+    tables: tuple[str, ...] = ()
+    seated_at: int | None = None
+    ended_at: int | None = None  # when its table was freed or it left the queue
+    reservation: bool = False
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_id(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def unit_name(tables: tuple[str, ...]) -> str:
+    return "+".join(tables)
+
+
+class HostStand:
+    """State of one service day, rebuilt by applying its operations in order."""
+
+    def __init__(self, floor: FloorPlan = MARLOWES) -> None:
+        self.floor = floor
+        self.last_ts: int | None = None
+        self.parties: dict[str, Party] = {}
+        self.waiting: dict[str, Party] = {}  # insertion order is arrival order
+        self.book = ReservationBook()
+        self.occupant: dict[str, str | None] = {t.id: None for t in floor.tables}
+        self._free: set[str] = {t.id for t in floor.tables}
+        self._handlers: dict[str, Callable[..., Result]] = {
+            "walk_in": self._walk_in,
+            "free": self._free_table,
+            "board": self._board,
+            "reserve": self._reserve,
+            "check_in": self._check_in,
+            "quote": self._quote,
+            "cancel": self._cancel,
+            "leave": self._leave,
+        }
+
+    # -- the fold ---------------------------------------------------------------
+
+    def apply(self, operation: object) -> Result:
+        """Apply one operation; a rejection comes back as a `Rejected` value."""
+        rejected = self.check_shape(operation)
+        if rejected is not None:
+            return rejected
+        assert isinstance(operation, list)
+        name, ts = operation[0], operation[1]
+        self.last_ts = ts
+        self.book.expire(ts)  # no-shows end before the pass of the same operation
+        seated = self._seating_pass(ts)
+        return self._handlers[name](ts, seated, *operation[2:])
+
+    def check_shape(self, operation: object) -> Rejected | None:
+        """The rejection `apply` gives before doing anything, or None for a valid shape."""
+        if not isinstance(operation, list) or not operation:
+            return Rejected(errors.UNKNOWN_OPERATION)
+        name = operation[0]
+        if not isinstance(name, str) or name not in ARITY:
+            return Rejected(errors.UNKNOWN_OPERATION)
+        if len(operation) != ARITY[name]:
+            return Rejected(errors.INVALID_ARGUMENTS)
+        ts = operation[1]
+        if not is_int(ts) or (self.last_ts is not None and ts < self.last_ts):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        return None
+
+    # -- state questions (for availability and the service) ----------------------
+
+    def usable_tables(self, ts: int) -> set[str]:
+        """Tables the pass may use at `ts`: nobody sitting there and not held."""
+        return {t for t in self._free if self.book.holder(t, ts) is None}
+
+    def queue(self) -> list[Party]:
+        return list(self.waiting.values())
+
+    def seated(self) -> dict[str, Party]:
+        """Table id -> the party sitting there (tables nobody sits at are left out)."""
+        return {t: self.parties[p] for t, p in self.occupant.items() if p is not None}
+
+    def reservations(self) -> list[Reservation]:
+        return list(self.book.by_id.values())
+
+    def id_used(self, any_id: str) -> bool:
+        return any_id in self.parties or any_id in self.book.by_id
+
+    def _queue_view(self) -> list[Waiting]:
+        # Only walk-ins ever wait, and a walk-in always has a size.
+        return cast(list[Waiting], list(self.waiting.values()))
+
+    # -- the pass ---------------------------------------------------------------
+
+    def _seating_pass(self, ts: int) -> list[Seating]:
+        if not self.waiting or not self._free:
+            return []
+        seatings = seating_pass(ts, self._queue_view(), self.usable_tables(ts), self.floor)
+        for seating in seatings:
+            party = seating.party
+            assert isinstance(party, Party)
+            del self.waiting[party.id]
+            self._sit(party, seating.tables, ts)
+        return seatings
+
+    def _sit(self, party: Party, tables: tuple[str, ...], ts: int) -> None:
+        party.state = PartyState.SEATED
+        party.tables = tables
+        party.seated_at = ts
+        for table in tables:
+            self.occupant[table] = party.id
+            self._free.discard(table)
+
+    def _unit(self, unit: str) -> tuple[str, ...] | None:
+        if self.floor.table(unit) is not None:
+            return (unit,)
+        combo = self.floor.combo(unit)
+        return combo.tables if combo is not None else None
+
+    @staticmethod
+    def _seated_list(seatings: list[Seating]) -> list[str]:
+        return [f"{s.party.id}@{unit_name(s.tables)}" for s in seatings]  # type: ignore[attr-defined]
+
+    # -- operations -------------------------------------------------------------
+
+    def _walk_in(self, ts: int, seated: list[Seating], party_id: object, size: object) -> Result:
+        if not is_id(party_id) or not is_int(size) or not 1 <= size <= self.floor.max_party:  # type: ignore[operator]
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(party_id, str) and isinstance(size, int)
+        if self.id_used(party_id):
+            return Rejected(errors.PARTY_EXISTS)
+        party = Party(party_id, size, ts)
+        self.parties[party_id] = party
+        self.waiting[party_id] = party
+        self._seating_pass(ts)
+        if party.state is PartyState.SEATED:
+            return f"seated {unit_name(party.tables)}"
+        return f"queued {list(self.waiting).index(party_id) + 1}"
+
+    def _free_table(self, ts: int, seated: list[Seating], table_id: object) -> Result:
+        if not is_id(table_id):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(table_id, str)
+        if self.floor.table(table_id) is None:
+            return Rejected(errors.UNKNOWN_TABLE)
+        party_id = self.occupant[table_id]
+        if party_id is None:
+            return Rejected(errors.TABLE_NOT_OCCUPIED)
+        party = self.parties[party_id]
+        for table in party.tables:  # a combined party frees both tables
+            self.occupant[table] = None
+            self._free.add(table)
+        party.state = PartyState.GONE
+        party.ended_at = ts
+        return self._seated_list(seated + self._seating_pass(ts))
+
+    def _board(self, ts: int, seated: list[Seating]) -> Result:
+        tables: dict[str, str] = {}
+        for table in self.floor.tables:
+            party_id = self.occupant[table.id]
+            if party_id is not None:
+                tables[table.id] = party_id
+            else:
+                holder = self.book.holder(table.id, ts)
+                tables[table.id] = f"held:{holder}" if holder is not None else "free"
+        return {"tables": tables, "waiting": list(self.waiting)}
+
+    def _reserve(
+        self, ts: int, seated: list[Seating], reservation_id: object, unit: object, at: object
+    ) -> Result:
+        if not is_id(reservation_id) or not is_id(unit) or not is_int(at):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(reservation_id, str) and isinstance(unit, str) and isinstance(at, int)
+        tables = self._unit(unit)
+        if tables is None:
+            return Rejected(errors.UNKNOWN_TABLE)
+        if self.id_used(reservation_id):
+            return Rejected(errors.PARTY_EXISTS)
+        if at <= ts:
+            return Rejected(errors.INVALID_TIME)
+        if self.book.conflicts(tables, at):
+            return Rejected(errors.TABLE_CONFLICT)
+        self.book.add(Reservation(reservation_id, unit, tables, at, booked_ts=ts))
+        return True
+
+    def _check_in(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
+        if not is_id(reservation_id):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(reservation_id, str)
+        reservation = self.book.get(reservation_id)
+        if reservation is None:
+            return Rejected(errors.UNKNOWN_RESERVATION)
+        if not reservation.still_booked:
+            return Rejected(errors.RESERVATION_NOT_ACTIVE)
+        if ts < reservation.at - config.HOLD_BEFORE_MINUTES:
+            return Rejected(errors.TOO_EARLY)
+        if any(self.occupant[t] is not None for t in reservation.tables):
+            return Rejected(errors.TABLE_BUSY)
+        self.book.set_status(reservation, ReservationStatus.SEATED, ts)
+        party = Party(reservation_id, None, ts, reservation=True)
+        self.parties[reservation_id] = party
+        self._sit(party, reservation.tables, ts)
+        return f"seated {unit_name(reservation.tables)}"
+
+    def _quote(self, ts: int, seated: list[Seating], size: object) -> Result:
+        if not is_int(size) or not 1 <= size <= self.floor.max_party:  # type: ignore[operator]
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(size, int)
+        return quote(ts, size, self._queue_view(), self.usable_tables(ts), self.floor)
+
+    def _cancel(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
+        if not is_id(reservation_id):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(reservation_id, str)
+        reservation = self.book.get(reservation_id)
+        if reservation is None:
+            return Rejected(errors.UNKNOWN_RESERVATION)
+        if not reservation.still_booked:
+            return Rejected(errors.RESERVATION_NOT_ACTIVE)
+        self.book.set_status(reservation, ReservationStatus.CANCELLED, ts)
+        return self._seated_list(seated + self._seating_pass(ts))
+
+    def _leave(self, ts: int, seated: list[Seating], party_id: object) -> Result:
+        if not is_id(party_id):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(party_id, str)
+        party = self.parties.get(party_id)
+        if party is None:
+            return Rejected(errors.UNKNOWN_PARTY)
+        if party.state is not PartyState.WAITING:
+            return Rejected(errors.NOT_WAITING)
+        del self.waiting[party_id]
+        party.state = PartyState.LEFT
+        party.ended_at = ts
+        return self._seated_list(seated + self._seating_pass(ts))
+
+
+def run(operations: object, floor: FloorPlan = MARLOWES) -> list[Result]:
+    """Replay `operations` against a fresh host stand; one result per operation.
+
+    Rejections are written as "error: <code>" strings; nothing is raised for any input.
+    """
+    if not isinstance(operations, list):
+        return []
+    stand = HostStand(floor)
+    results: list[Result] = []
+    for operation in operations:
+        result = stand.apply(operation)
+        results.append(str(result) if isinstance(result, Rejected) else result)
+    return results
