@@ -56,6 +56,8 @@ class FloorPlan:
     ranked_tables: tuple[Table, ...] = field(init=False, repr=False, compare=False)
     ranked_combos: tuple[Combo, ...] = field(init=False, repr=False, compare=False)
     table_rank: dict[str, int] = field(init=False, repr=False, compare=False)
+    class_tables: dict[int, int] = field(init=False, repr=False, compare=False)
+    _class_of: dict[int, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # "Fewest seats, ties to floor-plan order" and "fewest combined seats, ties to
@@ -67,6 +69,14 @@ class FloorPlan:
         setattr_(self, "ranked_tables", tuple(ranked))
         setattr_(self, "ranked_combos", tuple(sorted(self.combos, key=lambda c: c.capacity)))
         setattr_(self, "table_rank", {t.id: i for i, t in enumerate(ranked)})
+        # Quotes ask for every waiting party's class, so the answers are worked out once.
+        counts: dict[int, int] = {}
+        for t in self.tables:
+            counts[t.seats] = counts.get(t.seats, 0) + 1
+        setattr_(self, "class_tables", counts)
+        largest = max((t.seats for t in self.tables), default=0)
+        class_of = {n: min(c for c in counts if c >= n) for n in range(1, largest + 1)}
+        setattr_(self, "_class_of", class_of)
 
     def table(self, table_id: str) -> Table | None:
         return self._tables_by_id.get(table_id)
@@ -76,10 +86,7 @@ class FloorPlan:
 
     def quote_class(self, size: int) -> int | None:
         """Seat count of the smallest table that fits `size` (None when no table does)."""
-        for table in self.ranked_tables:
-            if table.seats >= size:
-                return table.seats
-        return None
+        return self._class_of.get(size)
 
     def is_large(self, size: int) -> bool:
         return size >= self.large_from

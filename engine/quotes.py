@@ -34,6 +34,5 @@ def quote(
     if cls is None:
         return floor.quote_cap
     ahead = sum(1 for p in queue if not floor.is_large(p.size) and floor.quote_class(p.size) == cls)
-    tables = sum(1 for t in floor.tables if t.seats == cls)
-    minutes = -(-floor.dwell_minutes[cls] * (ahead + 1) // tables)  # ceil
+    minutes = -(-floor.dwell_minutes[cls] * (ahead + 1) // floor.class_tables[cls])  # ceil
     return min(minutes, floor.quote_cap)
