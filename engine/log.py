@@ -1,0 +1,103 @@
+"""The operation log of a service day and the interface every store implements.
+
+A (merchant, service day) log holds entries at seqs 0, 1, 2, ... with no gap and no duplicate;
+an append names the seq it expects to write next, and a second writer at that seq fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Protocol
+
+# A JSON value: whatever `json.dumps` accepts and `json.loads` gives back. `Any` rather than a
+# recursive alias because dict/list invariance would make callers cast every literal.
+JSON = Any
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """An entry not yet in the log: its seq is given by the append."""
+
+    operation: list[JSON]
+    result: JSON
+    received_at: float  # Unix seconds, the wall clock when the operation was received
+    meta: dict[str, JSON] = field(default_factory=dict)  # booking details, partner, key...
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    seq: int
+    operation: list[JSON]
+    result: JSON
+    received_at: float
+    meta: dict[str, JSON] = field(default_factory=dict)
+
+
+class StoreError(Exception):
+    """Any failure of a store; the driver's own exception is kept as `__cause__`."""
+
+
+class ConcurrencyConflict(StoreError):
+    """The append's `expected_seq` is not the log's length: another writer got there first."""
+
+
+class StoreUnavailable(StoreError):
+    """The database stayed locked past the busy timeout, or could not be opened; retryable."""
+
+
+class DuplicateKey(StoreError):
+    """`append(..., remember=...)` found its key already stored; nothing was written."""
+
+    def __init__(self, scope: str, key: str, value: JSON) -> None:
+        super().__init__(f"key {key!r} already stored in scope {scope!r}")
+        self.scope = scope
+        self.key = key
+        self.value = value  # the stored value, e.g. the response to replay to a retried webhook
+
+
+Remember = tuple[str, str, JSON]  # (scope, key, value) of an idempotency record
+
+
+class LogStore(Protocol):
+    """Service-day operation logs plus idempotency records, durable once a call returns."""
+
+    def append(
+        self,
+        merchant_id: str,
+        service_date: date,
+        expected_seq: int,
+        entries: Sequence[NewEntry],
+        remember: Remember | None = None,
+    ) -> list[LogEntry]:
+        """Write `entries` at seqs expected_seq, expected_seq + 1, ... all or nothing.
+
+        Raises ConcurrencyConflict when expected_seq is not the log's current length, and
+        DuplicateKey when `remember`'s key is already stored (the key is checked first).
+        """
+        ...
+
+    def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
+        """The entries with seq > after_seq, in seq order."""
+        ...
+
+    def service_dates(self, merchant_id: str) -> list[date]:
+        """The days that have at least one entry, in order."""
+        ...
+
+    def remember(self, scope: str, key: str, value: JSON) -> JSON:
+        """Store `value` under (scope, key) unless a value is there; return the stored one."""
+        ...
+
+    def recall(self, scope: str, key: str) -> JSON | None: ...
+
+    def close(self) -> None: ...
+
+
+def check_append(expected_seq: int, entries: Sequence[NewEntry]) -> None:
+    """Argument checks every backend makes before touching its database."""
+    if isinstance(expected_seq, bool) or not isinstance(expected_seq, int) or expected_seq < 0:
+        raise ValueError(f"expected_seq must be an integer >= 0, got {expected_seq!r}")
+    if not entries:
+        raise ValueError("append needs at least one entry")

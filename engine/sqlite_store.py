@@ -1,0 +1,284 @@
+"""The operation log and idempotency records in one SQLite file (the single-restaurant store).
+
+WAL mode with synchronous=FULL: a call that returns has committed to disk. The primary key
+(merchant_id, service_date, seq) is what stops a second writer; sqlite3 errors leave as StoreError.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from types import TracebackType
+
+from engine.log import (
+    JSON,
+    ConcurrencyConflict,
+    DuplicateKey,
+    LogEntry,
+    NewEntry,
+    Remember,
+    StoreError,
+    StoreUnavailable,
+    check_append,
+)
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS log_entries (
+    merchant_id  TEXT NOT NULL,
+    service_date TEXT NOT NULL,  -- ISO 8601, so text order is date order
+    seq          INTEGER NOT NULL CHECK (seq >= 0),
+    operation    TEXT NOT NULL,  -- JSON, sorted keys
+    result       TEXT NOT NULL,
+    received_at  REAL NOT NULL,
+    meta         TEXT NOT NULL,
+    PRIMARY KEY (merchant_id, service_date, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS idempotency (
+    scope TEXT NOT NULL,
+    key   TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (scope, key)
+) WITHOUT ROWID;
+"""
+
+# Extended result codes (Python 3.11+ `sqlite_errorname`) are stabler than message text.
+_UNAVAILABLE = {"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_LOCKED"}
+_CANNOT_OPEN = {"SQLITE_CANTOPEN", "SQLITE_CANTOPEN_ISDIR", "SQLITE_CANTOPEN_NOTEMPDIR"}
+_UNIQUE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
+
+
+def translate(exc: sqlite3.Error) -> StoreError:
+    """The project's error for a driver error (raise it `from exc`)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if isinstance(exc, sqlite3.IntegrityError) and name in _UNIQUE and "log_entries." in str(exc):
+        return ConcurrencyConflict(f"another writer appended first: {exc}")
+    if name in _UNAVAILABLE or name in _CANNOT_OPEN:
+        return StoreUnavailable(f"database unavailable: {exc}")
+    return StoreError(f"{type(exc).__name__}: {exc}")
+
+
+def _dumps(value: JSON) -> str:
+    # Sorted keys: the same value is always the same text, so stored rows compare and diff.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+class SQLiteStore:
+    """A `LogStore` on one SQLite file, shared by threads and processes.
+
+    Threads: a small pool of connections, one checked out per call. Not one connection per
+    thread, because a thread-per-request server would leave one behind per dead thread and
+    `close()` could not reach them; not one connection behind a lock, because every reader
+    would then wait behind a writer's fsync. Processes: SQLite's own file locks.
+    """
+
+    def __init__(self, path: str | Path, busy_timeout: float = 5.0) -> None:
+        self.path = Path(path)
+        self.busy_timeout = busy_timeout  # seconds a writer waits for the lock before giving up
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        try:
+            self._create_schema()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- connections ---------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves. check_same_thread
+        # off because a pooled connection moves between threads (never used by two at once).
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA synchronous=FULL")  # per connection, not stored in the file
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            conn = self._idle.pop() if self._idle else None
+        try:
+            if conn is None:
+                conn = self._connect()
+            yield conn
+        except sqlite3.Error as exc:
+            raise translate(exc) from exc
+        finally:
+            if conn is not None:
+                with self._lock:
+                    keep = not self._closed and not conn.in_transaction
+                    if keep:
+                        self._idle.append(conn)
+                if not keep:
+                    conn.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        # IMMEDIATE takes the write lock up front (waiting up to busy_timeout). A deferred
+        # transaction that read first could fail with BUSY_SNAPSHOT without waiting at all.
+        with self._connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:  # some errors (disk full, I/O) already rolled back
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _create_schema(self) -> None:
+        with self._connection() as conn:
+            # Stored in the file: set once, every later connection (any process) gets WAL.
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode != "wal":
+                raise StoreError(f"could not switch {self.path} to WAL (journal mode {mode})")
+        with self._transaction() as conn:
+            # Statement by statement: executescript would COMMIT our transaction first.
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+            if row[0] is None:
+                conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] > SCHEMA_VERSION:
+                raise StoreError(f"{self.path} has schema {row[0]}, newer than {SCHEMA_VERSION}")
+
+    # -- the log -------------------------------------------------------------------------
+
+    def append(
+        self,
+        merchant_id: str,
+        service_date: date,
+        expected_seq: int,
+        entries: Sequence[NewEntry],
+        remember: Remember | None = None,
+    ) -> list[LogEntry]:
+        check_append(expected_seq, entries)
+        day = service_date.isoformat()
+        rows = [
+            (
+                merchant_id,
+                day,
+                expected_seq + i,
+                _dumps(e.operation),
+                _dumps(e.result),
+                float(e.received_at),
+                _dumps(e.meta),
+            )
+            for i, e in enumerate(entries)
+        ]
+        with self._transaction() as conn:
+            if remember is not None:
+                scope, key, value = remember
+                stored = self._insert_or_get(conn, scope, key, _dumps(value))
+                if stored is not None:
+                    raise DuplicateKey(scope, key, json.loads(stored))
+            # The key stops a writer at a taken seq; this stops one that would leave a gap.
+            if expected_seq > 0 and not self._has_seq(conn, merchant_id, day, expected_seq - 1):
+                raise ConcurrencyConflict(
+                    f"expected_seq {expected_seq} is past the end of {merchant_id} {day}"
+                )
+            conn.executemany(
+                "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
+                " received_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return [_entry(row[2:]) for row in rows]
+
+    @staticmethod
+    def _has_seq(conn: sqlite3.Connection, merchant_id: str, day: str, seq: int) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM log_entries WHERE merchant_id = ? AND service_date = ? AND seq = ?",
+            (merchant_id, day, seq),
+        ).fetchone()
+        return row is not None
+
+    def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT seq, operation, result, received_at, meta FROM log_entries"
+                " WHERE merchant_id = ? AND service_date = ? AND seq > ? ORDER BY seq",
+                (merchant_id, service_date.isoformat(), after_seq),
+            ).fetchall()
+        return [_entry(row) for row in rows]
+
+    def service_dates(self, merchant_id: str) -> list[date]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT service_date FROM log_entries WHERE merchant_id = ?"
+                " ORDER BY service_date",
+                (merchant_id,),
+            ).fetchall()
+        return [date.fromisoformat(row[0]) for row in rows]
+
+    # -- idempotency records -------------------------------------------------------------
+
+    @staticmethod
+    def _insert_or_get(conn: sqlite3.Connection, scope: str, key: str, text: str) -> str | None:
+        """Store `text` unless the key exists; the text already stored, or None if inserted."""
+        cursor = conn.execute(
+            "INSERT INTO idempotency (scope, key, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (scope, key, text),
+        )
+        if cursor.rowcount == 1:
+            return None
+        row = conn.execute(
+            "SELECT value FROM idempotency WHERE scope = ? AND key = ?", (scope, key)
+        ).fetchone()
+        return str(row[0])
+
+    def remember(self, scope: str, key: str, value: JSON) -> JSON:
+        text = _dumps(value)
+        with self._transaction() as conn:
+            stored = self._insert_or_get(conn, scope, key, text)
+        return json.loads(stored if stored is not None else text)
+
+    def recall(self, scope: str, key: str) -> JSON | None:
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT value FROM idempotency WHERE scope = ? AND key = ?", (scope, key)
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    # -- lifetime ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every idle connection; one still in use is closed when its call ends."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _entry(row: Sequence[object]) -> LogEntry:
+    seq, operation, result, received_at, meta = row
+    assert isinstance(seq, int) and isinstance(received_at, float)
+    assert isinstance(operation, str) and isinstance(result, str) and isinstance(meta, str)
+    return LogEntry(seq, json.loads(operation), json.loads(result), received_at, json.loads(meta))

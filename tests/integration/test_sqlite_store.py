@@ -1,0 +1,312 @@
+"""SQLiteStore on real files: the store contract, plus WAL, durability, races and error mapping."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.log import ConcurrencyConflict, LogStore, StoreError, StoreUnavailable
+from engine.sqlite_store import SCHEMA_VERSION, SQLiteStore, translate
+from tests.integration.store_contract import DAY, MERCHANT, StoreContract, entry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class TestSQLiteStoreContract(StoreContract):
+    def make_store(self, tmp_path: Path) -> LogStore:
+        return SQLiteStore(tmp_path / "hoststand.db")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "hoststand.db"
+
+
+@pytest.fixture
+def store(db: Path) -> Iterator[SQLiteStore]:
+    with SQLiteStore(db) as store:
+        yield store
+
+
+@pytest.fixture
+def raw(db: Path, store: SQLiteStore) -> Iterator[sqlite3.Connection]:
+    """A second, plain connection to the store's file (the store has created the schema)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    yield conn
+    conn.close()
+
+
+def pragma(conn: sqlite3.Connection, name: str) -> object:
+    return conn.execute(f"PRAGMA {name}").fetchone()[0]
+
+
+# -- the file ---------------------------------------------------------------------------------
+
+
+def test_the_file_is_in_wal_mode(raw: sqlite3.Connection) -> None:
+    assert pragma(raw, "journal_mode") == "wal"
+
+
+def test_the_store_commits_with_synchronous_full(store: SQLiteStore) -> None:
+    with store._connection() as conn:
+        assert pragma(conn, "synchronous") == 2  # FULL
+
+
+def test_entries_survive_closing_and_reopening_the_file(db: Path) -> None:
+    with SQLiteStore(db) as store:
+        store.append(MERCHANT, DAY, 0, [entry(0), entry(1)], remember=("webhook", "k", 1))
+    with SQLiteStore(db) as store:
+        assert [e.operation for e in store.entries(MERCHANT, DAY)] == [["board", 0], ["board", 1]]
+        assert store.recall("webhook", "k") == 1
+        store.append(MERCHANT, DAY, 2, [entry(2)])
+
+
+def test_opening_an_existing_file_keeps_its_one_schema_version(db: Path) -> None:
+    SQLiteStore(db).close()
+    SQLiteStore(db).close()
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    finally:
+        conn.close()
+
+
+def test_a_file_with_a_newer_schema_is_refused(raw: sqlite3.Connection, db: Path) -> None:
+    raw.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer"):
+        SQLiteStore(db)
+
+
+def test_json_is_stored_as_text_with_sorted_keys(
+    store: SQLiteStore, raw: sqlite3.Connection
+) -> None:
+    store.append(MERCHANT, DAY, 0, [entry(0, zeta=1, alpha=2)])
+    assert raw.execute("SELECT meta FROM log_entries").fetchone()[0] == '{"alpha":2,"zeta":1}'
+
+
+# -- races ------------------------------------------------------------------------------------
+
+
+def test_of_two_threads_appending_at_one_seq_one_wins_and_the_other_conflicts(
+    store: SQLiteStore,
+) -> None:
+    rounds = 20
+    outcomes: list[list[str]] = [[] for _ in range(rounds)]
+    barrier = threading.Barrier(2)
+
+    def writer(name: str) -> None:
+        for seq in range(rounds):
+            barrier.wait()  # both start each round from the same expected_seq
+            try:
+                store.append(MERCHANT, DAY, seq, [entry(seq, writer=name)])
+                outcomes[seq].append("won")
+            except ConcurrencyConflict:
+                outcomes[seq].append("conflict")
+
+    threads = [threading.Thread(target=writer, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(sorted(outcome) == ["conflict", "won"] for outcome in outcomes)
+    assert [e.seq for e in store.entries(MERCHANT, DAY)] == list(range(rounds))
+
+
+def test_writers_that_reread_and_retry_on_conflict_all_land_with_no_gap(
+    store: SQLiteStore,
+) -> None:
+    writers, each = 4, 25
+
+    def writer(name: str) -> None:
+        written = 0
+        while written < each:
+            seq = len(store.entries(MERCHANT, DAY))
+            try:
+                store.append(MERCHANT, DAY, seq, [entry(seq, writer=name)])
+                written += 1
+            except ConcurrencyConflict:
+                pass  # another writer took `seq`: reread and try at the new end
+
+    threads = [threading.Thread(target=writer, args=(f"w{n}",)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    log = store.entries(MERCHANT, DAY)
+    assert [e.seq for e in log] == list(range(writers * each))
+    assert sorted(e.meta["writer"] for e in log) == sorted(
+        f"w{n}" for n in range(writers) for _ in range(each)
+    )
+
+
+WORKER = """
+import sys, time
+from pathlib import Path
+from engine.log import ConcurrencyConflict, NewEntry
+from engine.sqlite_store import SQLiteStore
+from datetime import date
+
+db, go, name = sys.argv[1:]
+with SQLiteStore(db) as store:
+    print("ready", flush=True)
+    while not Path(go).exists():
+        time.sleep(0.001)
+    try:
+        new = NewEntry(["board", 0], {}, 0.0, {"w": name})
+        store.append("marlowes", date(2024, 3, 9), 0, [new])
+        print("won", flush=True)
+    except ConcurrencyConflict:
+        print("conflict", flush=True)
+"""
+
+
+def test_of_several_processes_appending_at_one_seq_one_wins_and_the_rest_conflict(
+    store: SQLiteStore, db: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(db), str(go), f"w{n}"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(3)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None
+            assert worker.stdout.readline().strip() == "ready"
+        go.touch()  # all workers are open and waiting: release them together
+        outcomes = sorted(worker.communicate(timeout=30)[0].strip() for worker in workers)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait()
+            if worker.stdout is not None:
+                worker.stdout.close()
+    assert outcomes == ["conflict", "conflict", "won"]
+    assert [e.seq for e in store.entries(MERCHANT, DAY)] == [0]
+
+
+# -- driver errors become the project's errors ------------------------------------------------
+
+
+def test_a_database_locked_past_the_busy_timeout_is_store_unavailable(
+    raw: sqlite3.Connection, db: Path
+) -> None:
+    with SQLiteStore(db, busy_timeout=0.05) as impatient:
+        raw.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreUnavailable) as raised:
+            impatient.append(MERCHANT, DAY, 0, [entry(0)])
+        assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
+        raw.execute("ROLLBACK")
+        impatient.append(MERCHANT, DAY, 0, [entry(0)])  # unavailable was temporary
+
+
+def test_a_file_that_cannot_be_opened_is_store_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailable):
+        SQLiteStore(tmp_path / "no-such-directory" / "hoststand.db")
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error_not_unavailable(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not an SQLite database, just some text " * 100)
+    with pytest.raises(StoreError) as raised:
+        SQLiteStore(garbage)
+    assert type(raised.value) is StoreError
+    assert isinstance(raised.value.__cause__, sqlite3.DatabaseError)
+
+
+def driver_error(conn: sqlite3.Connection, sql: str, *args: object) -> sqlite3.Error:
+    with pytest.raises(sqlite3.Error) as raised:
+        conn.execute(sql, args)
+    return raised.value
+
+
+def test_a_unique_key_violation_on_the_log_translates_to_a_concurrency_conflict(
+    store: SQLiteStore, raw: sqlite3.Connection
+) -> None:
+    store.append(MERCHANT, DAY, 0, [entry(0)])
+    error = driver_error(
+        raw,
+        "INSERT INTO log_entries VALUES (?, ?, 0, '[]', 'null', 0.0, '{}')",
+        MERCHANT,
+        "2024-03-09",
+    )
+    assert type(translate(error)) is ConcurrencyConflict
+
+
+def test_other_integrity_errors_translate_to_a_plain_store_error(
+    store: SQLiteStore, raw: sqlite3.Connection
+) -> None:
+    store.remember("webhook", "k", 1)
+    not_null = driver_error(raw, "INSERT INTO log_entries (merchant_id) VALUES ('m')")
+    duplicate_key = driver_error(raw, "INSERT INTO idempotency VALUES ('webhook', 'k', '2')")
+    assert type(translate(not_null)) is StoreError
+    assert type(translate(duplicate_key)) is StoreError
+
+
+def test_a_locked_database_translates_to_store_unavailable(
+    raw: sqlite3.Connection, db: Path
+) -> None:
+    raw.execute("BEGIN EXCLUSIVE")
+    other = sqlite3.connect(db, timeout=0.01, isolation_level=None)
+    try:
+        error = driver_error(other, "BEGIN IMMEDIATE")
+    finally:
+        other.close()
+        raw.execute("ROLLBACK")
+    assert "locked" in str(error)
+    assert type(translate(error)) is StoreUnavailable
+
+
+def test_any_other_driver_error_translates_to_a_plain_store_error(
+    raw: sqlite3.Connection,
+) -> None:
+    assert type(translate(driver_error(raw, "SELECT * FROM no_such_table"))) is StoreError
+    assert type(translate(sqlite3.InterfaceError("bad parameter"))) is StoreError
+
+
+# -- no stray files ---------------------------------------------------------------------------
+
+
+def test_closing_the_store_leaves_only_its_database_file(tmp_path: Path) -> None:
+    directory = tmp_path / "data"
+    directory.mkdir()
+    with SQLiteStore(directory / "hoststand.db") as store:
+        store.append(MERCHANT, DAY, 0, [entry(0)], remember=("webhook", "k", 1))
+        store.entries(MERCHANT, DAY)
+    assert sorted(p.name for p in directory.iterdir()) == ["hoststand.db"]
+
+
+def test_the_store_writes_nothing_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        store.append(MERCHANT, DAY, 0, [entry(0)])
+    assert list(cwd.iterdir()) == []
+
+
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "-journal")
+
+
+def test_the_test_run_leaves_no_database_files_in_the_repository() -> None:
+    # Every test keeps its files under tmp_path; a database file in the tree means one did not.
+    stray = []
+    for directory, subdirectories, files in os.walk(REPO):
+        # Hidden directories are tools' own (.git, .venv, .mypy_cache keeps SQLite caches).
+        subdirectories[:] = [d for d in subdirectories if not d.startswith(".")]
+        stray += [Path(directory, f) for f in files if f.endswith(SQLITE_SUFFIXES)]
+    assert stray == []
