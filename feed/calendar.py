@@ -1,0 +1,165 @@
+"""Service days and their slots: minute 0 of a day is its first opening; minutes are real.
+
+Slots keep their local wall-clock times (a time the clocks skip has no slot, a repeated time
+is one slot, its first occurrence) and are strictly increasing. Pure: "now" is a parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from feed.restaurant import Restaurant, Service
+
+_MINUTE = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Slot:
+    local: datetime  # aware, in the restaurant's zone: the time a guest is told
+    start_sec: int  # Unix seconds UTC, the feed's start_sec
+    minute: int  # real minutes since the service day's opening: the operation log's ts
+
+
+def services_of(r: Restaurant, day: date) -> tuple[Service, ...]:
+    """The services that run on `day` (none on a closed date)."""
+    if day in r.closed:
+        return ()
+    return r.hours[day.weekday()]
+
+
+def opening_instant(r: Restaurant, day: date) -> datetime | None:
+    """Minute 0 of the service day (UTC), or None when the restaurant is closed that day."""
+    services = services_of(r, day)
+    if not services:
+        return None
+    return _instant(r.tz, _wall(day, services[0].open_offset))
+
+
+def closing_instant(r: Restaurant, day: date) -> datetime | None:
+    """When the day's last service closes (UTC; may be the next calendar day), or None."""
+    services = services_of(r, day)
+    if not services:
+        return None
+    return _instant(r.tz, _wall(day, services[-1].close_offset))
+
+
+def slots(r: Restaurant, day: date) -> list[Slot]:
+    """Every slot of the day: each service from open to last seating, every slot_minutes."""
+    opening = opening_instant(r, day)
+    if opening is None:
+        return []
+    by_start: dict[int, Slot] = {}
+    for service in services_of(r, day):
+        for offset in range(service.open_offset, service.last_seating_offset + 1, r.slot_minutes):
+            wall = _wall(day, offset)
+            if not _exists(r.tz, wall):
+                continue  # the clocks skip it: nobody can be told to come at that time
+            local = wall.replace(tzinfo=r.tz, fold=0)  # repeated hour: its first occurrence
+            start = local.astimezone(UTC)
+            by_start.setdefault(
+                int(start.timestamp()),
+                Slot(local, int(start.timestamp()), _minutes(start, opening)),
+            )
+    return [by_start[sec] for sec in sorted(by_start)]
+
+
+def minute_of(r: Restaurant, day: date, instant: datetime) -> int:
+    """Whole real minutes from the day's opening to `instant`, floored (negative before it)."""
+    opening = opening_instant(r, day)
+    if opening is None:
+        raise ValueError(f"{r.merchant_id} is closed on {day.isoformat()}")
+    return _minutes(_aware(instant), opening)
+
+
+def service_day_of(r: Restaurant, instant: datetime) -> date | None:
+    """The service day whose opening..last close holds `instant` (a dinner that closes after
+    midnight owns the early hours), or None between service days."""
+    instant = _aware(instant)
+    today = instant.astimezone(r.tz).date()
+    for day in (today - timedelta(days=1), today):
+        opening, closing = opening_instant(r, day), closing_instant(r, day)
+        if opening is not None and closing is not None and opening <= instant < closing:
+            return day
+    return None
+
+
+def slot_at(r: Restaurant, when: datetime) -> tuple[date, Slot] | None:
+    """The published slot starting exactly at `when` (naive: local wall clock; aware: that
+    instant), with its service day; None when no slot starts then."""
+    if when.tzinfo is None:
+        days = _candidate_days(when.date())
+        for day in days:
+            for s in slots(r, day):
+                if s.local.replace(tzinfo=None) == when:
+                    return day, s
+        return None
+    instant = when.astimezone(UTC)
+    for day in _candidate_days(instant.astimezone(r.tz).date()):
+        for s in slots(r, day):
+            if datetime.fromtimestamp(s.start_sec, UTC) == instant:
+                return day, s
+    return None
+
+
+def days_ahead(r: Restaurant, now: datetime, days: int) -> list[date]:
+    """Open service days from the local date of `now`, for `days` days. A service day that
+    started yesterday and is still running at `now` (after midnight) comes first."""
+    now = _aware(now)
+    first = now.astimezone(r.tz).date()
+    running = service_day_of(r, now)
+    out = [running] if running is not None and running < first else []
+    for i in range(days):
+        day = first + timedelta(days=i)
+        if services_of(r, day):
+            out.append(day)
+    return out
+
+
+# ---------------------------------------------------------------- wall clock and instants
+
+
+def _wall(day: date, offset_minutes: int) -> datetime:
+    """Naive local wall-clock time `offset_minutes` after the day's midnight (on the clock)."""
+    return datetime.combine(day, time()) + timedelta(minutes=offset_minutes)
+
+
+def _exists(tz: ZoneInfo, wall: datetime) -> bool:
+    back = wall.replace(tzinfo=tz).astimezone(UTC).astimezone(tz).replace(tzinfo=None)
+    return back == wall
+
+
+def _instant(tz: ZoneInfo, wall: datetime) -> datetime:
+    """The UTC instant of a wall-clock time: a repeated time is its first occurrence; a time
+    the clocks skip is the moment they jump past it (the first instant the clock reads later)."""
+    if _exists(tz, wall):
+        return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+    # In a gap, fold=1 reads the time with the offset after the jump (an instant before it)
+    # and fold=0 with the one before (an instant after it); the jump lies between.
+    lo = wall.replace(tzinfo=tz, fold=1).astimezone(UTC)
+    hi = wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+    before = lo.astimezone(tz).utcoffset()
+    while hi - lo > _MINUTE:  # zone offsets change on whole minutes
+        mid = lo + (hi - lo) // 2
+        mid = mid.replace(second=0, microsecond=0)
+        if mid.astimezone(tz).utcoffset() == before:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _minutes(instant: datetime, opening: datetime) -> int:
+    return (instant - opening) // _MINUTE
+
+
+def _aware(instant: datetime) -> datetime:
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"{instant.isoformat()} has no time zone: pass an aware datetime")
+    return instant
+
+
+def _candidate_days(local_date: date) -> tuple[date, date]:
+    # A wall-clock time after midnight may belong to the previous day's late service.
+    return local_date - timedelta(days=1), local_date

@@ -1,0 +1,539 @@
+"""A restaurant's configuration: identity, time zone, opening hours, closures, turn times, floor.
+
+Read from TOML, checked by a pydantic model at this edge and turned into the plain frozen
+`Restaurant` in one function (`_to_restaurant`); every bad file is one `ConfigError` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+
+from engine.floor import FloorPlan, FloorPlanError, Table, build_floor
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "restaurant.schema.json"
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+DEFAULT_LAST_SEATING_BEFORE_CLOSE = 60  # minutes
+DEFAULT_LARGE_TURN_MINUTES = 120
+MAX_PARTY_SIZE_LIMIT = 20  # the partner setting's ceiling
+_DAY = 24 * 60
+_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
+class ConfigError(Exception):
+    """A restaurant file that cannot be used; str() is one line: file, field, what is wrong."""
+
+    def __init__(self, source: str, field: str, problem: str) -> None:
+        self.source, self.field, self.problem = source, field, problem
+        where = f"{source}: {field}" if field else source
+        super().__init__(f"{where}: {problem}")
+
+
+# ---------------------------------------------------------------- plain values (the model)
+
+
+@dataclass(frozen=True)
+class Service:
+    """One sitting of a day (lunch, dinner). Times are local wall clock; a close or last
+    seating earlier than `open` falls on the next calendar day."""
+
+    open: time
+    close: time
+    last_seating: time
+
+    @property
+    def crosses_midnight(self) -> bool:
+        return self.close <= self.open
+
+    # Offsets in wall-clock minutes from the service day's midnight (>= 1440: next day).
+    @property
+    def open_offset(self) -> int:
+        return _minutes(self.open)
+
+    @property
+    def close_offset(self) -> int:
+        return _offset_after(self.open, self.close, allow_equal=False)
+
+    @property
+    def last_seating_offset(self) -> int:
+        return _offset_after(self.open, self.last_seating, allow_equal=True)
+
+
+@dataclass(frozen=True)
+class Address:
+    street_address: str
+    locality: str
+    region: str
+    country: str
+    postal_code: str
+
+
+@dataclass(frozen=True)
+class Geo:
+    latitude: float
+    longitude: float
+
+
+@dataclass(frozen=True)
+class Restaurant:
+    merchant_id: str
+    name: str
+    service_id: str
+    tz: ZoneInfo
+    telephone: str
+    url: str
+    address: Address
+    geo: Geo
+    hours: Mapping[int, tuple[Service, ...]]  # weekday (0 = Monday) -> services in order
+    closed: frozenset[date]
+    slot_minutes: int
+    horizon_days: int
+    turn_minutes: Mapping[int, int]  # party class (table seats) -> minutes, every class
+    large_turn_minutes: int
+    max_party_size: int
+    floor: FloorPlan
+
+    def duration_minutes(self, party_size: int) -> int:
+        """Turn time of a party: its class's (smallest table that fits), or the large one."""
+        if not 1 <= party_size <= self.max_party_size:
+            raise ValueError(f"party size {party_size} is not in 1..{self.max_party_size}")
+        if self.floor.is_large(party_size):
+            return self.large_turn_minutes
+        cls = self.floor.quote_class(party_size)
+        if cls is None:  # ruled out when loading: large_party_from <= largest table + 1
+            raise ValueError(f"no table seats a party of {party_size}")
+        return self.turn_minutes[cls]
+
+
+def _minutes(t: time) -> int:
+    return t.hour * 60 + t.minute
+
+
+def _offset_after(start: time, t: time, *, allow_equal: bool) -> int:
+    """Wall-clock minutes of `t` from the day's midnight, read as the next day when it
+    comes before `start` (a close at "01:00" after an open at "17:00")."""
+    m = _minutes(t)
+    if m < _minutes(start) or (m == _minutes(start) and not allow_equal):
+        m += _DAY
+    return m
+
+
+# ---------------------------------------------------------------- the file's schema (the edge)
+
+
+def _check_time(value: str) -> str:
+    if not re.match(_TIME_PATTERN, value):
+        raise ValueError(f"must be a time HH:MM from 00:00 to 23:59 (got {value!r})")
+    return value
+
+
+def _check_timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {value!r} (use an IANA name such as 'Europe/London')"
+        ) from None
+    return value
+
+
+def _to_date(value: Any) -> Any:
+    # TOML gives a date for 2026-12-25 and a str for "2026-12-25"; accept both, nothing else.
+    if isinstance(value, datetime):
+        raise ValueError(f"must be a date YYYY-MM-DD, not a date and time ({value})")
+    if isinstance(value, str):
+        if re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", value):
+            try:
+                return date.fromisoformat(value)
+            except ValueError:
+                pass
+        raise ValueError(f"must be a date YYYY-MM-DD (got {value!r})")
+    return value
+
+
+def _check_url(value: str) -> str:
+    if not re.match(r"^https?://[^\s/]+\.[^\s]+$", value):
+        raise ValueError(f"must be an http(s) URL such as 'https://example.com/' (got {value!r})")
+    return value
+
+
+def _check_telephone(value: str) -> str:
+    if not re.match(r"^\+?[0-9][0-9 ()\-]{5,}$", value):
+        raise ValueError(f"must be a phone number such as '+44 20 7946 0321' (got {value!r})")
+    return value
+
+
+def _check_class_key(value: str) -> str:
+    if value != "large" and not re.match(r"^[1-9][0-9]*$", value):
+        raise ValueError(f"key {value!r} must be a table size such as '4', or 'large'")
+    return value
+
+
+_Fail = Callable[[str, str], "ConfigError"]
+
+TimeStr = Annotated[
+    str, AfterValidator(_check_time), Field(json_schema_extra={"pattern": _TIME_PATTERN})
+]
+NonEmpty = Annotated[str, Field(min_length=1)]
+ClassKey = Annotated[
+    str,
+    AfterValidator(_check_class_key),
+    Field(json_schema_extra={"pattern": r"^([1-9][0-9]*|large)$"}),
+]
+Minutes = Annotated[int, Field(ge=1, le=_DAY)]
+
+
+class _Model(BaseModel):
+    # strict: a quoted "10" or a true is a mistake in a hand-written file, not a number
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ServiceModel(_Model):
+    open: TimeStr
+    close: TimeStr
+    last_seating: TimeStr | None = Field(
+        default=None, description="Last time a table is booked; default: close minus 60 minutes"
+    )
+
+
+class HoursModel(_Model):
+    monday: list[ServiceModel] = []
+    tuesday: list[ServiceModel] = []
+    wednesday: list[ServiceModel] = []
+    thursday: list[ServiceModel] = []
+    friday: list[ServiceModel] = []
+    saturday: list[ServiceModel] = []
+    sunday: list[ServiceModel] = []
+
+
+class AddressModel(_Model):
+    street_address: NonEmpty
+    locality: NonEmpty
+    region: str = ""
+    country: Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2")]
+    postal_code: NonEmpty
+
+
+class GeoModel(_Model):
+    latitude: Annotated[float, Field(ge=-90, le=90)]
+    longitude: Annotated[float, Field(ge=-180, le=180)]
+
+
+class TableModel(_Model):
+    id: Annotated[str, Field(min_length=1, pattern=r"^[^+]+$")]
+    seats: Annotated[int, Field(ge=1)]
+    min_party: Annotated[int, Field(ge=1)] | None = None
+
+
+class ComboModel(_Model):
+    tables: Annotated[list[NonEmpty], Field(min_length=2, max_length=2)]
+    capacity: Annotated[int, Field(ge=1)] | None = None
+    min_party: Annotated[int, Field(ge=1)] | None = None
+
+
+class RestaurantModel(_Model):
+    """A restaurant file (TOML). Unknown keys are errors, so typos are caught."""
+
+    merchant_id: NonEmpty
+    name: NonEmpty
+    service_id: NonEmpty = "1000"
+    timezone: Annotated[str, AfterValidator(_check_timezone)]
+    telephone: Annotated[str, AfterValidator(_check_telephone)]
+    url: Annotated[str, AfterValidator(_check_url)]
+    address: AddressModel
+    geo: GeoModel
+    hours: HoursModel
+    closed: list[Annotated[date, BeforeValidator(_to_date)]] = []
+    slot_minutes: Annotated[int, Field(ge=5, le=120)] = 15
+    horizon_days: Annotated[int, Field(ge=1, le=366)] = 30
+    turn_minutes: dict[ClassKey, Minutes] = Field(
+        default={},
+        description="Minutes a party holds its table, by table size ('2', '4', ...) and 'large'",
+    )
+    max_party_size: Annotated[int, Field(ge=1, le=MAX_PARTY_SIZE_LIMIT)] = 10
+    large_party_from: Annotated[int, Field(ge=2)] | None = None
+    tables: Annotated[list[TableModel], Field(min_length=1)]
+    combos: list[ComboModel] = []
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_restaurant(path: Path) -> Restaurant:
+    """Read, parse and check a restaurant file; every failure is a ConfigError."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, "", "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "", f"not valid TOML: {exc}") from None
+    return parse_restaurant(data, source)
+
+
+def parse_restaurant(data: Mapping[str, Any], source: str) -> Restaurant:
+    """Check parsed TOML (`source` names it in errors) and build the Restaurant."""
+    try:
+        model = RestaurantModel.model_validate(data)
+    except ValidationError as exc:
+        raise _config_error(exc, source) from None
+    return _to_restaurant(model, source)
+
+
+def _config_error(exc: ValidationError, source: str) -> ConfigError:
+    # A misspelt key also makes its real key "missing": report the cause, the unknown key.
+    errors = sorted(exc.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
+    first = errors[0]
+    loc = tuple(first["loc"])
+    if first["type"] == "extra_forbidden":
+        problem = "unknown key" + _did_you_mean(loc)
+    elif first["type"] == "missing":
+        problem = "required but missing"
+    else:
+        problem = str(first["msg"]).removeprefix("Value error, ").replace("Input should", "should")
+        if first["type"] not in ("value_error",) and "input" in first:
+            problem += f" (got {_short(first['input'])})"
+    if len(errors) > 1:
+        more = len(errors) - 1
+        problem += f" (and {more} more error{'s' if more > 1 else ''})"
+    return ConfigError(source, _dotted(loc), problem)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _dotted(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _did_you_mean(loc: Sequence[int | str]) -> str:
+    """Suggest the allowed key closest to a misspelt one, from the model at that place."""
+    model: type[BaseModel] | None = RestaurantModel
+    for part in loc[:-1]:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part)
+        model = _model_in(field.annotation) if field is not None else None
+    if model is None:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
+    """The one place the file's model becomes plain values; checks that span fields."""
+
+    def fail(field: str, problem: str) -> ConfigError:
+        return ConfigError(source, field, problem)
+
+    hours = _services(m.hours, fail)
+    floor = _floor(m, fail)
+    return Restaurant(
+        merchant_id=m.merchant_id,
+        name=m.name,
+        service_id=m.service_id,
+        tz=ZoneInfo(m.timezone),
+        telephone=m.telephone,
+        url=m.url,
+        address=Address(**m.address.model_dump()),
+        geo=Geo(m.geo.latitude, m.geo.longitude),
+        hours=hours,
+        closed=frozenset(m.closed),
+        slot_minutes=m.slot_minutes,
+        horizon_days=m.horizon_days,
+        turn_minutes=dict(floor.dwell_minutes),
+        large_turn_minutes=m.turn_minutes.get("large", DEFAULT_LARGE_TURN_MINUTES),
+        max_party_size=m.max_party_size,
+        floor=floor,
+    )
+
+
+def _services(hours: HoursModel, fail: _Fail) -> dict[int, tuple[Service, ...]]:
+    out: dict[int, tuple[Service, ...]] = {}
+    for wd, day in enumerate(WEEKDAYS):
+        services: list[Service] = []
+        for i, s in enumerate(getattr(hours, day)):
+            where = f"hours.{day}[{i}]"
+            opens, closes = _parse_time(s.open), _parse_time(s.close)
+            if opens == closes:
+                raise fail(f"{where}.close", "must differ from open (a service cannot be 24 hours)")
+            close_at = _offset_after(opens, closes, allow_equal=False)
+            if s.last_seating is None:
+                last = close_at - DEFAULT_LAST_SEATING_BEFORE_CLOSE
+                if last < _minutes(opens):
+                    raise fail(
+                        f"{where}.last_seating",
+                        "the default (close minus 60 minutes) is before open; set it",
+                    )
+                last_seating = time(last % _DAY // 60, last % 60)
+            else:
+                last_seating = _parse_time(s.last_seating)
+                if _offset_after(opens, last_seating, allow_equal=True) > close_at:
+                    raise fail(
+                        f"{where}.last_seating", f"must be between open and close ({s.close})"
+                    )
+            service = Service(opens, closes, last_seating)
+            if services and service.open_offset < services[-1].close_offset:
+                raise fail(
+                    f"{where}.open",
+                    f"overlaps or comes before the previous service of {day} "
+                    "(services must be in order and not overlap)",
+                )
+            services.append(service)
+        out[wd] = tuple(services)
+    # A service running past midnight must end before the next day's first one opens.
+    for wd, day in enumerate(WEEKDAYS):
+        following = out[(wd + 1) % 7]
+        if out[wd] and following and out[wd][-1].close_offset > _DAY + following[0].open_offset:
+            last = len(out[wd]) - 1
+            raise fail(
+                f"hours.{day}[{last}].close",
+                f"runs into the first service of {WEEKDAYS[(wd + 1) % 7]}",
+            )
+    return out
+
+
+def _parse_time(value: str) -> time:
+    hh, mm = value.split(":")
+    return time(int(hh), int(mm))
+
+
+def _floor(m: RestaurantModel, fail: _Fail) -> FloorPlan:
+    seats: dict[str, int] = {}
+    for i, t in enumerate(m.tables):
+        if t.id in seats:
+            raise fail(f"tables[{i}].id", f"table {t.id!r} is listed twice")
+        if t.min_party is not None and t.min_party > t.seats:
+            raise fail(f"tables[{i}].min_party", f"must be at most its seats ({t.seats})")
+        seats[t.id] = t.seats
+    capacity: dict[str, int] = {}
+    min_party: dict[str, int] = {}
+    seen: set[frozenset[str]] = set()
+    for i, c in enumerate(m.combos):
+        for j, tid in enumerate(c.tables):
+            if tid not in seats:
+                raise fail(f"combos[{i}].tables[{j}]", f"no table {tid!r} on the floor plan")
+        if c.tables[0] == c.tables[1]:
+            raise fail(f"combos[{i}].tables", "must name two different tables")
+        if frozenset(c.tables) in seen:
+            raise fail(f"combos[{i}].tables", "these two tables are already a combo")
+        seen.add(frozenset(c.tables))
+        cid = "+".join(c.tables)
+        cap = c.capacity if c.capacity is not None else seats[c.tables[0]] + seats[c.tables[1]]
+        if c.capacity is not None:
+            capacity[cid] = c.capacity
+        if c.min_party is not None:
+            if c.min_party > cap:
+                raise fail(f"combos[{i}].min_party", f"must be at most its capacity ({cap})")
+            min_party[cid] = c.min_party
+    largest = max(seats.values())
+    if m.large_party_from is not None and m.large_party_from > largest + 1:
+        raise fail(
+            "large_party_from",
+            f"must be at most {largest + 1} (the largest table plus one), "
+            "or some party sizes would fit no table",
+        )
+    dwell: dict[int, int] = {}
+    for key, minutes in m.turn_minutes.items():
+        if key == "large":
+            continue
+        if int(key) not in seats.values():
+            raise fail(f"turn_minutes.{key}", f"no table has {key} seats")
+        dwell[int(key)] = minutes
+    try:
+        return build_floor(
+            [Table(t.id, t.seats, t.min_party) for t in m.tables],
+            [tuple(c.tables) for c in m.combos],
+            large_from=m.large_party_from,
+            max_party=m.max_party_size,
+            dwell_minutes=dwell,
+            combo_capacity=capacity,
+            combo_min_party=min_party,
+        )
+    except FloorPlanError as exc:  # the checks above should leave nothing for this
+        raise fail("tables", str(exc)) from None
+
+
+# ---------------------------------------------------------------- JSON Schema
+
+
+def restaurant_schema() -> dict[str, Any]:
+    """The JSON Schema of a restaurant file, as committed in schemas/."""
+    schema = RestaurantModel.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "Host Stand restaurant configuration"
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(restaurant_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def write_schema(path: Path = SCHEMA_PATH) -> None:
+    path.write_text(schema_text(), encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m feed.restaurant --schema` writes the schema; with files, checks them."""
+    parser = argparse.ArgumentParser(prog="python -m feed.restaurant", description=__doc__)
+    parser.add_argument("--schema", action="store_true", help=f"write {SCHEMA_PATH.name}")
+    parser.add_argument("files", nargs="*", type=Path, help="restaurant TOML files to check")
+    args = parser.parse_args(argv)
+    if args.schema:
+        write_schema()
+        print(f"wrote {SCHEMA_PATH}")
+    status = 0
+    for path in args.files:
+        try:
+            r = load_restaurant(path)
+        except ConfigError as exc:
+            print(exc, file=sys.stderr)
+            status = 1
+        else:
+            print(f"{path}: ok ({r.name}, {len(r.floor.tables)} tables, {r.tz.key})")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Restaurant files: the samples load, and every kind of bad file is one line naming it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from datetime import date, time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from engine.floor import MARLOWES
+from feed.restaurant import (
+    SCHEMA_PATH,
+    ConfigError,
+    Restaurant,
+    Service,
+    load_restaurant,
+    schema_text,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+MARLOWES_FILE = ROOT / "samples" / "marlowes.toml"
+GOOGLE_FILE = ROOT / "samples" / "google-floorplan.toml"
+
+MINIMAL = """\
+merchant_id = "m1"
+name = "Minimal"
+timezone = "Europe/London"
+telephone = "+44 20 7946 0000"
+url = "https://minimal.example.com/"
+
+[address]
+street_address = "1 High Street"
+locality = "London"
+country = "GB"
+postal_code = "N1 1AA"
+
+[geo]
+latitude = 51.5
+longitude = -0.1
+
+[hours]
+monday = [{ open = "17:00", close = "23:00" }]
+
+[[tables]]
+id = "A"
+seats = 4
+
+[[tables]]
+id = "B"
+seats = 4
+
+[[combos]]
+tables = ["A", "B"]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_restaurant(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    return message
+
+
+# ---------------------------------------------------------------- the samples
+
+
+def test_marlowes_sample_is_the_seed_floor_plan() -> None:
+    r = load_restaurant(MARLOWES_FILE)
+    assert r.floor.tables == MARLOWES.tables
+    assert r.floor.combos == MARLOWES.combos
+    assert r.floor.large_from == MARLOWES.large_from == 7
+    assert dict(r.turn_minutes) == {2: 45, 4: 70, 6: 90}
+    assert r.large_turn_minutes == 120
+    assert r.tz.key == "Europe/London"
+    assert r.closed == frozenset({date(2026, 12, 25), date(2026, 12, 26)})
+
+
+def test_marlowes_serves_lunch_tuesday_to_sunday_and_dinner_every_day() -> None:
+    r = load_restaurant(MARLOWES_FILE)
+    lunch = Service(time(12), time(15), time(14))
+    dinner = Service(time(17, 30), time(23), time(21, 30))
+    assert r.hours[0] == (dinner,)
+    for weekday in range(1, 7):
+        assert r.hours[weekday] == (lunch, dinner)
+
+
+def test_google_sample_is_the_partner_guide_floor_plan() -> None:
+    r = load_restaurant(GOOGLE_FILE)
+    assert [(t.id, t.seats, t.smallest_party) for t in r.floor.tables] == [
+        ("R1", 6, 4),
+        ("R2", 6, 4),
+        ("R3", 6, 4),
+        ("L1", 8, 6),
+    ]
+    assert [(c.id, c.capacity, c.min_party) for c in r.floor.combos] == [
+        ("R1+R2", 10, 9),
+        ("R1+R3", 10, 9),
+        ("R2+R3", 10, 9),
+    ]
+    assert r.floor.large_from == 9
+    assert r.tz.key == "America/Los_Angeles"
+    assert all(r.hours[wd] == (Service(time(17), time(22), time(21)),) for wd in range(7))
+
+
+def test_restaurant_is_a_plain_frozen_dataclass() -> None:
+    r = load_restaurant(MARLOWES_FILE)
+    assert dataclasses.is_dataclass(r) and isinstance(r, Restaurant)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.name = "other"  # type: ignore[misc]
+
+
+def test_defaults_fill_what_the_file_leaves_out(tmp_path: Path) -> None:
+    r = load_restaurant(write(tmp_path, MINIMAL))
+    assert (r.service_id, r.slot_minutes, r.horizon_days, r.max_party_size) == ("1000", 15, 30, 10)
+    assert r.hours[0][0].last_seating == time(22)  # close minus 60 minutes
+    assert r.hours[1] == ()
+    assert r.floor.max_party == 10
+    assert dict(r.turn_minutes) == {4: 70}
+    assert r.large_turn_minutes == 120
+
+
+def test_duration_is_the_turn_time_of_the_smallest_table_that_fits() -> None:
+    r = load_restaurant(MARLOWES_FILE)
+    assert [r.duration_minutes(n) for n in range(1, 11)] == [45, 45, 70, 70, 90, 90] + [120] * 4
+
+
+def test_a_table_size_without_a_listed_turn_time_takes_the_nearest_class() -> None:
+    r = load_restaurant(GOOGLE_FILE)
+    assert r.duration_minutes(6) == 90
+    assert r.duration_minutes(8) == 90  # 8 seats: nearest listed class is 6
+    assert r.duration_minutes(9) == 120  # large: a combo
+
+
+def test_duration_of_a_party_size_the_restaurant_does_not_take_is_an_error() -> None:
+    r = load_restaurant(MARLOWES_FILE)
+    with pytest.raises(ValueError):
+        r.duration_minutes(11)
+
+
+def test_a_dinner_may_close_after_midnight(tmp_path: Path) -> None:
+    text = MINIMAL.replace('close = "23:00"', 'close = "01:00"')
+    service = load_restaurant(write(tmp_path, text)).hours[0][0]
+    assert service.crosses_midnight
+    assert service.last_seating == time(0)
+    assert (service.open_offset, service.last_seating_offset, service.close_offset) == (
+        17 * 60,
+        24 * 60,
+        25 * 60,
+    )
+
+
+def test_configured_turn_minutes_and_large_threshold_reach_the_floor(tmp_path: Path) -> None:
+    text = "large_party_from = 5\n" + MINIMAL + "\n[turn_minutes]\n4 = 60\nlarge = 150\n"
+    r = load_restaurant(write(tmp_path, text))
+    assert r.floor.large_from == 5
+    assert r.floor.dwell_minutes == {4: 60}
+    assert (r.duration_minutes(4), r.duration_minutes(5)) == (60, 150)
+
+
+# ---------------------------------------------------------------- bad files: one line each
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        (("", "slot_minute = 15\n"), "slot_minute", "unknown key (did you mean 'slot_minutes'?)"),
+        (('open = "17:00"', 'opne = "17:00"'), "hours.monday[0].opne", "unknown key"),
+        (("Europe/London", "Europe/Londn"), "timezone", "unknown time zone 'Europe/Londn'"),
+        (('close = "23:00"', 'close = "25:00"'), "hours.monday[0].close", "'25:00'"),
+        (
+            ('close = "23:00" }', 'close = "23:00" }, { open = "22:00", close = "23:30" }'),
+            "hours.monday[1].open",
+            "overlap",
+        ),
+        (
+            ('close = "23:00"', 'close = "23:00", last_seating = "23:30"'),
+            "hours.monday[0].last_seating",
+            "between open and close",
+        ),
+        (('tables = ["A", "B"]', 'tables = ["A", "C"]'), "combos[0].tables[1]", "no table 'C'"),
+        (('id = "B"\nseats = 4', 'id = "B"\nseats = -2'), "tables[1].seats", "-2"),
+        (('id = "B"', 'id = "A"'), "tables[1].id", "listed twice"),
+        (("latitude = 51.5", "latitude = 95.0"), "geo.latitude", "90"),
+        (("", 'max_party_size = "10"\n'), "max_party_size", "integer"),
+        (("", "max_party_size = 21\n"), "max_party_size", "20"),
+        (("", "slot_minutes = 3\n"), "slot_minutes", "5"),
+        (("", "large_party_from = 9\n"), "large_party_from", "at most 5"),
+        (("", 'closed = ["2026-02-30"]\n'), "closed[0]", "YYYY-MM-DD"),
+        (('merchant_id = "m1"', 'merchant_id = ""'), "merchant_id", "at least 1 character"),
+        (('country = "GB"', 'country = "United Kingdom"'), "address.country", "pattern"),
+        (("[address]", "[adress]"), "adress", "unknown key (did you mean 'address'?)"),
+        (('name = "Minimal"\n', ""), "name", "required but missing"),
+    ],
+)
+def test_a_bad_file_is_one_line_naming_the_file_and_the_field(
+    tmp_path: Path, change: tuple[str, str], field: str, words: str
+) -> None:
+    old, new = change
+    text = new + MINIMAL if old == "" else MINIMAL.replace(old, new, 1)
+    assert text != MINIMAL
+    message = error_of(write(tmp_path, text))
+    assert f": {field}: " in message
+    assert words in message
+
+
+def test_a_turn_time_for_a_table_size_nobody_has_is_a_typo(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, MINIMAL + "\n[turn_minutes]\n3 = 50\n"))
+    assert ": turn_minutes.3: no table has 3 seats" in message
+
+
+def test_a_service_running_into_the_next_days_opening_is_refused(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        'close = "23:00" }]', 'close = "12:30" }]\ntuesday = [{ open = "12:00", close = "15:00" }]'
+    )
+    message = error_of(write(tmp_path, text))
+    assert ": hours.monday[0].close: runs into the first service of tuesday" in message
+
+
+def test_a_toml_syntax_error_names_the_file(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, MINIMAL + "\nslot_minutes = = 15\n"))
+    assert "not valid TOML" in message
+
+
+def test_a_missing_file_names_the_file(tmp_path: Path) -> None:
+    message = error_of(tmp_path / "nowhere.toml")
+    assert message == f"{tmp_path / 'nowhere.toml'}: no such file"
+
+
+def test_several_mistakes_report_the_first_and_count_the_rest(tmp_path: Path) -> None:
+    text = MINIMAL.replace("seats = 4", "seats = 0")
+    message = error_of(write(tmp_path, text))
+    assert ": tables[0].seats: " in message and "(and 1 more error)" in message
+
+
+# ---------------------------------------------------------------- the committed schema
+
+
+def test_the_committed_schema_is_the_models_schema() -> None:
+    # Regenerate with: python -m feed.restaurant --schema
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text()
+
+
+@pytest.mark.parametrize("sample", [MARLOWES_FILE, GOOGLE_FILE])
+def test_the_samples_validate_against_the_committed_schema(sample: Path) -> None:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(tomllib.loads(sample.read_text("utf-8")))
