@@ -1,0 +1,202 @@
+"""Availability (PRODUCT.md section 3): how many parties of size n a slot can still take.
+
+Spots are the most units for n on disjoint bookable tables (a count for single tables, a
+maximum matching for combos), recomputed from the still-booked reservations on every call:
+a booking can only lower them, a cancellation gives them back, and `choose_unit` keeps the
+promise that k open spots take exactly k bookings.
+
+Time is the caller's business: these functions do not know "now". A slot at or before now
+is not bookable at all, so the caller reports 0 open for it (the engine refuses `at <= ts`).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from engine import config
+from engine.floor import Combo, FloorPlan, Table
+from feed.matching import Matcher
+
+Booking = tuple[tuple[str, ...], int]  # a still-booked reservation: its tables and its `at`
+
+WINDOW = config.CONFLICT_MINUTES - 1  # a reservation blocks a table for abs(at' - at) <= 29
+
+
+@dataclass
+class _Units:
+    """One floor plan as bitmasks: bit i of a table mask is `floor.tables[i]`, bit j of an
+    edge mask is `floor.combos[j]`; fit masks per party size are filled in on first use.
+    It keeps the floor's parts, never the floor, so the cache entry cannot keep it alive."""
+
+    tables: tuple[Table, ...]
+    combos: tuple[Combo, ...]
+    large_from: int
+    bit: dict[str, int]
+    all_tables: int
+    combo_tables: tuple[int, ...]  # combo j -> mask of its two tables
+    matcher: Matcher
+    table_fit: dict[int, int] = field(default_factory=dict)  # n -> tables fitting n
+    combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
+
+    def fit(self, n: int) -> int:
+        """Mask of the units for n: tables below the large threshold, combos at or above."""
+        if n < self.large_from:
+            found = self.table_fit.get(n)
+            if found is None:
+                found = sum(
+                    1 << i for i, t in enumerate(self.tables) if t.smallest_party <= n <= t.seats
+                )
+                self.table_fit[n] = found
+            return found
+        found = self.combo_fit.get(n)
+        if found is None:
+            found = sum(1 << j for j, c in enumerate(self.combos) if c.min_party <= n <= c.capacity)
+            self.combo_fit[n] = found
+        return found
+
+    def live_combos(self, bookable: int) -> int:
+        """Mask of the combos whose two tables are both bookable."""
+        live = 0
+        for j, tables in enumerate(self.combo_tables):
+            if tables & bookable == tables:
+                live |= 1 << j
+        return live
+
+    def open(self, bookable: int, live: int, n: int) -> int:
+        if n < self.large_from:
+            return (self.fit(n) & bookable).bit_count()
+        return self.matcher.size(self.fit(n) & live)
+
+    def blocked(self, booked: Iterable[Booking], at: int) -> int:
+        mask = 0
+        for tables, booked_at in booked:
+            if abs(booked_at - at) <= WINDOW:
+                mask |= self.tables_mask(tables)
+        return mask
+
+    def tables_mask(self, tables: Iterable[str]) -> int:
+        # Tables not on this floor hold nothing here: they cannot block a unit of it.
+        return sum(self.bit.get(t, 0) for t in set(tables))
+
+
+# Keyed by id(floor) and dropped when the floor is collected: FloorPlan holds dicts, so it
+# is not hashable, and the precomputed masks must not outlive (or be reused by) another floor.
+_UNITS: dict[int, tuple[weakref.ref[FloorPlan], _Units]] = {}
+
+
+def _units(floor: FloorPlan) -> _Units:
+    key = id(floor)
+    entry = _UNITS.get(key)
+    if entry is not None and entry[0]() is floor:
+        return entry[1]
+    bit = {t.id: 1 << i for i, t in enumerate(floor.tables)}
+    units = _Units(
+        tables=floor.tables,
+        combos=floor.combos,
+        large_from=floor.large_from,
+        bit=bit,
+        all_tables=(1 << len(floor.tables)) - 1,
+        combo_tables=tuple(bit[a] | bit[b] for a, b in (c.tables for c in floor.combos)),
+        matcher=Matcher([c.tables for c in floor.combos]),
+    )
+    # The callback holds the dict itself: at interpreter exit the module global may be gone.
+    forget = functools.partial(_UNITS.pop, key, None)
+    _UNITS[key] = (weakref.ref(floor, lambda _: forget()), units)
+    return units
+
+
+def bookable_tables(floor: FloorPlan, booked: Iterable[Booking], at: int) -> frozenset[str]:
+    """Tables no still-booked reservation uses less than 30 minutes from `at`."""
+    units = _units(floor)
+    free = units.all_tables & ~units.blocked(booked, at)
+    return frozenset(t for t, b in units.bit.items() if free & b)
+
+
+def spots_total(floor: FloorPlan, n: int) -> int:
+    """The most units for a party of n on disjoint tables of the whole floor."""
+    units = _units(floor)
+    return units.open(units.all_tables, units.matcher.all, n)
+
+
+def spots_open(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> int:
+    """The most units for a party of n on disjoint tables bookable at `at`."""
+    units = _units(floor)
+    bookable = units.all_tables & ~units.blocked(booked, at)
+    return units.open(bookable, units.live_combos(bookable), n)
+
+
+def day_grid(
+    floor: FloorPlan, booked: Iterable[Booking], minutes: Iterable[int], sizes: Iterable[int]
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """(minute, n) -> (spots_open, spots_total) for every slot and size, in that order.
+
+    Every cell is there, total 0 included (the feed leaves those out). Slots share bookable
+    sets (a reservation blocks an hour at most), so each distinct set is worked out once.
+    """
+    units = _units(floor)
+    sizes = list(sizes)
+    totals = [spots_total(floor, n) for n in sizes]
+    by_at = sorted((at, units.tables_mask(tables)) for tables, at in booked)
+    ats = [at for at, _ in by_at]
+    per_set: dict[int, list[tuple[int, int]]] = {}
+    grid: dict[tuple[int, int], tuple[int, int]] = {}
+    for minute in minutes:
+        blocked = 0
+        for i in range(bisect_left(ats, minute - WINDOW), bisect_right(ats, minute + WINDOW)):
+            blocked |= by_at[i][1]
+        bookable = units.all_tables & ~blocked
+        row = per_set.get(bookable)
+        if row is None:
+            live = units.live_combos(bookable)
+            row = [
+                (units.open(bookable, live, n), total)
+                for n, total in zip(sizes, totals, strict=True)
+            ]
+            per_set[bookable] = row
+        for n, cell in zip(sizes, row, strict=True):
+            grid[(minute, n)] = cell
+    return grid
+
+
+def choose_unit(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> str | None:
+    """The table or combo id a booking of n at `at` takes, or None when no spot is open.
+
+    Only choices that lower spots_open(at, n) by exactly one are candidates (any fitting
+    bookable table; a fitting bookable combo only if it lies in some maximum matching),
+    so k open spots always take k bookings. Among them: fewest seats (capacity for a
+    combo), then the most spots left for the other party sizes at `at`, then floor-plan
+    order for tables and COMBOS order for combos.
+    """
+    units = _units(floor)
+    bookable = units.all_tables & ~units.blocked(booked, at)
+    fit = units.fit(n)
+    candidates: list[tuple[int, int, str, int]] = []  # (seats, order, id, tables mask)
+    if n < floor.large_from:
+        fitting = fit & bookable
+        for i, table in enumerate(floor.tables):
+            if fitting >> i & 1:
+                candidates.append((table.seats, i, table.id, 1 << i))
+    else:
+        usable = fit & units.live_combos(bookable)
+        for j, combo in enumerate(floor.combos):
+            if units.matcher.in_some_maximum(usable, j):
+                candidates.append((combo.capacity, j, combo.id, units.combo_tables[j]))
+    if not candidates:
+        return None
+    fewest = min(c[0] for c in candidates)
+    others = [m for m in range(1, floor.max_party + 1) if m != n]
+
+    def left_for_others(taken: int) -> int:
+        rest = bookable & ~taken
+        live = units.live_combos(rest)
+        return sum(units.open(rest, live, m) for m in others)
+
+    best = max(
+        (c for c in candidates if c[0] == fewest),
+        key=lambda c: (left_for_others(c[3]), -c[1]),
+    )
+    return best[2]
