@@ -1,0 +1,638 @@
+"""Feed documents: the availability, merchant and service files partners ingest.
+
+Invariants: the same input gives the same bytes; nothing reaches `path` unless the whole
+document passed its schema in `schemas/` (plus the rules a schema cannot state); a file at
+`path` is always complete, never half-written. No clock here: times come in as arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from gzip import GzipFile
+from pathlib import Path
+from typing import Any, Protocol, TypeGuard, TypeVar
+
+# jsonschema ships no type information (no py.typed) and types-jsonschema is not a dependency.
+import jsonschema  # type: ignore[import-untyped]
+
+T = TypeVar("T")
+Record = dict[str, Any]
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+AVAILABILITY = "availability_feed"
+MERCHANT = "merchant_feed"
+SERVICE = "service_feed"
+
+PROCESS_AS_COMPLETE = "PROCESS_AS_COMPLETE"
+CONFIRMATION_MODE_SYNCHRONOUS = "CONFIRMATION_MODE_SYNCHRONOUS"
+CONFIRMATION_MODE_ASYNCHRONOUS = "CONFIRMATION_MODE_ASYNCHRONOUS"
+CATEGORY_RESTAURANT = "restaurant"
+
+# Plausible Unix seconds (2000-01-01 .. 2100-01-01): a value in milliseconds falls above.
+MIN_TIMESTAMP_SEC = 946_684_800
+MAX_TIMESTAMP_SEC = 4_102_444_800
+MAX_DURATION_SEC = 168 * 3600  # exclusive: the partner wants duration < 168 h
+MAX_PARTY_SIZE = 20  # the partner's ceiling; 10 unless the partner setting is raised
+
+# The partner's ingestion error names.
+AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE = "AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE"
+TIMESTAMP_OUT_OF_RANGE = "TIMESTAMP_OUT_OF_RANGE"
+DURATION_OUT_OF_RANGE = "DURATION_OUT_OF_RANGE"
+MISSING_RESOURCES = "MISSING_RESOURCES"
+MISSING_REQUIRED_FIELD = "MISSING_REQUIRED_FIELD"
+# Ours, for what the partner rejects without a name we know, or what we refuse to write.
+SCHEMA_VIOLATION = "SCHEMA_VIOLATION"
+DUPLICATE_RECORD = "DUPLICATE_RECORD"
+MERCHANT_NOT_CONTIGUOUS = "MERCHANT_NOT_CONTIGUOUS"
+MERCHANT_ID_MISMATCH = "MERCHANT_ID_MISMATCH"
+INVALID_SHARD = "INVALID_SHARD"
+
+# Key order of an entry as written; it is the order of the entry schema's properties.
+ENTRY_KEY_ORDER = (
+    "merchant_id",
+    "service_id",
+    "start_sec",
+    "duration_sec",
+    "spots_total",
+    "spots_open",
+    "resources",
+    "confirmation_mode",
+    "availability_tag",
+    "scheduling_rule_overrides",
+)
+RESOURCES_KEY_ORDER = ("party_size", "room_id", "room_name")
+OVERRIDES_KEY_ORDER = ("first_bookable_sec", "last_bookable_sec", "last_online_cancellable_sec")
+_ENTRY_REQUIRED = frozenset(ENTRY_KEY_ORDER[:7])
+_ENTRY_KEYS = frozenset(ENTRY_KEY_ORDER)
+_RESOURCES_KEYS = frozenset(RESOURCES_KEY_ORDER)
+_OVERRIDES_KEYS = frozenset(OVERRIDES_KEY_ORDER)
+_CONFIRMATION_MODES = frozenset({CONFIRMATION_MODE_SYNCHRONOUS, CONFIRMATION_MODE_ASYNCHRONOUS})
+
+# Which partner code a range failure on a field becomes (schema path and fast check alike).
+_TIMESTAMP_FIELDS = frozenset({"start_sec", "generation_timestamp", *OVERRIDES_KEY_ORDER})
+_TIMESTAMP_FIELDS |= {"start_timestamp_restrict", "end_timestamp_restrict"}
+_DURATION_FIELDS = frozenset({"duration_sec", "duration_restrict_sec"})
+_SPOT_FIELDS = frozenset({"spots_total", "spots_open"})
+_RANGE_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+
+_BATCH_ENTRIES = 10_000  # entries per write and per progress report
+# One encoder reused: json.dumps with arguments builds a new encoder on every call.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
+class FeedError(Exception):
+    """A document we refuse to write, with the partner's error name where it has one."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class FileStats:
+    path: Path
+    bytes: int
+    entries: int
+
+
+# --- schemas ---------------------------------------------------------------------------
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    # JSON Schema counts 1.0 and (in Python) True as integers; we write neither. `type is`
+    # rather than isinstance: it excludes bool and is the cheapest test on the hot path.
+    return type(value) is int
+
+
+_STRICT_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda _checker, value: _is_int(value)
+)
+_StrictValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, type_checker=_STRICT_TYPES
+)
+
+
+@cache
+def load_schema(name: str) -> Mapping[str, Any]:
+    """The schema `schemas/<name>.schema.json`, e.g. load_schema(AVAILABILITY)."""
+    schema: dict[str, Any] = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text("utf-8"))
+    return schema
+
+
+@cache
+def _validator(name: str) -> Any:
+    schema = load_schema(name)
+    _StrictValidator.check_schema(schema)
+    return _StrictValidator(schema)
+
+
+def _code_for(keyword: str, field: str | None, missing: Iterable[str] = ()) -> str:
+    """The partner code for one failed schema rule: shared by jsonschema and the fast check."""
+    if keyword == "required":
+        missing = set(missing)
+        return (
+            MISSING_RESOURCES if missing & {"resources", "party_size"} else MISSING_REQUIRED_FIELD
+        )
+    if keyword == "dependentRequired":
+        return MISSING_REQUIRED_FIELD
+    if keyword in _RANGE_KEYWORDS:
+        if field in _TIMESTAMP_FIELDS:
+            return TIMESTAMP_OUT_OF_RANGE
+        if field in _DURATION_FIELDS:
+            return DURATION_OUT_OF_RANGE
+        if field in _SPOT_FIELDS:
+            return AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE
+    return SCHEMA_VIOLATION
+
+
+def validate_document(name: str, document: object) -> None:
+    """Raise FeedError unless `document` is valid against schema `name` (with jsonschema)."""
+    error = jsonschema.exceptions.best_match(_validator(name).iter_errors(document))
+    if error is None:
+        return
+    fields = [part for part in error.absolute_path if isinstance(part, str)]
+    missing: list[str] = []
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [key for key in error.validator_value if key not in error.instance]
+    code = _code_for(str(error.validator), fields[-1] if fields else None, missing)
+    where = "/".join(str(part) for part in error.absolute_path) or "(document)"
+    raise FeedError(code, f"{name} {where}: {error.message}")
+
+
+# --- the fast entry check ----------------------------------------------------------------
+# jsonschema costs ~100 us an entry; a feed holds ~1.5 million. This is the entry schema
+# compiled by hand, rule for rule; a test holds it to jsonschema's verdict on a corpus.
+
+
+def _bad(code: str, message: str) -> FeedError:
+    return FeedError(code, f"availability entry: {message}")
+
+
+def _check_string(value: object, field: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise _bad(SCHEMA_VIOLATION, f"{field} must be a non-empty string, got {value!r}")
+
+
+def _check_int(value: object, field: str, low: int, high: int | None = None) -> None:
+    """`value` is an integer with low <= value (<= high when given)."""
+    if not _is_int(value):
+        raise _bad(SCHEMA_VIOLATION, f"{field} must be an integer, got {value!r}")
+    if value < low:
+        raise _bad(_code_for("minimum", field), f"{field} {value} is below {low}")
+    if high is not None and value > high:
+        hint = " (milliseconds? write seconds)" if field in _TIMESTAMP_FIELDS else ""
+        raise _bad(_code_for("maximum", field), f"{field} {value} is above {high}{hint}")
+
+
+def check_entry_shape(entry: object) -> None:
+    """Raise FeedError unless `entry` satisfies the availability entry schema."""
+    if not isinstance(entry, dict):
+        raise _bad(SCHEMA_VIOLATION, f"must be an object, got {type(entry).__name__}")
+    missing = _ENTRY_REQUIRED.difference(entry)
+    if missing:
+        raise _bad(_code_for("required", None, missing), f"missing {sorted(missing)}")
+    unknown = entry.keys() - _ENTRY_KEYS
+    if unknown:
+        raise _bad(SCHEMA_VIOLATION, f"unknown fields {sorted(unknown)}")
+    _check_string(entry["merchant_id"], "merchant_id")
+    _check_string(entry["service_id"], "service_id")
+    _check_int(entry["start_sec"], "start_sec", MIN_TIMESTAMP_SEC, MAX_TIMESTAMP_SEC)
+    _check_int(entry["duration_sec"], "duration_sec", 1, MAX_DURATION_SEC - 1)
+    _check_int(entry["spots_total"], "spots_total", 0)
+    _check_int(entry["spots_open"], "spots_open", 0)
+    _check_resources(entry["resources"])
+    if "confirmation_mode" in entry and entry["confirmation_mode"] not in _CONFIRMATION_MODES:
+        raise _bad(SCHEMA_VIOLATION, f"confirmation_mode {entry['confirmation_mode']!r}")
+    if "availability_tag" in entry:
+        _check_string(entry["availability_tag"], "availability_tag")
+    if "scheduling_rule_overrides" in entry:
+        overrides = entry["scheduling_rule_overrides"]
+        if not isinstance(overrides, dict):
+            raise _bad(SCHEMA_VIOLATION, "scheduling_rule_overrides must be an object")
+        if overrides.keys() - _OVERRIDES_KEYS:
+            raise _bad(SCHEMA_VIOLATION, f"unknown fields in scheduling_rule_overrides {overrides}")
+        for field, value in overrides.items():
+            _check_int(value, field, MIN_TIMESTAMP_SEC, MAX_TIMESTAMP_SEC)
+
+
+def _check_resources(resources: object) -> None:
+    if not isinstance(resources, dict):
+        raise _bad(SCHEMA_VIOLATION, f"resources must be an object, got {resources!r}")
+    if "party_size" not in resources:
+        raise _bad(MISSING_RESOURCES, "resources.party_size is missing")
+    if resources.keys() - _RESOURCES_KEYS:
+        raise _bad(SCHEMA_VIOLATION, f"unknown fields in resources {sorted(resources)}")
+    _check_int(resources["party_size"], "party_size", 1, MAX_PARTY_SIZE)
+    for field in ("room_id", "room_name"):
+        if field in resources:
+            _check_string(resources[field], field)
+    if ("room_id" in resources) != ("room_name" in resources):
+        raise _bad(MISSING_REQUIRED_FIELD, "resources.room_id and room_name go together")
+
+
+# --- rules a schema cannot state ----------------------------------------------------------
+
+
+class FeedChecker:
+    """Checks a stream of entries: the entry schema (fast check), open <= total, not in the
+    past, and no identical entries. Identical entries share a merchant, so the set of seen
+    entries is per merchant and cleared when the merchant changes; that is only sound while
+    each merchant's entries are contiguous, which is therefore checked too.
+    """
+
+    def __init__(self, *, now_sec: int) -> None:
+        self._now_sec = now_sec
+        self._merchant: str | None = None
+        self._finished: set[str] = set()
+        self._seen: set[tuple[Any, ...]] = set()
+
+    def check(self, entry: Mapping[str, Any]) -> None:
+        check_entry_shape(entry)
+        merchant_id = entry["merchant_id"]
+        if merchant_id != self._merchant:
+            if merchant_id in self._finished:
+                raise _bad(MERCHANT_NOT_CONTIGUOUS, f"{merchant_id!r} appears again after others")
+            if self._merchant is not None:
+                self._finished.add(self._merchant)
+            self._merchant = merchant_id
+            self._seen = set()
+        if entry["spots_open"] > entry["spots_total"]:
+            raise _bad(
+                AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE,
+                f"spots_open {entry['spots_open']} > spots_total {entry['spots_total']}",
+            )
+        if entry["start_sec"] < self._now_sec:
+            raise _bad(
+                TIMESTAMP_OUT_OF_RANGE, f"start_sec {entry['start_sec']} is before {self._now_sec}"
+            )
+        resources = entry["resources"]
+        key = (
+            entry["service_id"],
+            entry["start_sec"],
+            entry["duration_sec"],
+            resources["party_size"],
+            resources.get("room_id"),
+            resources.get("room_name"),
+        )
+        if key in self._seen:
+            raise _bad(DUPLICATE_RECORD, f"identical entry for {merchant_id!r}: {key}")
+        self._seen.add(key)
+
+
+# --- building records ---------------------------------------------------------------------
+
+
+def feed_metadata(
+    *, shard_number: int, total_shards: int, nonce: int | str | None, generation_timestamp: int
+) -> Record:
+    """The `metadata` object shared by the three feeds; the nonce is written as a string."""
+    if not (_is_int(shard_number) and _is_int(total_shards) and 0 <= shard_number < total_shards):
+        raise FeedError(INVALID_SHARD, f"shard {shard_number!r} of {total_shards!r}")
+    metadata: Record = {
+        "processing_instruction": PROCESS_AS_COMPLETE,
+        "shard_number": shard_number,
+        "total_shards": total_shards,
+    }
+    if nonce is not None:
+        metadata["nonce"] = str(nonce)
+    metadata["generation_timestamp"] = generation_timestamp
+    return metadata
+
+
+def availability_entry(
+    merchant_id: str,
+    service_id: str,
+    start_sec: int,
+    duration_sec: int,
+    party_size: int,
+    spots_open: int,
+    spots_total: int,
+    *,
+    room_id: str | None = None,
+    room_name: str | None = None,
+) -> Record:
+    """One slot for one party size, keys in the order they are written."""
+    resources: Record = {"party_size": party_size}
+    if room_id is not None:
+        resources["room_id"] = room_id
+    if room_name is not None:
+        resources["room_name"] = room_name
+    return {
+        "merchant_id": merchant_id,
+        "service_id": service_id,
+        "start_sec": start_sec,
+        "duration_sec": duration_sec,
+        "spots_total": spots_total,
+        "spots_open": spots_open,
+        "resources": resources,
+        "confirmation_mode": CONFIRMATION_MODE_SYNCHRONOUS,
+    }
+
+
+def merchant_record(
+    merchant_id: str,
+    name: str,
+    telephone: str,
+    url: str,
+    latitude: float,
+    longitude: float,
+    address: Mapping[str, str],
+) -> Record:
+    """A merchant as the merchant feed wants it; the telephone is reduced to E.164 digits."""
+    digits = "".join(ch for ch in telephone if ch not in " -.()")
+    return {
+        "merchant_id": merchant_id,
+        "name": name,
+        "category": CATEGORY_RESTAURANT,
+        "geo": {"latitude": latitude, "longitude": longitude, "address": dict(address)},
+        "telephone": digits,
+        "url": url,
+    }
+
+
+def service_record(
+    merchant_id: str,
+    service_id: str,
+    name: str,
+    *,
+    locale: str = "en",
+    min_advance_booking: int | None = None,
+    min_advance_online_canceling: int | None = None,
+) -> Record:
+    """The one dining service of a merchant; rules are in seconds before the slot starts."""
+    record: Record = {
+        "merchant_id": merchant_id,
+        "service_id": service_id,
+        "localized_service_name": {
+            "value": name,
+            "localized_value": [{"locale": locale, "value": name}],
+        },
+    }
+    rules: Record = {}
+    if min_advance_booking is not None:
+        rules["min_advance_booking"] = min_advance_booking
+    if min_advance_online_canceling is not None:
+        rules["min_advance_online_canceling"] = min_advance_online_canceling
+    if rules:
+        record["rules"] = rules
+    return record
+
+
+def in_schema_order(value: Any, node: Mapping[str, Any], schema: Mapping[str, Any]) -> Any:
+    """`value` with every object's keys in the order of its schema's properties.
+
+    Keys the schema does not know are kept (last) so that validation still rejects them.
+    """
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        node = schema["$defs"][ref.removeprefix("#/$defs/")]
+    properties = node.get("properties")
+    if isinstance(value, dict) and isinstance(properties, dict):
+        ordered = {
+            k: in_schema_order(value[k], properties[k], schema) for k in properties if k in value
+        }
+        ordered.update((k, v) for k, v in value.items() if k not in properties)
+        return ordered
+    items = node.get("items")
+    if isinstance(value, list) and isinstance(items, dict):
+        return [in_schema_order(v, items, schema) for v in value]
+    return value
+
+
+def _entry_in_order(entry: Mapping[str, Any]) -> Record:
+    # The hot path's in_schema_order; valid only after check_entry_shape (no unknown keys).
+    ordered = {k: entry[k] for k in ENTRY_KEY_ORDER if k in entry}
+    resources = entry["resources"]
+    ordered["resources"] = {k: resources[k] for k in RESOURCES_KEY_ORDER if k in resources}
+    if "scheduling_rule_overrides" in entry:
+        overrides = entry["scheduling_rule_overrides"]
+        ordered["scheduling_rule_overrides"] = {
+            k: overrides[k] for k in OVERRIDES_KEY_ORDER if k in overrides
+        }
+    return ordered
+
+
+# --- sharding and names -------------------------------------------------------------------
+
+
+def shard(items: Sequence[T], total_shards: int) -> list[list[T]]:
+    """Contiguous slices whose sizes differ by at most one, the larger first.
+
+    Every shard is non-empty when there are at least `total_shards` items.
+    """
+    if total_shards < 1:
+        raise ValueError(f"total_shards must be >= 1, got {total_shards}")
+    size, larger = divmod(len(items), total_shards)
+    shards: list[list[T]] = []
+    start = 0
+    for number in range(total_shards):
+        end = start + size + (1 if number < larger else 0)
+        shards.append(list(items[start:end]))
+        start = end
+    return shards
+
+
+def feed_filename(
+    kind: str, generation_timestamp: int, shard_number: int, total_shards: int, *, gzip: bool
+) -> str:
+    """E.g. availability-1524606581-03-of-12.json.gz; shard numbers padded so names sort."""
+    width = len(str(total_shards))
+    suffix = ".json.gz" if gzip else ".json"
+    return f"{kind}-{generation_timestamp}-{shard_number:0{width}d}-of-{total_shards}{suffix}"
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+class _ByteSink(Protocol):
+    def write(self, data: bytes, /) -> int: ...
+
+
+@contextmanager
+def _atomic_output(path: Path, *, gzip: bool) -> Iterator[_ByteSink]:
+    """A stream whose bytes appear at `path` all at once on success, and nowhere on error."""
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temp = Path(temp_name)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the feed from the uploader's account
+        with open(fd, "wb") as raw:
+            if gzip:
+                # mtime=0 and an empty filename keep the gzip header the same on every run.
+                with GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
+                    yield gz
+            else:
+                yield raw
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    # The rename is durable only once the directory entry is on disk.
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def write_availability_feed(
+    path: Path,
+    entries_by_merchant: Iterable[tuple[str, Iterable[Mapping[str, Any]]]],
+    *,
+    shard_number: int,
+    total_shards: int,
+    nonce: int | str | None,
+    generation_timestamp: int,
+    now_sec: int,
+    gzip: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> FileStats:
+    """Stream one availability shard to `path`, checking every entry on the way.
+
+    Entries are written in the order given, one merchant's entries together. `progress`
+    is called with the number of entries written so far, lastly with the total.
+    """
+    metadata = feed_metadata(
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+    )
+    validate_document(AVAILABILITY, {"metadata": metadata, "service_availability": []})
+    checker = FeedChecker(now_sec=now_sec)
+    written = 0
+    head = '{"metadata":' + _encode(metadata) + ',"service_availability":[{"availability":['
+    with _atomic_output(path, gzip=gzip) as out:
+        out.write(head.encode("utf-8"))
+        batch: list[str] = []
+
+        def flush() -> None:
+            nonlocal written, batch
+            # Entries are comma-separated; only the very first has no comma before it.
+            out.write((("," if written else "") + ",".join(batch)).encode("utf-8"))
+            written += len(batch)
+            batch = []
+            if progress is not None:
+                progress(written)
+
+        for merchant_id, entries in entries_by_merchant:
+            first_of_merchant = True
+            for entry in entries:
+                checker.check(entry)
+                if entry["merchant_id"] != merchant_id:
+                    raise _bad(MERCHANT_ID_MISMATCH, f"{entry['merchant_id']!r} in {merchant_id!r}")
+                ordered = _entry_in_order(entry)
+                if first_of_merchant:
+                    # jsonschema itself on one entry per merchant: a drift between the
+                    # fast check and the schema file shows here, not at the partner.
+                    sample = {
+                        "metadata": metadata,
+                        "service_availability": [{"availability": [ordered]}],
+                    }
+                    validate_document(AVAILABILITY, sample)
+                    first_of_merchant = False
+                batch.append(_encode(ordered))
+                if len(batch) == _BATCH_ENTRIES:
+                    flush()
+        if batch or not written:
+            flush()  # the last call reports the total, also for an empty feed
+        out.write(b"]}]}\n")
+    return FileStats(path=path, bytes=path.stat().st_size, entries=written)
+
+
+def _write_small_feed(
+    name: str,
+    list_key: str,
+    records: list[Mapping[str, Any]],
+    path: Path,
+    *,
+    shard_number: int,
+    total_shards: int,
+    nonce: int | str | None,
+    generation_timestamp: int,
+    gzip: bool,
+) -> FileStats:
+    metadata = feed_metadata(
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+    )
+    schema = load_schema(name)
+    document = in_schema_order({"metadata": metadata, list_key: records}, schema, schema)
+    validate_document(name, document)
+    with _atomic_output(path, gzip=gzip) as out:
+        out.write((_encode(document) + "\n").encode("utf-8"))
+    return FileStats(path=path, bytes=path.stat().st_size, entries=len(records))
+
+
+def write_merchant_feed(
+    path: Path,
+    merchants: Iterable[Mapping[str, Any]],
+    *,
+    generation_timestamp: int,
+    shard_number: int = 0,
+    total_shards: int = 1,
+    nonce: int | str | None = None,
+    gzip: bool = False,
+) -> FileStats:
+    """Write the merchant feed (records from merchant_record), sorted by merchant_id."""
+    records = sorted(merchants, key=lambda m: str(m.get("merchant_id")))
+    _refuse_duplicates(records, "merchant_id")
+    return _write_small_feed(
+        MERCHANT,
+        "merchant",
+        records,
+        path,
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+        gzip=gzip,
+    )
+
+
+def write_service_feed(
+    path: Path,
+    services: Iterable[Mapping[str, Any]],
+    *,
+    generation_timestamp: int,
+    shard_number: int = 0,
+    total_shards: int = 1,
+    nonce: int | str | None = None,
+    gzip: bool = False,
+) -> FileStats:
+    """Write the service feed (records from service_record), sorted by merchant_id.
+
+    Dining has exactly one service per merchant, so a second one for a merchant is refused.
+    """
+    records = sorted(services, key=lambda s: str(s.get("merchant_id")))
+    _refuse_duplicates(records, "merchant_id")
+    return _write_small_feed(
+        SERVICE,
+        "service",
+        records,
+        path,
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+        gzip=gzip,
+    )
+
+
+def _refuse_duplicates(records: Sequence[Mapping[str, Any]], key: str) -> None:
+    seen: set[object] = set()
+    for record in records:
+        value = record.get(key)
+        if value in seen:
+            raise FeedError(DUPLICATE_RECORD, f"two records with {key} {value!r}")
+        seen.add(value)
