@@ -12,8 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+SAMPLES := --config samples/marlowes.toml --config samples/google-floorplan.toml
+
+# The main job on the embedded default: the sample restaurants' feeds from hoststand.db into out/.
 run: $(STAMP)
-	$(BIN)/hoststand run samples/marlowes-part1.json
+	$(BIN)/hoststand feed export $(SAMPLES) --db hoststand.db --out out
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -28,7 +31,10 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 bench: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/engine_bench.py
+	$(BIN)/python bench/availability_day.py
+	$(BIN)/python bench/feed_bench.py
 
 clean:
 	rm -rf $(VENV) out .mypy_cache .pytest_cache .ruff_cache

@@ -8,14 +8,28 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
 from typing import IO, NoReturn
 
 import click
+from click._termui_impl import ProgressBar
 
 from engine import run as run_operations
+from engine.log import StoreError
+from engine.sqlite_store import SQLiteStore
+from feed import calendar
+from feed.clock import parse_instant, real_now
+from feed.days import Applied, Cell, DayBook
+from feed.documents import FeedError
+from feed.export import ExportSummary, export_feeds
+from feed.restaurant import ConfigError, Restaurant, load_restaurant
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
+DEFAULT_DB = "hoststand.db"
 
 
 def fail(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
@@ -24,9 +38,60 @@ def fail(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
     sys.exit(status)
 
 
+@dataclass
+class Context:
+    now: datetime
+
+    def store(self, db: str) -> SQLiteStore:
+        try:
+            return SQLiteStore(db)
+        except StoreError as exc:
+            fail(f"{db}: cannot open the database ({exc})")
+
+
+def load_config(path: str) -> Restaurant:
+    try:
+        return load_restaurant(Path(path))
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def _parse_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> datetime:
+    if value is None:
+        return real_now()
+    try:
+        return parse_instant(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO-8601 time") from None
+
+
+db_option = click.option(
+    "--db",
+    default=DEFAULT_DB,
+    envvar="HOSTSTAND_DB",
+    show_default=True,
+    help="SQLite file holding the service-day logs (env HOSTSTAND_DB).",
+)
+config_option = click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Restaurant configuration (TOML), e.g. samples/marlowes.toml.",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
+@click.option(
+    "--now",
+    callback=_parse_now,
+    metavar="ISO-8601",
+    help="Pin the clock (e.g. 2026-12-05T18:00:00+00:00); default: the real clock.",
+)
+@click.pass_context
+def main(ctx: click.Context, now: datetime) -> None:
     """Host Stand: the restaurant's host stand and its partner availability feed."""
+    ctx.obj = Context(now=now)
 
 
 @main.command("run")
@@ -45,3 +110,188 @@ def run_command(operations_file: IO[str]) -> None:
     if not isinstance(operations, list):
         fail(f"{name}: expected a JSON list of operations, got {type(operations).__name__}")
     click.echo(json.dumps(run_operations(operations)))
+
+
+@main.command("slots")
+@config_option
+@db_option
+@click.option("--date", "day", required=True, type=click.DateTime(["%Y-%m-%d"]), help="Day.")
+@click.option("--party-size", type=click.IntRange(1, 20), help="Only this party size.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a grid.")
+@click.pass_obj
+def slots_command(
+    obj: Context, config_path: str, db: str, day: datetime, party_size: int | None, as_json: bool
+) -> None:
+    """Preview a day's availability: open/total per slot and party size.
+
+    The grid has the slot times (local) down and the party sizes across; a cell reads
+    open/total and is red when nothing is open. Slots that have started show 0 open.
+    """
+    r = load_config(config_path)
+    if party_size is not None and party_size > r.max_party_size:
+        fail(f"party size {party_size} is above {r.name}'s maximum of {r.max_party_size}")
+    sizes = range(party_size, party_size + 1) if party_size else range(1, r.max_party_size + 1)
+    store = obj.store(db)
+    try:
+        cells = DayBook(store, r).cells(day.date(), obj.now, sizes)
+    finally:
+        store.close()
+    if as_json:
+        rows = [
+            {
+                "start": c.slot.local.isoformat(),
+                "start_sec": c.slot.start_sec,
+                "party_size": c.party_size,
+                "spots_open": c.spots_open,
+                "spots_total": c.spots_total,
+            }
+            for c in cells
+        ]
+        click.echo(json.dumps(rows, indent=1))
+        return
+    if not calendar.slots(r, day.date()):
+        click.echo(f"{r.name} is closed on {day.date().isoformat()}.")
+        return
+    if not cells:
+        click.echo(f"No table at {r.name} seats a party of {party_size}.")
+        return
+    _print_grid(r, day.date(), cells)
+
+
+def _print_grid(r: Restaurant, day: date, cells: list[Cell]) -> None:
+    shown = sorted({c.party_size for c in cells})
+    by_slot: dict[datetime, dict[int, tuple[int, int]]] = {}
+    for c in cells:
+        by_slot.setdefault(c.slot.local, {})[c.party_size] = (c.spots_open, c.spots_total)
+    click.echo(f"{r.name}, {day.isoformat()} ({r.tz.key}): open/total by party size")
+    click.echo("time  " + "".join(f"{n:>7}" for n in shown))
+    for local, row in by_slot.items():
+        parts = [f"{local.strftime('%H:%M')} "]
+        for n in shown:
+            if n not in row:
+                parts.append(f"{'-':>7}")
+                continue
+            spots_open, total = row[n]
+            text = f"{spots_open}/{total}".rjust(7)
+            parts.append(click.style(text, fg="red" if spots_open == 0 else "green"))
+        click.echo("".join(parts))
+
+
+@main.command("reserve")
+@config_option
+@db_option
+@click.option("--party-size", required=True, type=click.IntRange(1, 20), help="Guests.")
+@click.option(
+    "--at",
+    "at",
+    required=True,
+    type=click.DateTime(["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]),
+    help="Slot start, local time: YYYY-MM-DDTHH:MM.",
+)
+@click.option("--name", default="", help="Guest name.")
+@click.option("--phone", default="", help="Guest telephone.")
+@click.pass_obj
+def reserve_command(
+    obj: Context, config_path: str, db: str, party_size: int, at: datetime, name: str, phone: str
+) -> None:
+    """Take a phone booking: the table (or combined tables) is chosen by the availability rules.
+
+    Prints the booking id and its table(s); exits with status 1 when it cannot be booked.
+    """
+    r = load_config(config_path)
+    if party_size > r.max_party_size:
+        fail(f"party size {party_size} is above {r.name}'s maximum of {r.max_party_size}")
+    found = calendar.slot_at(r, at)
+    if found is None:
+        fail(
+            f"{at.strftime('%Y-%m-%d %H:%M')} is not a bookable slot at {r.name} "
+            "(see `hoststand slots`)",
+            EXIT_REFUSED,
+        )
+    day, slot = found
+    store = obj.store(db)
+    try:
+        meta = {"source": "phone", "name": name, "phone": phone}
+        outcome = DayBook(store, r).book(day, slot, party_size, obj.now, meta)
+    except StoreError as exc:
+        fail(f"{db}: {exc}")
+    finally:
+        store.close()
+    if not isinstance(outcome, Applied):
+        fail(f"cannot book: {outcome.message}", EXIT_REFUSED)
+    if outcome.rejected is not None:  # the engine refused what availability chose: a bug
+        fail(f"cannot book: {outcome.rejected}", EXIT_REFUSED)
+    booking_id, unit = outcome.operation[2], outcome.operation[3]
+    when = slot.local.strftime("%Y-%m-%d %H:%M")
+    click.echo(f"booked {booking_id}: party of {party_size} at {when}, table {unit}")
+
+
+@main.group("feed")
+def feed_group() -> None:
+    """Partner feeds: availability, merchants and services."""
+
+
+@feed_group.command("export")
+@click.option(
+    "--config",
+    "config_paths",
+    required=True,
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Restaurant configuration (TOML); repeat for several restaurants.",
+)
+@db_option
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory the feeds are written to (created if missing).",
+)
+@click.option("--days", default=30, show_default=True, type=click.IntRange(1, 366))
+@click.option("--shards", default=1, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--gzip", "use_gzip", is_flag=True, help="Write .json.gz files.")
+@click.pass_obj
+def export_command(
+    obj: Context,
+    config_paths: tuple[str, ...],
+    db: str,
+    out_dir: str,
+    days: int,
+    shards: int,
+    use_gzip: bool,
+) -> None:
+    """Write the availability, merchant and service feeds for the next DAYS days.
+
+    Future slots only, every party size the floor can seat, spots_open 0 included.
+    Files are schema-checked and appear atomically; prints a summary when done.
+    """
+    restaurants = [load_config(p) for p in config_paths]
+    store = obj.store(db)
+
+    def export(progress: Callable[[Restaurant], None] | None) -> ExportSummary:
+        return export_feeds(
+            restaurants,
+            store,
+            Path(out_dir),
+            obj.now,
+            days=days,
+            shards=shards,
+            gzip=use_gzip,
+            progress=progress,
+        )
+
+    try:
+        if sys.stderr.isatty():  # progress for a person watching; logs stay clean
+            bar: ProgressBar[int]
+            with click.progressbar(length=len(restaurants), label="exporting") as bar:
+                summary = export(lambda _r: bar.update(1))
+        else:
+            summary = export(None)
+    except (FeedError, StoreError, ValueError, OSError) as exc:
+        fail(f"export failed: {exc}")
+    finally:
+        store.close()
+    click.echo(summary.line())
+    for f in summary.files:
+        click.echo(f"  {f.path} ({f.bytes} bytes, {f.entries} records)")

@@ -1,0 +1,236 @@
+"""A restaurant's service days: each day's host stand is the replay of its stored log.
+
+Every change goes through `DayBook.apply`: the operation is applied to the replayed state,
+appended at the next seq (durable), and only then answered. When another writer appended
+first, the state is rebuilt from the log and the operation is worked out again.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from engine import HostStand, Rejected, config
+from engine.holds import Reservation
+from engine.log import ConcurrencyConflict, LogEntry, LogStore, NewEntry
+from engine.stand import Result
+from feed import calendar
+from feed.availability import Booking, choose_unit, day_grid
+from feed.calendar import Slot
+from feed.restaurant import Restaurant
+
+MAX_ATTEMPTS = 20  # optimistic retries against concurrent writers of the same day
+
+# Why a booking was refused, in words a host or partner can act on.
+SLOT_UNAVAILABLE = "slot unavailable"
+NOT_A_SLOT = "not a slot"
+SLOT_IN_PAST = "slot in the past"
+BAD_PARTY_SIZE = "bad party size"
+CLOSED = "closed"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A request the service turned down before anything was written."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Applied:
+    """An operation that was appended to its day's log, and what the engine answered."""
+
+    day: date
+    seq: int
+    operation: list[Any]
+    result: Result  # a Rejected value when the engine refused it
+
+    @property
+    def rejected(self) -> Rejected | None:
+        return self.result if isinstance(self.result, Rejected) else None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Availability of one slot for one party size."""
+
+    slot: Slot
+    party_size: int
+    spots_open: int
+    spots_total: int
+
+
+def json_result(result: Result) -> Any:
+    """The result as it is stored and sent: a rejection is written "error: <code>"."""
+    return str(result) if isinstance(result, Rejected) else result
+
+
+def new_booking_id() -> str:
+    """Booking ids are unique for all time (partners key on them), so they are random."""
+    return "bk-" + secrets.token_hex(8)
+
+
+def still_booked(stand: HostStand, ts: int) -> list[Booking]:
+    """Reservations that still hold or block tables at `ts` (no-shows expire at at + 15)."""
+    return [(r.tables, r.at) for r in stand.book.booked() if r.at + config.HOLD_AFTER_MINUTES > ts]
+
+
+class _Day:
+    """One day's replayed state and the log position it reflects."""
+
+    def __init__(self, stand: HostStand) -> None:
+        self.stand = stand
+        self.next_seq = 0
+        self.meta: dict[str, dict[str, Any]] = {}  # reservation/party id -> its booking details
+
+    def replay(self, entries: list[LogEntry]) -> None:
+        for entry in entries:
+            self.stand.apply(entry.operation)
+            self._remember(entry.operation, entry.meta)
+            self.next_seq = entry.seq + 1
+
+    def _remember(self, operation: list[Any], meta: dict[str, Any]) -> None:
+        if meta and len(operation) > 2 and isinstance(operation[2], str):
+            self.meta.setdefault(operation[2], dict(meta))
+
+
+class DayBook:
+    """The service days of one restaurant over a log store."""
+
+    def __init__(self, store: LogStore, restaurant: Restaurant) -> None:
+        self.store = store
+        self.restaurant = restaurant
+        self._days: dict[date, _Day] = {}
+
+    # -- state --------------------------------------------------------------------
+
+    def _load(self, day: date) -> _Day:
+        cached = self._days.get(day)
+        if cached is None:
+            cached = _Day(HostStand(self.restaurant.floor))
+            self._days[day] = cached
+        merchant = self.restaurant.merchant_id
+        cached.replay(self.store.entries(merchant, day, after_seq=cached.next_seq - 1))
+        return cached
+
+    def stand(self, day: date) -> HostStand:
+        """The day's host stand as its log stands now (do not apply operations to it)."""
+        return self._load(day).stand
+
+    def details(self, day: date, party_id: str) -> dict[str, Any]:
+        """Booking details stored with a reservation or walk-in (party size, name, source)."""
+        return dict(self._load(day).meta.get(party_id, {}))
+
+    def minute(self, day: date, now: datetime) -> int:
+        return calendar.minute_of(self.restaurant, day, now)
+
+    # -- changes ------------------------------------------------------------------
+
+    def apply(
+        self,
+        day: date,
+        now: datetime,
+        build: Callable[[HostStand, int], list[Any] | Refused],
+        meta: dict[str, Any] | None = None,
+    ) -> Applied | Refused:
+        """Work out an operation on the current state, apply it and append it durably.
+
+        `build(stand, ts)` returns the operation (or a refusal, then nothing is written);
+        `ts` is the server's clock in minutes since the day's opening, never below the log's
+        last `ts`. On a concurrent append the state is reloaded and `build` runs again.
+        """
+        if calendar.opening_instant(self.restaurant, day) is None:
+            return Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
+        merchant = self.restaurant.merchant_id
+        for _ in range(MAX_ATTEMPTS):
+            state = self._load(day)
+            ts = self.minute(day, now)
+            if state.stand.last_ts is not None:
+                ts = max(ts, state.stand.last_ts)
+            operation = build(state.stand, ts)
+            if isinstance(operation, Refused):
+                return operation
+            seq = state.next_seq
+            result = state.stand.apply(operation)
+            entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
+            try:
+                self.store.append(merchant, day, seq, [entry])
+            except ConcurrencyConflict:
+                del self._days[day]  # the in-memory state ran ahead of the log: rebuild it
+                continue
+            except BaseException:
+                del self._days[day]
+                raise
+            state.next_seq = seq + 1
+            state._remember(operation, entry.meta)
+            return Applied(day, seq, operation, result)
+        raise ConcurrencyConflict(f"{merchant} {day}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def operate(
+        self, day: date, now: datetime, name: str, *args: Any, meta: dict[str, Any] | None = None
+    ) -> Applied | Refused:
+        """A host operation (walk_in, free, board, quote, check_in, cancel, leave) at `now`."""
+        return self.apply(day, now, lambda _stand, ts: [name, ts, *args], meta)
+
+    def book(
+        self,
+        day: date,
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        meta: dict[str, Any] | None = None,
+        booking_id: str | None = None,
+    ) -> Applied | Refused:
+        """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3)."""
+        r = self.restaurant
+        if not 1 <= party_size <= r.max_party_size:
+            return Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
+        rid = booking_id or new_booking_id()
+
+        def build(stand: HostStand, ts: int) -> list[Any] | Refused:
+            if slot.minute <= ts:
+                return Refused(SLOT_IN_PAST, f"{slot.local.isoformat()} has already started")
+            unit = choose_unit(r.floor, still_booked(stand, ts), slot.minute, party_size)
+            if unit is None:
+                return Refused(
+                    SLOT_UNAVAILABLE,
+                    f"no table for {party_size} at {slot.local.strftime('%Y-%m-%d %H:%M')}",
+                )
+            return ["reserve", ts, rid, unit, slot.minute]
+
+        details = {"party_size": party_size, **(meta or {})}
+        return self.apply(day, now, build, details)
+
+    # -- availability -------------------------------------------------------------
+
+    def cells(self, day: date, now: datetime, sizes: range | None = None) -> list[Cell]:
+        """Every slot of the day x every party size the floor can seat (spots_total > 0).
+
+        Slots that have started are 0 open: a booking needs `at` after the server's minute.
+        """
+        r = self.restaurant
+        slots = calendar.slots(r, day)
+        if not slots:
+            return []
+        sizes = sizes or range(1, r.max_party_size + 1)
+        stand = self.stand(day)
+        ts = self.minute(day, now)
+        grid = day_grid(r.floor, still_booked(stand, ts), [s.minute for s in slots], sizes)
+        now_sec = int(now.timestamp())
+        cells: list[Cell] = []
+        for slot in slots:
+            future = slot.start_sec > now_sec and slot.minute > ts
+            for n in sizes:
+                spots_open, spots_total = grid[(slot.minute, n)]
+                if spots_total > 0:
+                    cells.append(Cell(slot, n, spots_open if future else 0, spots_total))
+        return cells
+
+    def reservations(self, day: date) -> list[tuple[Reservation, dict[str, Any]]]:
+        """The day's reservations with their stored booking details, in booking order."""
+        state = self._load(day)
+        return [(r, dict(state.meta.get(r.id, {}))) for r in state.stand.reservations()]

@@ -1,0 +1,180 @@
+"""Feed export: the availability, merchant and service feeds for the next N days.
+
+One export has one generation_timestamp and one nonce for all its shards, and never reuses
+an earlier export's timestamp in the same directory. Entries stream restaurant by
+restaurant, so memory does not grow with the number of restaurants.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engine.log import LogStore
+from feed import calendar
+from feed.days import DayBook
+from feed.documents import (
+    FileStats,
+    availability_entry,
+    feed_filename,
+    merchant_record,
+    service_record,
+    shard,
+    write_availability_feed,
+    write_merchant_feed,
+    write_service_feed,
+)
+from feed.restaurant import Restaurant
+
+LAST_GENERATION_FILE = ".last-generation"
+SERVICE_NAME = "Table reservation"  # dining has one service per merchant
+
+
+@dataclass
+class ExportSummary:
+    generation_timestamp: int
+    restaurants: int = 0
+    slots: int = 0
+    entries: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    files: list[FileStats] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"exported {self.restaurants} restaurant(s), {self.slots} slots, "
+            f"{self.entries} entries, {len(self.files)} files, {self.bytes} bytes "
+            f"in {self.seconds:.2f} s (generation_timestamp {self.generation_timestamp})"
+        )
+
+
+def availability_entries(
+    book: DayBook, now: datetime, days: int, counter: ExportSummary | None = None
+) -> Iterator[dict[str, Any]]:
+    """One restaurant's entries, future slots only, in start then party-size order."""
+    r = book.restaurant
+    now_sec = int(now.timestamp())
+    for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
+        last_start = None
+        for cell in book.cells(day, now):
+            start = cell.slot.start_sec
+            if start <= now_sec:
+                continue
+            if counter is not None and start != last_start:
+                counter.slots += 1
+                last_start = start
+            yield availability_entry(
+                r.merchant_id,
+                r.service_id,
+                start,
+                r.duration_minutes(cell.party_size) * 60,
+                cell.party_size,
+                cell.spots_open,
+                cell.spots_total,
+            )
+
+
+def next_generation_timestamp(out_dir: Path, now: datetime) -> int:
+    """`now` in seconds, but always later than the last export written to `out_dir`."""
+    stamp = int(now.timestamp())
+    marker = out_dir / LAST_GENERATION_FILE
+    try:
+        last = int(marker.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        last = 0
+    return max(stamp, last + 1)
+
+
+def feed_nonce(generation_timestamp: int, merchant_ids: Sequence[str]) -> str:
+    """Deterministic uint64 for one export: the same in every shard, different per export."""
+    digest = hashlib.sha256(f"{generation_timestamp}:{','.join(merchant_ids)}".encode())
+    return str(int.from_bytes(digest.digest()[:8], "big"))
+
+
+def export_feeds(
+    restaurants: Sequence[Restaurant],
+    store: LogStore,
+    out_dir: Path,
+    now: datetime,
+    *,
+    days: int = 30,
+    shards: int = 1,
+    gzip: bool = False,
+    progress: Callable[[Restaurant], None] | None = None,
+) -> ExportSummary:
+    """Write the three feeds for `restaurants` into `out_dir`; returns what was written."""
+    started = time.perf_counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ordered = sorted(restaurants, key=lambda r: r.merchant_id)
+    ids = [r.merchant_id for r in ordered]
+    if len(set(ids)) != len(ids):
+        raise ValueError("two restaurant files share a merchant_id")
+    if shards < 1:
+        raise ValueError("shards must be at least 1")
+    shards = min(shards, max(1, len(ordered)))
+    generation = next_generation_timestamp(out_dir, now)
+    nonce = feed_nonce(generation, ids)
+    summary = ExportSummary(generation_timestamp=generation, restaurants=len(ordered))
+    now_sec = int(now.timestamp())
+
+    def by_merchant(group: list[Restaurant]) -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
+        for r in group:
+            yield r.merchant_id, availability_entries(DayBook(store, r), now, days, summary)
+            if progress is not None:
+                progress(r)
+
+    for number, group in enumerate(shard(ordered, shards)):
+        name = feed_filename("availability", generation, number, shards, gzip=gzip)
+        stats = write_availability_feed(
+            out_dir / name,
+            by_merchant(group),
+            shard_number=number,
+            total_shards=shards,
+            nonce=nonce,
+            generation_timestamp=generation,
+            now_sec=now_sec,
+            gzip=gzip,
+        )
+        summary.files.append(stats)
+        summary.entries += stats.entries
+    merchants = [
+        merchant_record(
+            r.merchant_id,
+            r.name,
+            r.telephone,
+            r.url,
+            r.geo.latitude,
+            r.geo.longitude,
+            {
+                "street_address": r.address.street_address,
+                "locality": r.address.locality,
+                "region": r.address.region,
+                "country": r.address.country,
+                "postal_code": r.address.postal_code,
+            },
+        )
+        for r in ordered
+    ]
+    services = [service_record(r.merchant_id, r.service_id, SERVICE_NAME) for r in ordered]
+    for kind, write, records in (
+        ("merchant", write_merchant_feed, merchants),
+        ("service", write_service_feed, services),
+    ):
+        summary.files.append(
+            write(
+                out_dir / feed_filename(kind, generation, 0, 1, gzip=gzip),
+                records,
+                generation_timestamp=generation,
+                nonce=nonce,
+                gzip=gzip,
+            )
+        )
+    (out_dir / LAST_GENERATION_FILE).write_text(f"{generation}\n")
+    summary.bytes = sum(f.bytes for f in summary.files)
+    summary.seconds = time.perf_counter() - started
+    return summary

@@ -1,0 +1,280 @@
+"""The `hoststand` command line, through click's runner and once as a real process."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from datetime import UTC, date, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine.sqlite_store import SQLiteStore
+from feed.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "samples"
+MARLOWES = str(SAMPLES / "marlowes.toml")
+GOOGLE = str(SAMPLES / "google-floorplan.toml")
+BEFORE = "2026-12-01T09:00:00Z"  # days before the Friday every test looks at
+FRIDAY = "2026-12-04"
+LONDON = ZoneInfo("Europe/London")
+# Marlowe's empty floor, party size -> units (open = total).
+EMPTY = {1: 2, 2: 5, 3: 3, 4: 4, 5: 1, 6: 1, 7: 2, 8: 2, 9: 1, 10: 1}
+BOOKED = re.compile(
+    r"^booked (bk-[0-9a-f]{16}): party of (\d+) at (\d{4}-\d\d-\d\d \d\d:\d\d), table (\S+)$"
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may read the caller's database or leave hoststand.db in the repository."""
+    monkeypatch.delenv("HOSTSTAND_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "hoststand.db")
+
+
+def hoststand(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input, env=env)
+
+
+def reserve(db: str, size: int, at: str, now: str = BEFORE) -> Result:
+    options = ["--config", MARLOWES, "--db", db, "--party-size", str(size), "--at", at]
+    return hoststand("--now", now, "reserve", *options)
+
+
+def slots(db: str, config: str, *options: str, day: str = FRIDAY) -> Result:
+    return hoststand(
+        "--now", BEFORE, "slots", "--config", config, "--db", db, "--date", day, *options
+    )
+
+
+def one_error_line(result: Result) -> str:
+    assert "Traceback" not in result.output + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+# ---------------------------------------------------------------- run
+
+
+def test_run_replays_a_file_of_operations() -> None:
+    result = hoststand("run", str(SAMPLES / "marlowes-part1.json"))
+    assert result.exit_code == 0, result.output
+    expected = json.loads((SAMPLES / "marlowes-part1.expected.json").read_text(encoding="utf-8"))
+    assert json.loads(result.stdout) == expected
+
+
+def test_run_reads_operations_from_standard_input() -> None:
+    ops = [["walk_in", 0, "P1", 2], ["walk_in", 1, "P2", 5], ["quote", 2, 11], ["board", 3]]
+    result = hoststand("run", "-", input=json.dumps(ops))
+    assert result.exit_code == 0, result.output
+    # P1 (2) takes the smallest table, T2; P2 (5) fits only T3 (4-6 seats).
+    [first, second, quote, board] = json.loads(result.stdout)
+    assert (first, second) == ("seated T2", "seated T3")
+    assert quote == "error: invalid arguments"
+    assert board["tables"]["T2"] == "P1" and board["tables"]["T3"] == "P2"
+
+
+def test_run_on_a_file_that_is_not_json_exits_2_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "ops.json"
+    bad.write_text('[["walk_in", 0, "P1", 2]', encoding="utf-8")
+    result = hoststand("run", str(bad))
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert str(bad) in line and "not valid JSON" in line
+    assert result.stdout == ""
+
+
+def test_run_on_json_that_is_not_a_list_exits_2_with_one_line() -> None:
+    result = hoststand("run", "-", input='{"walk_in": [0, "P1", 2]}')
+    assert result.exit_code == 2
+    assert "expected a JSON list" in one_error_line(result)
+    assert result.stdout == ""
+
+
+# ---------------------------------------------------------------- slots
+
+
+def test_slots_json_lists_every_slot_and_party_size_with_its_numbers(db: str) -> None:
+    result = slots(db, MARLOWES, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    # Friday: lunch 12:00-14:00 (9 slots) and dinner 17:30-21:30 (17 slots), sizes 1-10.
+    assert len(rows) == 26 * 10
+    assert all(
+        set(r) == {"start", "start_sec", "party_size", "spots_open", "spots_total"} for r in rows
+    )
+    first = rows[0]
+    assert first["start"] == "2026-12-04T12:00:00+00:00"
+    assert first["start_sec"] == int(datetime(2026, 12, 4, 12, tzinfo=LONDON).timestamp())
+    dinner = [r for r in rows if r["start"] == "2026-12-04T19:00:00+00:00"]
+    assert {r["party_size"]: (r["spots_open"], r["spots_total"]) for r in dinner} == {
+        n: (k, k) for n, k in EMPTY.items()
+    }
+
+
+def test_slots_shows_a_grid_of_local_times_and_open_over_total(db: str) -> None:
+    assert reserve(db, 5, "2026-12-04T19:00").exit_code == 0  # T3: nothing else seats 5-6
+    result = slots(db, MARLOWES)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "Marlowe's Kitchen" in lines[0] and FRIDAY in lines[0]
+    assert lines[1].split() == ["time", *map(str, range(1, 11))]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    assert len(rows) == 26 and "12:00" in rows and "21:30" in rows and "15:00" not in rows
+    assert rows["17:30"] == [f"{k}/{k}" for k in EMPTY.values()]
+    # T3 is gone for 18:45, 19:00 and 19:15: no 5s or 6s, and only T5+T6 for 7-8.
+    expected = {**{n: (k, k) for n, k in EMPTY.items()}, 5: (0, 1), 6: (0, 1), 4: (3, 4)}
+    expected |= {7: (1, 2), 8: (1, 2), 9: (0, 1), 10: (0, 1)}
+    for time in ("18:45", "19:00", "19:15"):
+        assert rows[time] == [f"{o}/{t}" for o, t in expected.values()], time
+
+
+def test_slots_party_size_shows_only_that_size(db: str) -> None:
+    result = slots(db, GOOGLE, "--party-size", "9")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].split() == ["time", "9"]
+    rows = [line.split() for line in lines[2:]]
+    assert [r[0] for r in rows] == [f"{17 + q // 4}:{q % 4 * 15:02d}" for q in range(17)]
+    assert all(r[1:] == ["1/1"] for r in rows)
+
+
+def test_slots_for_a_closed_day_says_so(db: str) -> None:
+    result = slots(db, MARLOWES, day="2026-12-25")
+    assert result.exit_code == 0
+    assert "closed" in result.stdout
+
+
+def test_slots_for_a_party_size_no_table_seats_does_not_call_an_open_day_closed(
+    db: str,
+) -> None:
+    # merch1 is open on Fridays, but its smallest table seats 4 or more.
+    result = slots(db, GOOGLE, "--party-size", "3")
+    assert "closed" not in result.output, result.output
+
+
+# ---------------------------------------------------------------- reserve
+
+
+def test_reserve_prints_the_booking_id_and_its_table(db: str) -> None:
+    result = reserve(db, 2, "2026-12-04T19:00")
+    assert result.exit_code == 0, result.output
+    match = BOOKED.match(result.stdout.strip())
+    assert match is not None, result.stdout
+    booking_id, size, when, table = match.groups()
+    assert (size, when, table) == ("2", "2026-12-04 19:00", "T2")
+    with SQLiteStore(db) as store:
+        [entry] = store.entries("marlowes-kitchen", date(2026, 12, 4))
+    assert entry.operation[2:] == [booking_id, "T2", 7 * 60]
+    assert entry.meta["source"] == "phone" and entry.meta["party_size"] == 2
+
+
+def test_reserve_a_large_party_takes_combined_tables(db: str) -> None:
+    result = reserve(db, 10, "2026-12-04T19:00")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().endswith("table T1+T3")  # the only combo seating 9-10
+
+
+def test_reserve_on_a_full_slot_exits_1_with_the_reason(db: str) -> None:
+    assert reserve(db, 5, "2026-12-04T19:00").exit_code == 0
+    result = reserve(db, 5, "2026-12-04T19:00")
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert "cannot book" in line and "no table for 5 at 2026-12-04 19:00" in line
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("at", ["2026-12-04T19:05", "2026-12-04T16:00", "2026-12-25T19:00"])
+def test_reserve_at_a_time_that_is_not_a_slot_exits_1(db: str, at: str) -> None:
+    result = reserve(db, 2, at)
+    assert result.exit_code == 1
+    assert "not a bookable slot" in one_error_line(result)
+
+
+def test_reserve_for_a_slot_that_has_started_exits_1(db: str) -> None:
+    result = reserve(db, 2, "2026-12-04T19:00", now="2026-12-04T19:00:00Z")
+    assert result.exit_code == 1
+    assert "already started" in one_error_line(result)
+
+
+def test_a_bad_config_file_exits_2_naming_the_file_and_the_field(tmp_path: Path, db: str) -> None:
+    text = Path(MARLOWES).read_text(encoding="utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('"Europe/London"', '"Europe/Atlantis"'), encoding="utf-8")
+    result = slots(db, str(bad))
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert line.startswith(f"hoststand: {bad}: timezone: ")
+    assert "Europe/Atlantis" in line
+
+
+def test_now_that_is_not_a_time_is_a_usage_error(db: str) -> None:
+    options = ["--config", MARLOWES, "--db", db, "--date", FRIDAY]
+    result = hoststand("--now", "next tuesday", "slots", *options)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "--now" in result.stderr and "not an ISO-8601 time" in result.stderr
+
+
+# ---------------------------------------------------------------- feed export
+
+
+def test_feed_export_writes_the_three_feeds_and_prints_a_summary(tmp_path: Path, db: str) -> None:
+    out = tmp_path / "feeds"
+    configs = ["--config", MARLOWES, "--config", GOOGLE]
+    options = [*configs, "--db", db, "--out", str(out), "--days", "3"]
+    result = hoststand("--now", "2026-12-04T12:00:00Z", "feed", "export", *options)
+    assert result.exit_code == 0, result.output
+    stamp = int(datetime(2026, 12, 4, 12, tzinfo=UTC).timestamp())
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert names == [f"{k}-{stamp}-0-of-1.json" for k in ("availability", "merchant", "service")]
+    lines = result.stdout.splitlines()
+    # Marlowe's: 3 x 26 slots minus Friday 12:00 (now), 10 sizes; merch1: 3 x 17 slots, 7 sizes.
+    n_slots, n_entries = 3 * 26 - 1 + 3 * 17, (3 * 26 - 1) * 10 + 3 * 17 * 7
+    assert lines[0].startswith(
+        f"exported 2 restaurant(s), {n_slots} slots, {n_entries} entries, 3 files, "
+    )
+    assert f"(generation_timestamp {stamp})" in lines[0]
+    assert len(lines) == 4 and all(str(out) in line for line in lines[1:])
+
+
+def test_db_defaults_to_the_hoststand_db_environment_variable(tmp_path: Path) -> None:
+    from_env = tmp_path / "from-env.db"
+    options = ["--config", MARLOWES, "--party-size", "2", "--at", "2026-12-04T19:00"]
+    result = hoststand("--now", BEFORE, "reserve", *options, env={"HOSTSTAND_DB": str(from_env)})
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "hoststand.db").exists()
+    with SQLiteStore(from_env) as store:
+        assert len(store.entries("marlowes-kitchen", date(2026, 12, 4))) == 1
+
+
+# ---------------------------------------------------------------- a real process
+
+
+def test_the_installed_command_replays_the_seed_example_in_a_real_process(tmp_path: Path) -> None:
+    beside = Path(sys.executable).parent / "hoststand"
+    command = str(beside) if beside.exists() else shutil.which("hoststand")
+    assert command is not None, "the hoststand console script is not installed"
+    done = subprocess.run(
+        [command, "run", str(SAMPLES / "marlowes-part1.json")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = json.loads((SAMPLES / "marlowes-part1.expected.json").read_text(encoding="utf-8"))
+    assert json.loads(done.stdout) == expected
