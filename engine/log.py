@@ -69,12 +69,14 @@ class LogStore(Protocol):
         service_date: date,
         expected_seq: int,
         entries: Sequence[NewEntry],
-        remember: Remember | None = None,
+        remember: Sequence[Remember] = (),
     ) -> list[LogEntry]:
         """Write `entries` at seqs expected_seq, expected_seq + 1, ... all or nothing.
 
-        Raises ConcurrencyConflict when expected_seq is not the log's current length, and
-        DuplicateKey when `remember`'s key is already stored (the key is checked first).
+        `remember` records commit in the same transaction (e.g. a webhook's response and a
+        booking's index). Raises ConcurrencyConflict when expected_seq is not the log's
+        current length, and DuplicateKey when a `remember` key is already stored (the keys
+        are checked first).
         """
         ...
 

@@ -166,7 +166,7 @@ class SQLiteStore:
         service_date: date,
         expected_seq: int,
         entries: Sequence[NewEntry],
-        remember: Remember | None = None,
+        remember: Sequence[Remember] = (),
     ) -> list[LogEntry]:
         check_append(expected_seq, entries)
         day = service_date.isoformat()
@@ -183,8 +183,7 @@ class SQLiteStore:
             for i, e in enumerate(entries)
         ]
         with self._transaction() as conn:
-            if remember is not None:
-                scope, key, value = remember
+            for scope, key, value in remember:
                 stored = self._insert_or_get(conn, scope, key, _dumps(value))
                 if stored is not None:
                     raise DuplicateKey(scope, key, json.loads(stored))

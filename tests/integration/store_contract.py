@@ -176,16 +176,16 @@ class StoreContract:
         assert (store.recall("partner-a", "k1"), store.recall("partner-b", "k1")) == (1, 2)
 
     def test_an_append_with_a_new_key_stores_the_entry_and_the_key(self, store: LogStore) -> None:
-        store.append(MERCHANT, DAY, 0, [entry(0)], remember=("webhook", "k1", {"status": 201}))
+        store.append(MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k1", {"status": 201})])
         assert store.recall("webhook", "k1") == {"status": 201}
         assert len(store.entries(MERCHANT, DAY)) == 1
 
     def test_an_append_with_a_stored_key_fails_with_the_stored_value_and_writes_nothing(
         self, store: LogStore
     ) -> None:
-        store.append(MERCHANT, DAY, 0, [entry(0)], remember=("webhook", "k1", {"status": 201}))
+        store.append(MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k1", {"status": 201})])
         with pytest.raises(DuplicateKey) as raised:
-            store.append(MERCHANT, DAY, 1, [entry(1)], remember=("webhook", "k1", {"x": 0}))
+            store.append(MERCHANT, DAY, 1, [entry(1)], remember=[("webhook", "k1", {"x": 0})])
         assert raised.value.value == {"status": 201}
         assert (raised.value.scope, raised.value.key) == ("webhook", "k1")
         assert len(store.entries(MERCHANT, DAY)) == 1
@@ -194,15 +194,28 @@ class StoreContract:
         self, store: LogStore
     ) -> None:
         # A retried webhook must get its first response back, whatever happened to the log since.
-        store.append(MERCHANT, DAY, 0, [entry(0)], remember=("webhook", "k1", "done"))
+        store.append(MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k1", "done")])
         with pytest.raises(DuplicateKey):
-            store.append(MERCHANT, DAY, 0, [entry(0)], remember=("webhook", "k1", "again"))
+            store.append(MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k1", "again")])
 
     def test_an_append_that_conflicts_does_not_store_its_key(self, store: LogStore) -> None:
         store.append(MERCHANT, DAY, 0, [entry(0)])
         with pytest.raises(ConcurrencyConflict):
-            store.append(MERCHANT, DAY, 0, [entry(1)], remember=("webhook", "k2", "lost"))
+            store.append(MERCHANT, DAY, 0, [entry(1)], remember=[("webhook", "k2", "lost")])
         assert store.recall("webhook", "k2") is None
+
+    def test_several_keys_commit_with_the_entry_or_not_at_all(self, store: LogStore) -> None:
+        store.remember("booking", "b2", "earlier")
+        with pytest.raises(DuplicateKey):
+            store.append(
+                MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k3", 1), ("booking", "b2", 2)]
+            )
+        assert store.recall("webhook", "k3") is None
+        assert store.entries(MERCHANT, DAY) == []
+        store.append(
+            MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k3", 1), ("booking", "b3", 2)]
+        )
+        assert (store.recall("webhook", "k3"), store.recall("booking", "b3")) == (1, 2)
 
     # -- the log is the day ----------------------------------------------------------------
 

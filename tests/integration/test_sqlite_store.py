@@ -61,7 +61,7 @@ def test_the_store_commits_with_synchronous_full(store: SQLiteStore) -> None:
 
 def test_entries_survive_closing_and_reopening_the_file(db: Path) -> None:
     with SQLiteStore(db) as store:
-        store.append(MERCHANT, DAY, 0, [entry(0), entry(1)], remember=("webhook", "k", 1))
+        store.append(MERCHANT, DAY, 0, [entry(0), entry(1)], remember=[("webhook", "k", 1)])
     with SQLiteStore(db) as store:
         assert [e.operation for e in store.entries(MERCHANT, DAY)] == [["board", 0], ["board", 1]]
         assert store.recall("webhook", "k") == 1
@@ -283,7 +283,7 @@ def test_closing_the_store_leaves_only_its_database_file(tmp_path: Path) -> None
     directory = tmp_path / "data"
     directory.mkdir()
     with SQLiteStore(directory / "hoststand.db") as store:
-        store.append(MERCHANT, DAY, 0, [entry(0)], remember=("webhook", "k", 1))
+        store.append(MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k", 1)])
         store.entries(MERCHANT, DAY)
     assert sorted(p.name for p in directory.iterdir()) == ["hoststand.db"]
 
