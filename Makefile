@@ -14,9 +14,9 @@ $(STAMP): pyproject.toml
 
 SAMPLES := --config samples/marlowes.toml --config samples/google-floorplan.toml
 
-# The main job on the embedded default: the sample restaurants' feeds from hoststand.db into out/.
+# The main job on the embedded default: the receiver for the sample restaurants on hoststand.db.
 run: $(STAMP)
-	$(BIN)/hoststand feed export $(SAMPLES) --db hoststand.db --out out
+	$(BIN)/hoststand serve $(SAMPLES) --settings samples/server.toml --db hoststand.db
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

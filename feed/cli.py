@@ -41,6 +41,7 @@ def fail(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
 @dataclass
 class Context:
     now: datetime
+    pinned: bool = False  # --now given: the server's clock stands still at `now`
 
     def store(self, db: str) -> SQLiteStore:
         try:
@@ -56,9 +57,9 @@ def load_config(path: str) -> Restaurant:
         fail(str(exc))
 
 
-def _parse_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> datetime:
+def _parse_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> datetime | None:
     if value is None:
-        return real_now()
+        return None
     try:
         return parse_instant(value)
     except ValueError:
@@ -89,9 +90,9 @@ config_option = click.option(
     help="Pin the clock (e.g. 2026-12-05T18:00:00+00:00); default: the real clock.",
 )
 @click.pass_context
-def main(ctx: click.Context, now: datetime) -> None:
+def main(ctx: click.Context, now: datetime | None) -> None:
     """Host Stand: the restaurant's host stand and its partner availability feed."""
-    ctx.obj = Context(now=now)
+    ctx.obj = Context(now=now or real_now(), pinned=now is not None)
 
 
 @main.command("run")
@@ -295,3 +296,59 @@ def export_command(
     click.echo(summary.line())
     for f in summary.files:
         click.echo(f"  {f.path} ({f.bytes} bytes, {f.entries} records)")
+
+
+@main.command("serve")
+@click.option(
+    "--config",
+    "config_paths",
+    required=True,
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Restaurant configuration (TOML); repeat for several restaurants.",
+)
+@db_option
+@click.option(
+    "--settings",
+    "settings_path",
+    type=click.Path(dir_okay=False),
+    help="Partners and host tokens (TOML); secrets may come from the environment instead.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.pass_obj
+def serve_command(
+    obj: Context,
+    config_paths: tuple[str, ...],
+    db: str,
+    settings_path: str | None,
+    host: str,
+    port: int,
+) -> None:
+    """Run the HTTP receiver: partner webhooks and the host tablet's API.
+
+    Every accepted change is committed to the SQLite file before it is acknowledged.
+    Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first).
+    """
+    import uvicorn
+
+    from feed.receiver import Receiver
+    from feed.server import create_app
+    from feed.settings import SettingsError, load_settings
+
+    restaurants = [load_config(p) for p in config_paths]
+    try:
+        settings = load_settings(Path(settings_path) if settings_path else None)
+    except SettingsError as exc:
+        fail(str(exc))
+    store = obj.store(db)
+    clock = (lambda: obj.now) if obj.pinned else real_now
+    app = create_app(Receiver(restaurants, store, settings, clock))
+    names = ", ".join(r.merchant_id for r in restaurants)
+    click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {db})")
+    click.echo(f"  health: curl http://{host}:{port}/healthz")
+    click.echo(f"  API:    http://{host}:{port}/docs  (OpenAPI at /openapi.json)")
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10)
+    finally:
+        store.close()

@@ -8,20 +8,22 @@ first, the state is rebuilt from the log and the operation is worked out again.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from engine import HostStand, Rejected, config
 from engine.holds import Reservation
-from engine.log import ConcurrencyConflict, LogEntry, LogStore, NewEntry
+from engine.log import ConcurrencyConflict, LogEntry, LogStore, NewEntry, Remember
 from engine.stand import Result
 from feed import calendar
 from feed.availability import Booking, choose_unit, day_grid
 from feed.calendar import Slot
 from feed.restaurant import Restaurant
 
+BOOKING_SCOPE = "booking"  # idempotency scope of the booking index: id -> merchant, day, partner
 MAX_ATTEMPTS = 20  # optimistic retries against concurrent writers of the same day
 
 # Why a booking was refused, in words a host or partner can act on.
@@ -45,7 +47,7 @@ class Applied:
     """An operation that was appended to its day's log, and what the engine answered."""
 
     day: date
-    seq: int
+    seq: int | None  # None: the engine rejected it and it was not written
     operation: list[Any]
     result: Result  # a Rejected value when the engine refused it
 
@@ -90,10 +92,10 @@ class _Day:
     def replay(self, entries: list[LogEntry]) -> None:
         for entry in entries:
             self.stand.apply(entry.operation)
-            self._remember(entry.operation, entry.meta)
+            self.remember(entry.operation, entry.meta)
             self.next_seq = entry.seq + 1
 
-    def _remember(self, operation: list[Any], meta: dict[str, Any]) -> None:
+    def remember(self, operation: list[Any], meta: dict[str, Any]) -> None:
         if meta and len(operation) > 2 and isinstance(operation[2], str):
             self.meta.setdefault(operation[2], dict(meta))
 
@@ -105,6 +107,8 @@ class DayBook:
         self.store = store
         self.restaurant = restaurant
         self._days: dict[date, _Day] = {}
+        # Server threads share a DayBook; the cached states are not safe to change concurrently.
+        self._lock = threading.RLock()
 
     # -- state --------------------------------------------------------------------
 
@@ -119,11 +123,13 @@ class DayBook:
 
     def stand(self, day: date) -> HostStand:
         """The day's host stand as its log stands now (do not apply operations to it)."""
-        return self._load(day).stand
+        with self._lock:
+            return self._load(day).stand
 
     def details(self, day: date, party_id: str) -> dict[str, Any]:
         """Booking details stored with a reservation or walk-in (party size, name, source)."""
-        return dict(self._load(day).meta.get(party_id, {}))
+        with self._lock:
+            return dict(self._load(day).meta.get(party_id, {}))
 
     def minute(self, day: date, now: datetime) -> int:
         return calendar.minute_of(self.restaurant, day, now)
@@ -136,45 +142,70 @@ class DayBook:
         now: datetime,
         build: Callable[[HostStand, int], list[Any] | Refused],
         meta: dict[str, Any] | None = None,
+        *,
+        remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
+        keep_rejected: bool = True,
     ) -> Applied | Refused:
         """Work out an operation on the current state, apply it and append it durably.
 
         `build(stand, ts)` returns the operation (or a refusal, then nothing is written);
         `ts` is the server's clock in minutes since the day's opening, never below the log's
         last `ts`. On a concurrent append the state is reloaded and `build` runs again.
+        `remember(operation, result)` gives idempotency records that commit with the entry
+        (DuplicateKey propagates: the caller replays the stored answer). With
+        `keep_rejected=False` an operation the engine rejects is not written at all.
         """
         if calendar.opening_instant(self.restaurant, day) is None:
             return Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
         merchant = self.restaurant.merchant_id
-        for _ in range(MAX_ATTEMPTS):
-            state = self._load(day)
-            ts = self.minute(day, now)
-            if state.stand.last_ts is not None:
-                ts = max(ts, state.stand.last_ts)
-            operation = build(state.stand, ts)
-            if isinstance(operation, Refused):
-                return operation
-            seq = state.next_seq
-            result = state.stand.apply(operation)
-            entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
-            try:
-                self.store.append(merchant, day, seq, [entry])
-            except ConcurrencyConflict:
-                del self._days[day]  # the in-memory state ran ahead of the log: rebuild it
-                continue
-            except BaseException:
-                del self._days[day]
-                raise
-            state.next_seq = seq + 1
-            state._remember(operation, entry.meta)
-            return Applied(day, seq, operation, result)
+        with self._lock:
+            for _ in range(MAX_ATTEMPTS):
+                state = self._load(day)
+                ts = self.minute(day, now)
+                if state.stand.last_ts is not None:
+                    ts = max(ts, state.stand.last_ts)
+                operation = build(state.stand, ts)
+                if isinstance(operation, Refused):
+                    return operation
+                seq = state.next_seq
+                result = state.stand.apply(operation)
+                if isinstance(result, Rejected) and not keep_rejected:
+                    del self._days[day]  # the start-of-operation pass ran in memory only
+                    return Applied(day, None, operation, result)
+                entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
+                records = remember(operation, result) if remember is not None else ()
+                try:
+                    self.store.append(merchant, day, seq, [entry], remember=records)
+                except ConcurrencyConflict:
+                    del self._days[day]  # the in-memory state ran ahead of the log: rebuild
+                    continue
+                except BaseException:
+                    del self._days[day]
+                    raise
+                state.next_seq = seq + 1
+                state.remember(operation, entry.meta)
+                return Applied(day, seq, operation, result)
         raise ConcurrencyConflict(f"{merchant} {day}: gave up after {MAX_ATTEMPTS} attempts")
 
     def operate(
-        self, day: date, now: datetime, name: str, *args: Any, meta: dict[str, Any] | None = None
+        self,
+        day: date,
+        now: datetime,
+        name: str,
+        *args: Any,
+        meta: dict[str, Any] | None = None,
+        remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
+        keep_rejected: bool = True,
     ) -> Applied | Refused:
         """A host operation (walk_in, free, board, quote, check_in, cancel, leave) at `now`."""
-        return self.apply(day, now, lambda _stand, ts: [name, ts, *args], meta)
+        return self.apply(
+            day,
+            now,
+            lambda _stand, ts: [name, ts, *args],
+            meta,
+            remember=remember,
+            keep_rejected=keep_rejected,
+        )
 
     def book(
         self,
@@ -184,6 +215,7 @@ class DayBook:
         now: datetime,
         meta: dict[str, Any] | None = None,
         booking_id: str | None = None,
+        remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
     ) -> Applied | Refused:
         """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3)."""
         r = self.restaurant
@@ -203,7 +235,18 @@ class DayBook:
             return ["reserve", ts, rid, unit, slot.minute]
 
         details = {"party_size": party_size, **(meta or {})}
-        return self.apply(day, now, build, details)
+        index = {
+            "merchant_id": r.merchant_id,
+            "day": day.isoformat(),
+            "partner": details.get("partner"),
+        }
+
+        def records(operation: list[Any], result: Result) -> list[Remember]:
+            # The index finds a booking's day from its id alone (check-in, cancel, status).
+            extra = list(remember(operation, result)) if remember is not None else []
+            return [*extra, (BOOKING_SCOPE, rid, index)]
+
+        return self.apply(day, now, build, details, remember=records, keep_rejected=False)
 
     # -- availability -------------------------------------------------------------
 
@@ -217,9 +260,10 @@ class DayBook:
         if not slots:
             return []
         sizes = sizes or range(1, r.max_party_size + 1)
-        stand = self.stand(day)
         ts = self.minute(day, now)
-        grid = day_grid(r.floor, still_booked(stand, ts), [s.minute for s in slots], sizes)
+        with self._lock:
+            booked = still_booked(self._load(day).stand, ts)
+        grid = day_grid(r.floor, booked, [s.minute for s in slots], sizes)
         now_sec = int(now.timestamp())
         cells: list[Cell] = []
         for slot in slots:
@@ -232,5 +276,6 @@ class DayBook:
 
     def reservations(self, day: date) -> list[tuple[Reservation, dict[str, Any]]]:
         """The day's reservations with their stored booking details, in booking order."""
-        state = self._load(day)
-        return [(r, dict(state.meta.get(r.id, {}))) for r in state.stand.reservations()]
+        with self._lock:
+            state = self._load(day)
+            return [(r, dict(state.meta.get(r.id, {}))) for r in state.stand.reservations()]

@@ -1,0 +1,364 @@
+"""The receiver's service layer: partner webhooks and the host tablet's operations.
+
+Between HTTP and the service days. Every accepted change is appended (durably) before a
+reply exists; a webhook's reply is stored with the change it made, so a retried delivery
+gets the same reply and acts once. A partner only ever sees its own reservations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine import Rejected
+from engine.errors import UNKNOWN_RESERVATION
+from engine.log import DuplicateKey, LogStore, Remember, StoreUnavailable
+from engine.stand import Result
+from feed import calendar, statuses
+from feed.clock import parse_instant, real_now
+from feed.days import BOOKING_SCOPE, NOT_A_SLOT, Applied, DayBook, Refused, new_booking_id
+from feed.restaurant import Restaurant
+from feed.settings import Partner, Settings
+from feed.signing import SignatureError, verify
+from feed.statuses import error_body, http_status
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: dict[str, Any]
+
+
+def problem(code: str, message: str) -> Reply:
+    return Reply(http_status(code), error_body(code, message))
+
+
+# -- webhook payloads (pydantic at the edge) ------------------------------------------------
+
+
+class _Lenient(BaseModel):
+    # Partners add fields over time; unknown ones are ignored, known ones are strict.
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class WebhookEvent(_Lenient):
+    id: str = Field(min_length=1, max_length=200)
+    type: Literal["reservation.requested", "reservation.checked_in", "reservation.cancelled"]
+    merchant_id: str = Field(min_length=1, max_length=200)
+    data: dict[str, Any]
+
+
+class RequestedData(_Lenient):
+    party_size: int = Field(ge=1, le=20)
+    start: str | int
+    reservation_id: str | None = Field(default=None, max_length=200)
+    name: str = Field(default="", max_length=200)
+    phone: str = Field(default="", max_length=50)
+    email: str = Field(default="", max_length=200)
+
+
+class ReservationRef(_Lenient):
+    reservation_id: str = Field(min_length=1, max_length=200)
+
+
+def parse_start(value: str | int) -> datetime:
+    """ISO-8601 with an offset, or Unix seconds (as a number or a string of digits)."""
+    if isinstance(value, int) or value.isdigit():
+        return datetime.fromtimestamp(int(value), UTC)
+    if not any(c in value[10:] for c in "+-Z"):
+        raise ValueError("start needs a UTC offset, e.g. 2026-12-05T19:00:00+00:00")
+    return parse_instant(value)
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "body"
+    return f"{where}: {first['msg']}"
+
+
+def unit_tables(unit: str) -> list[str]:
+    return unit.split("+")
+
+
+class Receiver:
+    """What the HTTP server calls; it holds the restaurants' service days."""
+
+    def __init__(
+        self,
+        restaurants: Sequence[Restaurant],
+        store: LogStore,
+        settings: Settings,
+        clock: Callable[[], datetime] = real_now,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.books = {r.merchant_id: DayBook(store, r) for r in restaurants}
+
+    # -- partner webhooks -----------------------------------------------------------------
+
+    def webhook(self, partner_id: str, signature: str | None, body: bytes) -> Reply:
+        now = self.clock()
+        partner = self.settings.partners.get(partner_id)
+        if partner is None or partner.secret is None:
+            return problem(statuses.UNAUTHORIZED, "unknown partner or bad signature")
+        try:
+            verify(signature, body, partner.secret, now.timestamp())
+        except SignatureError:
+            return problem(statuses.UNAUTHORIZED, "unknown partner or bad signature")
+        try:
+            payload = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return problem(statuses.BAD_JSON, f"body is not JSON: {exc}")
+        try:
+            event = WebhookEvent.model_validate(payload)
+        except ValidationError as exc:
+            return problem(statuses.INVALID_REQUEST, _first_error(exc))
+        digest = hashlib.sha256(body).hexdigest()
+        scope = f"event:{partner.id}"
+        stored = self.store.recall(scope, event.id)
+        if stored is not None:
+            return self._replay(stored, digest)
+
+        def record(reply: Reply) -> Remember:
+            return (scope, event.id, {"digest": digest, "status": reply.status, "body": reply.body})
+
+        try:
+            reply, committed = self._handle(partner, event, now, record)
+        except DuplicateKey as dup:
+            if dup.scope == scope:  # a concurrent delivery of the same event got there first
+                return self._replay(dup.value, digest)
+            raise
+        if not committed:
+            # A refusal changed nothing; it is stored so a retry gets the same answer.
+            return self._replay(self.store.remember(*record(reply)), digest)
+        return reply
+
+    @staticmethod
+    def _replay(stored: Any, digest: str) -> Reply:
+        if stored.get("digest") != digest:
+            return problem(statuses.EVENT_ID_REUSED, "this event id was used with another body")
+        return Reply(int(stored["status"]), dict(stored["body"]))
+
+    def _handle(
+        self,
+        partner: Partner,
+        event: WebhookEvent,
+        now: datetime,
+        record: Callable[[Reply], Remember],
+    ) -> tuple[Reply, bool]:
+        """The reply and whether it was committed along with a change."""
+        book = self.books.get(event.merchant_id)
+        if book is None or not partner.may_use(event.merchant_id):
+            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {event.merchant_id}"), False
+        try:
+            if event.type == "reservation.requested":
+                data = RequestedData.model_validate(event.data)
+                start = parse_start(data.start)
+            else:
+                ref = ReservationRef.model_validate(event.data)
+        except ValidationError as exc:
+            return problem(statuses.INVALID_REQUEST, "data." + _first_error(exc)), False
+        except ValueError as exc:
+            return problem(statuses.INVALID_REQUEST, f"data.start: {exc}"), False
+        if event.type == "reservation.requested":
+            meta = {
+                "source": "partner",
+                "partner": partner.id,
+                "partner_reservation_id": data.reservation_id,
+                "name": data.name,
+                "phone": data.phone,
+                "email": data.email,
+                "event_id": event.id,
+            }
+            return self._book(book, start, data.party_size, now, meta, record)
+        name = "check_in" if event.type == "reservation.checked_in" else "cancel"
+        return self._change(book, ref.reservation_id, name, now, partner.id, record)
+
+    def _book(
+        self,
+        book: DayBook,
+        start: datetime,
+        party_size: int,
+        now: datetime,
+        meta: dict[str, Any],
+        record: Callable[[Reply], Remember] | None,
+    ) -> tuple[Reply, bool]:
+        r = book.restaurant
+        found = calendar.slot_at(r, start)
+        if found is None:
+            return problem(NOT_A_SLOT, f"{start.isoformat()} is not a slot at {r.name}"), False
+        day, slot = found
+        booking_id = new_booking_id()
+
+        def reply_for(operation: list[Any]) -> Reply:
+            unit = str(operation[3])
+            return Reply(
+                200,
+                {
+                    "reservation_id": booking_id,
+                    "merchant_id": r.merchant_id,
+                    "status": "booked",
+                    "unit": unit,
+                    "tables": unit_tables(unit),
+                    "party_size": party_size,
+                    "start": slot.local.isoformat(),
+                    "start_sec": slot.start_sec,
+                },
+            )
+
+        def remember(operation: list[Any], _result: Result) -> list[Remember]:
+            return [record(reply_for(operation))] if record is not None else []
+
+        outcome = self._guard(
+            lambda: book.book(day, slot, party_size, now, meta, booking_id, remember)
+        )
+        if isinstance(outcome, Reply):
+            return outcome, False
+        if isinstance(outcome, Refused):
+            return problem(outcome.code, outcome.message), False
+        if outcome.rejected is not None:  # availability chose a unit the engine refused: a bug
+            code = outcome.rejected.code
+            return problem(code, f"the engine refused the booking: {code}"), False
+        return reply_for(outcome.operation), True
+
+    def _change(
+        self,
+        book: DayBook,
+        reservation_id: str,
+        name: str,
+        now: datetime,
+        partner_id: str | None,
+        record: Callable[[Reply], Remember] | None,
+    ) -> tuple[Reply, bool]:
+        """check_in or cancel of a booking we gave out (a partner's own ones only)."""
+        index = self.store.recall(BOOKING_SCOPE, reservation_id)
+        if (
+            not isinstance(index, dict)
+            or index.get("merchant_id") != book.restaurant.merchant_id
+            or (partner_id is not None and index.get("partner") != partner_id)
+        ):
+            return problem(UNKNOWN_RESERVATION, f"no reservation {reservation_id}"), False
+        day = date.fromisoformat(str(index["day"]))
+
+        def reply_for(result: Result) -> Reply:
+            body: dict[str, Any] = {"reservation_id": reservation_id}
+            if name == "check_in":
+                body.update(status="seated", tables=unit_tables(str(result).split(" ", 1)[1]))
+            else:
+                body.update(status="cancelled", seated=result)
+            return Reply(200, body)
+
+        def remember(_operation: list[Any], result: Result) -> list[Remember]:
+            return [record(reply_for(result))] if record is not None else []
+
+        outcome = self._guard(
+            lambda: book.operate(
+                day, now, name, reservation_id, remember=remember, keep_rejected=False
+            )
+        )
+        if isinstance(outcome, Reply):
+            return outcome, False
+        if isinstance(outcome, Refused):
+            return problem(outcome.code, outcome.message), False
+        if isinstance(outcome.result, Rejected):
+            code = outcome.result.code
+            return problem(code, f"{name} refused: {code}"), False
+        return reply_for(outcome.result), True
+
+    @staticmethod
+    def _guard(call: Callable[[], Applied | Refused]) -> Applied | Refused | Reply:
+        try:
+            return call()
+        except StoreUnavailable as exc:
+            return problem(statuses.UNAVAILABLE, f"the store is busy, retry: {exc}")
+
+    # -- the host tablet ------------------------------------------------------------------
+
+    def host_authorized(self, merchant_id: str, token: str | None) -> bool:
+        expected = self.settings.host_tokens.get(merchant_id)
+        if expected is None or token is None:
+            return False
+        return hmac.compare_digest(expected.encode(), token.encode())
+
+    def today(self, r: Restaurant, now: datetime) -> date | None:
+        """The service day the host is working: the one running, or today's if it is open."""
+        running = calendar.service_day_of(r, now)
+        if running is not None:
+            return running
+        local = now.astimezone(r.tz).date()
+        return local if calendar.opening_instant(r, local) is not None else None
+
+    def host_operation(
+        self, merchant_id: str, name: str, *args: Any, meta: dict[str, Any] | None = None
+    ) -> Reply:
+        """One engine operation on today's log; its result, or the engine's refusal."""
+        book = self.books.get(merchant_id)
+        if book is None:
+            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+        now = self.clock()
+        day = self.today(book.restaurant, now)
+        if day is None:
+            return problem(statuses.NO_SERVICE_TODAY, f"{book.restaurant.name} is closed today")
+        if name in ("check_in", "cancel"):
+            reply, _ = self._change(book, str(args[0]), name, now, None, None)
+            return reply
+        outcome = self._guard(
+            lambda: book.operate(day, now, name, *args, meta=meta, keep_rejected=False)
+        )
+        if isinstance(outcome, Reply):
+            return outcome
+        if isinstance(outcome, Refused):
+            return problem(outcome.code, outcome.message)
+        if isinstance(outcome.result, Rejected):
+            return problem(outcome.result.code, f"{name} refused: {outcome.result.code}")
+        return Reply(200, {"operation": outcome.operation, "result": outcome.result})
+
+    def host_book(
+        self, merchant_id: str, party_size: int, start: str, name: str, phone: str
+    ) -> Reply:
+        """A phone reservation: a local "YYYY-MM-DDTHH:MM" or an instant with an offset."""
+        book = self.books.get(merchant_id)
+        if book is None:
+            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+        try:
+            when = datetime.fromisoformat(start)
+        except ValueError:
+            return problem(statuses.INVALID_REQUEST, f"start: {start!r} is not ISO-8601")
+        meta = {"source": "host", "name": name, "phone": phone}
+        reply, _ = self._book(book, when, party_size, self.clock(), meta, None)
+        return reply
+
+    def host_reservations(self, merchant_id: str, day: date | None) -> Reply:
+        book = self.books.get(merchant_id)
+        if book is None:
+            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+        r = book.restaurant
+        day = day or self.today(r, self.clock()) or self.clock().astimezone(r.tz).date()
+        opening = calendar.opening_instant(r, day)
+        rows = []
+        if opening is not None:
+            for reservation, details in book.reservations(day):
+                local = (opening + timedelta(minutes=reservation.at)).astimezone(r.tz)
+                rows.append(
+                    {
+                        "reservation_id": reservation.id,
+                        "unit": reservation.unit,
+                        "tables": list(reservation.tables),
+                        "start": local.isoformat(),
+                        "status": str(reservation.status),
+                        "party_size": details.get("party_size"),
+                        "name": details.get("name", ""),
+                        "source": details.get("source", ""),
+                    }
+                )
+        return Reply(
+            200, {"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows}
+        )

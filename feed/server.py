@@ -1,0 +1,275 @@
+"""The HTTP receiver: FastAPI routes over `Receiver`, nothing else.
+
+Every error leaves as {"error": {"code", "message"}} with the status of `feed.statuses`;
+request bodies are capped before they are read whole. Handlers are sync functions (the
+store blocks), so FastAPI runs them in its thread pool.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Header, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from feed import statuses
+from feed.days import new_booking_id
+from feed.receiver import Receiver, Reply, problem
+from feed.signing import HEADER as SIGNATURE_HEADER
+from feed.statuses import error_body
+
+MAX_BODY_BYTES = 64 * 1024
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class WebhookReply(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    reservation_id: str
+    status: str
+
+
+class OperationReply(BaseModel):
+    operation: list[Any]
+    result: Any
+
+
+class WalkIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    size: int = Field(ge=1, le=20, strict=True)
+    party_id: str | None = Field(default=None, min_length=1, max_length=100)
+    name: str = Field(default="", max_length=200)
+
+
+class PhoneReservation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    party_size: int = Field(ge=1, le=20, strict=True)
+    start: str = Field(min_length=1, max_length=64, description="YYYY-MM-DDTHH:MM local")
+    name: str = Field(default="", max_length=200)
+    phone: str = Field(default="", max_length=50)
+
+
+class ReservationRow(BaseModel):
+    reservation_id: str
+    unit: str
+    tables: list[str]
+    start: str
+    status: str
+    party_size: int | None
+    name: str
+    source: str
+
+
+class ReservationList(BaseModel):
+    merchant_id: str
+    day: str
+    reservations: list[ReservationRow]
+
+
+class Health(BaseModel):
+    status: str
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {"model": ErrorBody} for code in codes}
+
+
+HOST_ERRORS = _errors(401, 404, 409, 413, 422, 503)
+WEBHOOK_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
+
+Id = Annotated[str, Path(min_length=1, max_length=200)]
+Auth = Annotated[str | None, Header(alias="Authorization", description="Bearer <token>")]
+
+
+def _send(reply: Reply) -> JSONResponse:
+    return JSONResponse(reply.body, status_code=reply.status)
+
+
+async def _read_body(request: Request) -> bytes | None:
+    """The body, or None when it is over MAX_BODY_BYTES (read no further than that)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _bearer(authorization: str | None) -> str | None:
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def create_app(receiver: Receiver) -> FastAPI:
+    app = FastAPI(
+        title="Host Stand receiver",
+        version="1",
+        description="Partner webhooks and the host tablet's API for Host Stand restaurants.",
+    )
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return _send(problem(statuses.INVALID_REQUEST, f"{where}: {first.get('msg')}"))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: statuses.NOT_FOUND, 405: statuses.METHOD_NOT_ALLOWED}.get(
+            exc.status_code, statuses.INVALID_REQUEST
+        )
+        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+    @app.get("/healthz", response_model=Health, tags=["health"])
+    def healthz() -> Health:
+        return Health(status="ok")
+
+    @app.post(
+        "/webhooks/{partner_id}",
+        response_model=WebhookReply,
+        responses=WEBHOOK_ERRORS,
+        tags=["partners"],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }
+        },
+    )
+    async def webhook(request: Request, partner_id: Id) -> JSONResponse:
+        """A signed partner event: reservation.requested, .checked_in or .cancelled."""
+        body = await _read_body(request)
+        if body is None:
+            return _send(
+                problem(statuses.BODY_TOO_LARGE, f"bodies are {MAX_BODY_BYTES} bytes at most")
+            )
+        signature = request.headers.get(SIGNATURE_HEADER)
+        reply = await run_in_threadpool(receiver.webhook, partner_id, signature, body)
+        return _send(reply)
+
+    prefix = "/api/v1/restaurants/{merchant_id}"
+
+    def host(
+        merchant_id: str,
+        authorization: str | None,
+        name: str,
+        *args: Any,
+        meta: dict[str, Any] | None = None,
+    ) -> JSONResponse:
+        if not receiver.host_authorized(merchant_id, _bearer(authorization)):
+            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong bearer token"))
+        return _send(receiver.host_operation(merchant_id, name, *args, meta=meta))
+
+    @app.post(
+        f"{prefix}/walk-ins", response_model=OperationReply, responses=HOST_ERRORS, tags=["host"]
+    )
+    def walk_in(merchant_id: Id, walk: WalkIn, authorization: Auth = None) -> JSONResponse:
+        """A walk-in joins the queue (and is seated at once if a table is right for it)."""
+        party_id = walk.party_id or "w-" + new_booking_id()[3:11]
+        meta = {"source": "host", "name": walk.name, "party_size": walk.size}
+        return host(merchant_id, authorization, "walk_in", party_id, walk.size, meta=meta)
+
+    @app.post(
+        f"{prefix}/tables/{{table_id}}/free",
+        response_model=OperationReply,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    def free(merchant_id: Id, table_id: Id, authorization: Auth = None) -> JSONResponse:
+        """The party at this table has left; whoever the rules pick is seated."""
+        return host(merchant_id, authorization, "free", table_id)
+
+    @app.get(f"{prefix}/board", response_model=OperationReply, responses=HOST_ERRORS, tags=["host"])
+    def board(merchant_id: Id, authorization: Auth = None) -> JSONResponse:
+        """Every table (party, held:<id> or free) and the queue, oldest first."""
+        return host(merchant_id, authorization, "board")
+
+    @app.get(f"{prefix}/quote", response_model=OperationReply, responses=HOST_ERRORS, tags=["host"])
+    def quote(
+        merchant_id: Id,
+        size: Annotated[int, Query(ge=1, le=20)],
+        authorization: Auth = None,
+    ) -> JSONResponse:
+        """The wait in minutes to quote a walk-in of this size now."""
+        return host(merchant_id, authorization, "quote", size)
+
+    @app.post(
+        f"{prefix}/reservations/{{reservation_id}}/check-in",
+        response_model=WebhookReply,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    def check_in(merchant_id: Id, reservation_id: Id, authorization: Auth = None) -> JSONResponse:
+        """The guests of a reservation have arrived: seat them at their table(s)."""
+        return host(merchant_id, authorization, "check_in", reservation_id)
+
+    @app.post(
+        f"{prefix}/reservations/{{reservation_id}}/cancel",
+        response_model=WebhookReply,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    def cancel(merchant_id: Id, reservation_id: Id, authorization: Auth = None) -> JSONResponse:
+        """Cancel a reservation that is still booked; its table is given back."""
+        return host(merchant_id, authorization, "cancel", reservation_id)
+
+    @app.post(
+        f"{prefix}/parties/{{party_id}}/leave",
+        response_model=OperationReply,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    def leave(merchant_id: Id, party_id: Id, authorization: Auth = None) -> JSONResponse:
+        """A waiting party gives up and leaves the queue."""
+        return host(merchant_id, authorization, "leave", party_id)
+
+    @app.post(
+        f"{prefix}/reservations", response_model=WebhookReply, responses=HOST_ERRORS, tags=["host"]
+    )
+    def reserve(
+        merchant_id: Id, booking: PhoneReservation, authorization: Auth = None
+    ) -> JSONResponse:
+        """A phone reservation; the table is chosen by the availability rules."""
+        if not receiver.host_authorized(merchant_id, _bearer(authorization)):
+            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong bearer token"))
+        reply = receiver.host_book(
+            merchant_id, booking.party_size, booking.start, booking.name, booking.phone
+        )
+        return _send(reply)
+
+    @app.get(
+        f"{prefix}/reservations",
+        response_model=ReservationList,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    def reservations(
+        merchant_id: Id,
+        day: Annotated[date | None, Query(alias="date")] = None,
+        authorization: Auth = None,
+    ) -> JSONResponse:
+        """The day's reservations (default today) with their status."""
+        if not receiver.host_authorized(merchant_id, _bearer(authorization)):
+            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong bearer token"))
+        return _send(receiver.host_reservations(merchant_id, day))
+
+    return app

@@ -1,0 +1,65 @@
+"""Error codes to HTTP statuses: the one place the receiver decides what a refusal is.
+
+Codes are the engine's (`engine.errors`), the service's (`feed.days`) and the receiver's own.
+Anything a client can send maps to a 4xx; a code missing here is a bug and shows as 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import errors
+from feed import days
+
+UNAUTHORIZED = "unauthorized"
+BAD_JSON = "bad json"
+INVALID_REQUEST = "invalid request"
+BODY_TOO_LARGE = "body too large"
+UNKNOWN_MERCHANT = "unknown merchant"
+EVENT_ID_REUSED = "event id reused"
+NOT_FOUND = "not found"
+METHOD_NOT_ALLOWED = "method not allowed"
+NO_SERVICE_TODAY = "no service today"
+UNAVAILABLE = "unavailable"
+
+HTTP_STATUS: dict[str, int] = {
+    # the engine's codes
+    errors.UNKNOWN_OPERATION: 400,
+    errors.INVALID_ARGUMENTS: 422,
+    errors.PARTY_EXISTS: 409,
+    errors.UNKNOWN_TABLE: 404,
+    errors.TABLE_NOT_OCCUPIED: 409,
+    errors.INVALID_TIME: 409,
+    errors.TABLE_CONFLICT: 409,
+    errors.UNKNOWN_RESERVATION: 404,
+    errors.RESERVATION_NOT_ACTIVE: 409,
+    errors.TOO_EARLY: 409,
+    errors.TABLE_BUSY: 409,
+    errors.UNKNOWN_PARTY: 404,
+    errors.NOT_WAITING: 409,
+    # the service's refusals
+    days.SLOT_UNAVAILABLE: 409,
+    days.NOT_A_SLOT: 409,
+    days.SLOT_IN_PAST: 409,
+    days.BAD_PARTY_SIZE: 422,
+    days.CLOSED: 409,
+    NO_SERVICE_TODAY: 409,
+    # the receiver's own
+    UNAUTHORIZED: 401,
+    BAD_JSON: 400,
+    INVALID_REQUEST: 422,
+    BODY_TOO_LARGE: 413,
+    UNKNOWN_MERCHANT: 404,
+    EVENT_ID_REUSED: 422,
+    NOT_FOUND: 404,
+    METHOD_NOT_ALLOWED: 405,
+    UNAVAILABLE: 503,
+}
+
+
+def http_status(code: str) -> int:
+    return HTTP_STATUS.get(code, 500)
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
