@@ -60,6 +60,16 @@ class DuplicateKey(StoreError):
 Remember = tuple[str, str, JSON]  # (scope, key, value) of an idempotency record
 
 
+@dataclass(frozen=True)
+class LogAppend:
+    """Entries for one (merchant, day) log at seqs expected_seq, expected_seq + 1, ..."""
+
+    merchant_id: str
+    service_date: date
+    expected_seq: int
+    entries: Sequence[NewEntry]
+
+
 class LogStore(Protocol):
     """Service-day operation logs plus idempotency records, durable once a call returns."""
 
@@ -80,6 +90,16 @@ class LogStore(Protocol):
         """
         ...
 
+    def append_all(
+        self,
+        appends: Sequence[LogAppend],
+        remember: Sequence[Remember] = (),
+        put: Sequence[Remember] = (),
+    ) -> None:
+        """Several logs' appends, `remember` records (insert, DuplicateKey if present) and
+        `put` records (insert or replace) in one transaction: all of it or none of it."""
+        ...
+
     def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
         """The entries with seq > after_seq, in seq order."""
         ...
@@ -93,6 +113,10 @@ class LogStore(Protocol):
         ...
 
     def recall(self, scope: str, key: str) -> JSON | None: ...
+
+    def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, JSON]]:
+        """Every (key, value) of `scope` whose key starts with `prefix`, in key order."""
+        ...
 
     def close(self) -> None: ...
 

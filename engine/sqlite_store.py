@@ -19,6 +19,7 @@ from engine.log import (
     JSON,
     ConcurrencyConflict,
     DuplicateKey,
+    LogAppend,
     LogEntry,
     NewEntry,
     Remember,
@@ -169,35 +170,64 @@ class SQLiteStore:
         remember: Sequence[Remember] = (),
     ) -> list[LogEntry]:
         check_append(expected_seq, entries)
-        day = service_date.isoformat()
-        rows = [
-            (
-                merchant_id,
-                day,
-                expected_seq + i,
-                _dumps(e.operation),
-                _dumps(e.result),
-                float(e.received_at),
-                _dumps(e.meta),
+        self.append_all([LogAppend(merchant_id, service_date, expected_seq, entries)], remember)
+        return [
+            _entry(
+                (
+                    expected_seq + i,
+                    _dumps(e.operation),
+                    _dumps(e.result),
+                    float(e.received_at),
+                    _dumps(e.meta),
+                )
             )
             for i, e in enumerate(entries)
         ]
+
+    def append_all(
+        self,
+        appends: Sequence[LogAppend],
+        remember: Sequence[Remember] = (),
+        put: Sequence[Remember] = (),
+    ) -> None:
+        for one in appends:
+            check_append(one.expected_seq, one.entries)
         with self._transaction() as conn:
             for scope, key, value in remember:
                 stored = self._insert_or_get(conn, scope, key, _dumps(value))
                 if stored is not None:
                     raise DuplicateKey(scope, key, json.loads(stored))
-            # The key stops a writer at a taken seq; this stops one that would leave a gap.
-            if expected_seq > 0 and not self._has_seq(conn, merchant_id, day, expected_seq - 1):
-                raise ConcurrencyConflict(
-                    f"expected_seq {expected_seq} is past the end of {merchant_id} {day}"
+            for one in appends:
+                day = one.service_date.isoformat()
+                # The key stops a writer at a taken seq; this stops one that would leave a gap.
+                if one.expected_seq > 0 and not self._has_seq(
+                    conn, one.merchant_id, day, one.expected_seq - 1
+                ):
+                    raise ConcurrencyConflict(
+                        f"expected_seq {one.expected_seq} is past the end of"
+                        f" {one.merchant_id} {day}"
+                    )
+                conn.executemany(
+                    "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
+                    " received_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            one.merchant_id,
+                            day,
+                            one.expected_seq + i,
+                            _dumps(e.operation),
+                            _dumps(e.result),
+                            float(e.received_at),
+                            _dumps(e.meta),
+                        )
+                        for i, e in enumerate(one.entries)
+                    ],
                 )
             conn.executemany(
-                "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
-                " received_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
+                "INSERT INTO idempotency (scope, key, value) VALUES (?, ?, ?)"
+                " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
+                [(scope, key, _dumps(value)) for scope, key, value in put],
             )
-        return [_entry(row[2:]) for row in rows]
 
     @staticmethod
     def _has_seq(conn: sqlite3.Connection, merchant_id: str, day: str, seq: int) -> bool:
@@ -253,6 +283,15 @@ class SQLiteStore:
                 "SELECT value FROM idempotency WHERE scope = ? AND key = ?", (scope, key)
             ).fetchone()
         return None if row is None else json.loads(row[0])
+
+    def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, JSON]]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT key, value FROM idempotency WHERE scope = ? AND substr(key, 1, ?) = ?"
+                " ORDER BY key",
+                (scope, len(prefix), prefix),
+            ).fetchall()
+        return [(str(key), json.loads(value)) for key, value in rows]
 
     # -- lifetime ------------------------------------------------------------------------
 

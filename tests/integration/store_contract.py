@@ -16,6 +16,7 @@ from engine import HostStand, Rejected, run
 from engine.log import (
     ConcurrencyConflict,
     DuplicateKey,
+    LogAppend,
     LogEntry,
     LogStore,
     NewEntry,
@@ -216,6 +217,41 @@ class StoreContract:
             MERCHANT, DAY, 0, [entry(0)], remember=[("webhook", "k3", 1), ("booking", "b3", 2)]
         )
         assert (store.recall("webhook", "k3"), store.recall("booking", "b3")) == (1, 2)
+
+    def test_appends_to_two_logs_commit_together_or_not_at_all(self, store: LogStore) -> None:
+        other = date(2024, 3, 10)
+        store.append(MERCHANT, other, 0, [entry(0)])
+        with pytest.raises(ConcurrencyConflict):
+            store.append_all(
+                [LogAppend(MERCHANT, DAY, 0, [entry(0)]), LogAppend(MERCHANT, other, 0, [entry(1)])]
+            )
+        assert store.entries(MERCHANT, DAY) == []
+        store.append_all(
+            [LogAppend(MERCHANT, DAY, 0, [entry(0)]), LogAppend(MERCHANT, other, 1, [entry(1)])],
+            put=[("booking", "b1", {"day": "2024-03-10"})],
+        )
+        assert [len(store.entries(MERCHANT, d)) for d in (DAY, other)] == [1, 2]
+        assert store.recall("booking", "b1") == {"day": "2024-03-10"}
+
+    def test_put_replaces_a_stored_value(self, store: LogStore) -> None:
+        store.remember("booking", "b1", {"v": 1})
+        store.append_all(
+            [LogAppend(MERCHANT, DAY, 0, [entry(0)])], put=[("booking", "b1", {"v": 2})]
+        )
+        assert store.recall("booking", "b1") == {"v": 2}
+
+    def test_a_failed_append_does_not_put_its_records(self, store: LogStore) -> None:
+        store.append(MERCHANT, DAY, 0, [entry(0)])
+        with pytest.raises(ConcurrencyConflict):
+            store.append_all([LogAppend(MERCHANT, DAY, 0, [entry(1)])], put=[("booking", "b9", 1)])
+        assert store.recall("booking", "b9") is None
+
+    def test_keys_are_listed_by_prefix_in_key_order(self, store: LogStore) -> None:
+        for key in ("u1/b2", "u1/b1", "u10/b3", "u2/b4"):
+            store.remember("user", key, key)
+        store.remember("other", "u1/b5", 0)
+        assert store.recall_prefix("user", "u1/") == [("u1/b1", "u1/b1"), ("u1/b2", "u1/b2")]
+        assert store.recall_prefix("user", "u%/") == []
 
     # -- the log is the day ----------------------------------------------------------------
 
