@@ -45,6 +45,19 @@ def closing_instant(r: Restaurant, day: date) -> datetime | None:
     return _instant(r.tz, _wall(day, services[-1].close_offset))
 
 
+def in_service(r: Restaurant, instant: datetime) -> date | None:
+    """The service day of the service running at `instant` (open <= instant < close), or
+    None between services (after lunch, before dinner) and outside the day."""
+    instant = _aware(instant)
+    for day in _candidate_days(instant.astimezone(r.tz).date()):
+        for service in services_of(r, day):
+            start = _instant(r.tz, _wall(day, service.open_offset))
+            end = _instant(r.tz, _wall(day, service.close_offset))
+            if start <= instant < end:
+                return day
+    return None
+
+
 def slots(r: Restaurant, day: date) -> list[Slot]:
     """Every slot of the day: each service from open to last seating, every slot_minutes."""
     opening = opening_instant(r, day)

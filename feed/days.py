@@ -7,6 +7,7 @@ first, the state is rebuilt from the log and the operation is worked out again.
 
 from __future__ import annotations
 
+import copy
 import secrets
 import threading
 from collections.abc import Callable, Sequence
@@ -16,10 +17,10 @@ from typing import Any
 
 from engine import HostStand, Rejected, config
 from engine.holds import Reservation
-from engine.log import ConcurrencyConflict, LogEntry, LogStore, NewEntry, Remember
+from engine.log import ConcurrencyConflict, LogAppend, LogEntry, LogStore, NewEntry, Remember
 from engine.stand import Result
 from feed import calendar
-from feed.availability import Booking, choose_unit, day_grid
+from feed.availability import Booking, choose_unit, day_grid, spots_open
 from feed.calendar import Slot
 from feed.restaurant import Restaurant
 
@@ -216,8 +217,11 @@ class DayBook:
         meta: dict[str, Any] | None = None,
         booking_id: str | None = None,
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
+        index: dict[str, Any] | None = None,
     ) -> Applied | Refused:
-        """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3)."""
+        """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3).
+
+        The booking index (BOOKING_SCOPE) gets merchant, day, partner and `index` extras."""
         r = self.restaurant
         if not 1 <= party_size <= r.max_party_size:
             return Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
@@ -235,18 +239,145 @@ class DayBook:
             return ["reserve", ts, rid, unit, slot.minute]
 
         details = {"party_size": party_size, **(meta or {})}
-        index = {
+        entry = {
+            **(index or {}),
             "merchant_id": r.merchant_id,
             "day": day.isoformat(),
             "partner": details.get("partner"),
+            "reservation_id": rid,
         }
 
         def records(operation: list[Any], result: Result) -> list[Remember]:
             # The index finds a booking's day from its id alone (check-in, cancel, status).
             extra = list(remember(operation, result)) if remember is not None else []
-            return [*extra, (BOOKING_SCOPE, rid, index)]
+            return [*extra, (BOOKING_SCOPE, rid, entry)]
 
         return self.apply(day, now, build, details, remember=records, keep_rejected=False)
+
+    def spots(self, day: date, slot: Slot, party_size: int, now: datetime) -> int:
+        """What a booking of `party_size` in `slot` would find open right now (0 if started)."""
+        ts = self.minute(day, now)
+        with self._lock:
+            stand = self._load(day).stand
+            if stand.last_ts is not None:
+                ts = max(ts, stand.last_ts)
+            if slot.minute <= ts:
+                return 0
+            booked = still_booked(stand, ts)
+        return spots_open(self.restaurant.floor, booked, slot.minute, party_size)
+
+    def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:
+        """Results of operations at `now` on a copy of the day: nothing changes, nothing is
+        written (quotes for wait estimates must not seat anyone in the real log)."""
+        with self._lock:
+            state = self._load(day)
+            stand = copy.deepcopy(state.stand)
+        ts = self.minute(day, now)
+        if stand.last_ts is not None:
+            ts = max(ts, stand.last_ts)
+        return [stand.apply([op[0], ts, *op[1:]]) for op in operations]
+
+    def move(
+        self,
+        old_day: date,
+        old_reservation: str,
+        new_day: date,
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        new_reservation: str,
+        meta: dict[str, Any] | None = None,
+        put: Callable[[list[Any]], Sequence[Remember]] | None = None,
+    ) -> Applied | Refused:
+        """Cancel a booking and book its party again elsewhere, atomically: both entries (one
+        log or two) are appended in one transaction, or nothing is written."""
+        r = self.restaurant
+        if not 1 <= party_size <= r.max_party_size:
+            return Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
+        for day in (old_day, new_day):
+            if calendar.opening_instant(r, day) is None:
+                return Refused(CLOSED, f"{r.name} is closed on {day.isoformat()}")
+        with self._lock:
+            for _ in range(MAX_ATTEMPTS):
+                outcome = self._try_move(
+                    old_day, old_reservation, new_day, slot, party_size, now, new_reservation,
+                    dict(meta or {}), put,
+                )  # fmt: skip
+                if outcome is not None:
+                    return outcome
+        raise ConcurrencyConflict(f"{r.merchant_id}: move gave up after {MAX_ATTEMPTS} attempts")
+
+    def _try_move(
+        self,
+        old_day: date,
+        old_reservation: str,
+        new_day: date,
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        new_reservation: str,
+        meta: dict[str, Any],
+        put: Callable[[list[Any]], Sequence[Remember]] | None,
+    ) -> Applied | Refused | None:
+        """One optimistic attempt; None when another writer got there first."""
+        r = self.restaurant
+        old, new = self._load(old_day), self._load(new_day)
+
+        def forget() -> None:
+            self._days.pop(old_day, None)
+            self._days.pop(new_day, None)
+
+        def clamp(day: date, state: _Day) -> int:
+            ts = self.minute(day, now)
+            last = state.stand.last_ts
+            return ts if last is None else max(ts, last)
+
+        old_seq, new_seq = old.next_seq, new.next_seq
+        cancel = ["cancel", clamp(old_day, old), old_reservation]
+        cancelled = old.stand.apply(cancel)
+        if isinstance(cancelled, Rejected):
+            forget()
+            return Refused(cancelled.code, f"the booking cannot be moved: {cancelled.code}")
+        ts = clamp(new_day, new)
+        if slot.minute <= ts:
+            forget()
+            return Refused(SLOT_IN_PAST, f"{slot.local.isoformat()} has already started")
+        unit = choose_unit(r.floor, still_booked(new.stand, ts), slot.minute, party_size)
+        if unit is None:
+            forget()
+            return Refused(SLOT_UNAVAILABLE, f"no table for {party_size} at {slot.local}")
+        reserve = ["reserve", ts, new_reservation, unit, slot.minute]
+        reserved = new.stand.apply(reserve)
+        if isinstance(reserved, Rejected):  # availability and the engine disagree: a bug
+            forget()
+            return Refused(reserved.code, f"the engine refused the move: {reserved.code}")
+        stamp = now.timestamp()
+        details = {"party_size": party_size, **meta}
+        cancel_entry = NewEntry(
+            cancel, json_result(cancelled), stamp, {"moved_to": new_reservation}
+        )
+        reserve_entry = NewEntry(reserve, json_result(reserved), stamp, details)
+        if old_day == new_day:
+            appends = [LogAppend(r.merchant_id, old_day, old_seq, [cancel_entry, reserve_entry])]
+        else:
+            appends = [
+                LogAppend(r.merchant_id, old_day, old_seq, [cancel_entry]),
+                LogAppend(r.merchant_id, new_day, new_seq, [reserve_entry]),
+            ]
+        try:
+            self.store.append_all(appends, put=put(reserve) if put is not None else ())
+        except ConcurrencyConflict:
+            forget()
+            return None
+        except BaseException:
+            forget()
+            raise
+        if old_day == new_day:
+            old.next_seq = old_seq + 2
+        else:
+            old.next_seq, new.next_seq = old_seq + 1, new_seq + 1
+        new.remember(reserve, details)
+        return Applied(new_day, new.next_seq - 1, reserve, reserved)
 
     # -- availability -------------------------------------------------------------
 

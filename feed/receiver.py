@@ -259,10 +259,9 @@ class Receiver:
         def remember(_operation: list[Any], result: Result) -> list[Remember]:
             return [record(reply_for(result))] if record is not None else []
 
+        engine_id = str(index.get("reservation_id", reservation_id))  # moved: a new engine id
         outcome = self._guard(
-            lambda: book.operate(
-                day, now, name, reservation_id, remember=remember, keep_rejected=False
-            )
+            lambda: book.operate(day, now, name, engine_id, remember=remember, keep_rejected=False)
         )
         if isinstance(outcome, Reply):
             return outcome, False

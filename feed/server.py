@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from feed import statuses
+from feed import statuses, v3
 from feed.days import new_booking_id
+from feed.partner_api import PartnerApi
 from feed.receiver import Receiver, Reply, problem
 from feed.signing import HEADER as SIGNATURE_HEADER
 from feed.statuses import error_body
@@ -138,6 +139,10 @@ def create_app(receiver: Receiver) -> FastAPI:
             exc.status_code, statuses.INVALID_REQUEST
         )
         return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+    app.include_router(
+        v3.router(PartnerApi(receiver.books, receiver.store, receiver.clock), receiver.settings)
+    )
 
     @app.get("/healthz", response_model=Health, tags=["health"])
     def healthz() -> Health:

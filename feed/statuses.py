@@ -21,6 +21,7 @@ NOT_FOUND = "not found"
 METHOD_NOT_ALLOWED = "method not allowed"
 NO_SERVICE_TODAY = "no service today"
 UNAVAILABLE = "unavailable"
+BAD_ARGUMENTS = "bad arguments"  # the partner protocol's 400: unknown merchant, slot, booking
 
 HTTP_STATUS: dict[str, int] = {
     # the engine's codes
@@ -54,6 +55,7 @@ HTTP_STATUS: dict[str, int] = {
     NOT_FOUND: 404,
     METHOD_NOT_ALLOWED: 405,
     UNAVAILABLE: 503,
+    BAD_ARGUMENTS: 400,
 }
 
 

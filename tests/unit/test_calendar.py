@@ -13,6 +13,7 @@ import pytest
 from feed.calendar import (
     closing_instant,
     days_ahead,
+    in_service,
     minute_of,
     opening_instant,
     service_day_of,
@@ -283,3 +284,17 @@ def test_days_ahead_includes_yesterdays_service_while_it_is_still_running() -> N
     r = late("Europe/London", "friday", "18:00", "01:00", "00:00")
     now = datetime(2026, 6, 20, 0, 15, tzinfo=LONDON)
     assert days_ahead(r, now, 7) == [date(2026, 6, 19), date(2026, 6, 26)]
+
+
+def test_a_restaurant_is_in_service_only_between_a_services_open_and_close() -> None:
+    saturday = date(2026, 12, 5)
+
+    def at(hh: int, mm: int) -> datetime:
+        return datetime(2026, 12, 5, hh, mm, tzinfo=LONDON)
+
+    assert in_service(MARLOWES, at(12, 0)) == saturday
+    assert in_service(MARLOWES, at(14, 59)) == saturday
+    assert in_service(MARLOWES, at(15, 0)) is None  # between lunch and dinner
+    assert in_service(MARLOWES, at(17, 30)) == saturday
+    assert in_service(MARLOWES, at(23, 0)) is None
+    assert in_service(MARLOWES, datetime(2026, 12, 25, 19, 0, tzinfo=LONDON)) is None

@@ -1,0 +1,625 @@
+"""The partner's booking server (v3) and waitlist, over the service days.
+
+Requests arrive normalised to snake_case; the answers use the partner's exact field names.
+Business failures are 200 with `booking_failure` (or `waitlist_business_logic_failure`);
+unknown merchants, slots or bookings are 400. Idempotency tokens are stored with the change
+they made, so a retry gets the same booking and a failed attempt is simply tried again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine import PartyState
+from engine.errors import RESERVATION_NOT_ACTIVE, Rejected
+from engine.holds import ReservationStatus
+from engine.log import DuplicateKey, LogStore, Remember, StoreUnavailable
+from engine.stand import Result
+from feed import calendar, statuses
+from feed.availability import spots_total
+from feed.days import BOOKING_SCOPE, DayBook, Refused, new_booking_id
+from feed.receiver import Reply, problem
+from feed.restaurant import Restaurant
+from feed.settings import Partner
+
+CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
+SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"
+OVERLAPPING_RESERVATION = "OVERLAPPING_RESERVATION"
+BOOKING_ALREADY_CANCELLED = "BOOKING_ALREADY_CANCELLED"
+BOOKING_NOT_CANCELLABLE = "BOOKING_NOT_CANCELLABLE"
+PREPAYMENT_NOT_PROVIDED = "PREPAYMENT_NOT_PROVIDED"
+SYNCHRONOUS = "CONFIRMATION_MODE_SYNCHRONOUS"
+WAITLIST_SYNCHRONOUS = "WAITLIST_CONFIRMATION_MODE_SYNCHRONOUS"
+WAITLIST_SCOPE = "waitlist"  # entry id -> merchant, day, partner, user, size, created
+ESTIMATE_MIN_WIDTH = 15 * 60  # seconds: a seat time is a window, never a promise to the minute
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake_case(value: Any) -> Any:
+    """Keys of every object turned from lowerCamelCase to snake_case (values untouched)."""
+    if isinstance(value, dict):
+        return {_CAMEL.sub(r"_\1", str(k)).lower(): snake_case(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snake_case(v) for v in value]
+    return value
+
+
+# -- requests (pydantic at the edge; lax, so int64 strings become ints) ----------------------
+
+
+class _Req(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Resources(_Req):
+    party_size: int | None = Field(default=None, ge=0, le=1000)
+    room_id: str | None = None
+    staff_id: str | None = None
+
+
+class SlotIn(_Req):
+    merchant_id: str | None = None
+    service_id: str | None = None
+    start_sec: int | None = Field(default=None, ge=0, le=10**11)
+    duration_sec: int | None = Field(default=None, ge=0, le=10**9)
+    availability_tag: str | None = None
+    resources: Resources | None = None
+
+
+class SlotTime(_Req):
+    service_id: str | None = None
+    start_sec: int = Field(ge=0, le=10**11)
+    duration_sec: int | None = Field(default=None, ge=0, le=10**9)
+    availability_tag: str | None = None
+    resource_ids: Resources | None = None
+
+
+class UserInformation(_Req):
+    user_id: str = Field(min_length=1, max_length=200)
+    given_name: str = ""
+    family_name: str = ""
+    telephone: str = ""
+    email: str = ""
+
+
+class LookupRequest(_Req):
+    merchant_id: str = Field(min_length=1)
+    slot_time: list[SlotTime] = Field(default_factory=list, max_length=1000)
+
+
+class CreateBookingRequest(_Req):
+    slot: SlotIn
+    user_information: UserInformation
+    idempotency_token: str | None = Field(default=None, max_length=200)
+    additional_request: str | None = None
+
+
+class BookingIn(_Req):
+    booking_id: str = Field(min_length=1)
+    status: str | None = None
+    slot: SlotIn | None = None
+
+
+class UpdateBookingRequest(_Req):
+    booking: BookingIn
+    idempotency_token: str | None = None
+
+
+class BookingIdRequest(_Req):
+    booking_id: str = Field(min_length=1)
+
+
+class UserIdRequest(_Req):
+    user_id: str = Field(min_length=1)
+
+
+class WaitEstimatesRequest(_Req):
+    merchant_id: str = Field(min_length=1)
+    service_id: str | None = None
+    party_size: list[int] = Field(default_factory=list, max_length=100)
+
+
+class CreateWaitlistEntryRequest(_Req):
+    merchant_id: str = Field(min_length=1)
+    service_id: str | None = None
+    party_size: int
+    user_information: UserInformation
+    additional_request: str | None = None
+    idempotency_token: str | None = Field(default=None, max_length=200)
+
+
+class WaitlistEntryIdRequest(_Req):
+    waitlist_entry_id: str = Field(min_length=1)
+
+
+RequestT = TypeVar("RequestT", bound=BaseModel)
+
+
+def parse(model: type[RequestT], payload: Any) -> RequestT | Reply:
+    try:
+        return model.model_validate(snake_case(payload))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        return problem(statuses.BAD_ARGUMENTS, f"{where}: {first['msg']}")
+
+
+def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
+    return Reply(200, {key: {"cause": cause, "description": description}})
+
+
+class PartnerApi:
+    """Booking server v3 and waitlist calls for one authenticated partner at a time."""
+
+    def __init__(
+        self, books: dict[str, DayBook], store: LogStore, clock: Callable[[], datetime]
+    ) -> None:
+        self.books = books
+        self.store = store
+        self.clock = clock
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _book_of(self, partner: Partner, merchant_id: str | None) -> DayBook | Reply:
+        book = self.books.get(merchant_id or "")
+        if book is None or not partner.may_use(book.restaurant.merchant_id):
+            return problem(statuses.BAD_ARGUMENTS, f"unknown merchant {merchant_id!r}")
+        return book
+
+    def _index(self, partner: Partner, booking_id: str) -> dict[str, Any] | Reply:
+        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        if not isinstance(index, dict) or index.get("partner") != partner.id:
+            return problem(statuses.BAD_ARGUMENTS, f"unknown booking {booking_id!r}")
+        return index
+
+    def _status(self, index: dict[str, Any], now: datetime) -> str:
+        """CONFIRMED while booked or seated, NO_SHOW once past its hold, CANCELED if cancelled."""
+        book = self.books[str(index["merchant_id"])]
+        day = date.fromisoformat(str(index["day"]))
+        reservation = book.stand(day).book.get(str(index["reservation_id"]))
+        if reservation is None:
+            return CANCELED  # a move that never landed cannot happen; be safe rather than 500
+        if reservation.status is ReservationStatus.CANCELLED:
+            return CANCELED
+        if reservation.status is ReservationStatus.NO_SHOW:
+            return NO_SHOW
+        # A booked reservation past at + 15 is a no-show; the log records it at its next operation.
+        if (
+            reservation.status is ReservationStatus.BOOKED
+            and book.minute(day, now) >= reservation.at + 15
+        ):
+            return NO_SHOW
+        return CONFIRMED
+
+    def _booking(self, booking_id: str, index: dict[str, Any], status: str) -> dict[str, Any]:
+        r = self.books[str(index["merchant_id"])].restaurant
+        return {
+            "booking_id": booking_id,
+            "slot": {
+                "merchant_id": r.merchant_id,
+                "service_id": r.service_id,
+                "start_sec": index["start_sec"],
+                "duration_sec": index["duration_sec"],
+                "resources": {"party_size": index["party_size"]},
+                "confirmation_mode": SYNCHRONOUS,
+            },
+            "user_information": index.get("user", {}),
+            "status": status,
+            "payment_information": {"prepayment_status": PREPAYMENT_NOT_PROVIDED},
+        }
+
+    @staticmethod
+    def _slot_of(r: Restaurant, start_sec: int, duration_sec: int | None, size: int) -> Any:
+        """(day, slot) when this is a published slot for `size`, else None."""
+        if not 1 <= size <= r.max_party_size or spots_total(r.floor, size) == 0:
+            return None
+        found = calendar.slot_at(r, datetime.fromtimestamp(start_sec, UTC))
+        if found is None:
+            return None
+        if duration_sec and duration_sec != r.duration_minutes(size) * 60:
+            return None
+        return found
+
+    # -- booking server ----------------------------------------------------------------------
+
+    def lookup(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(LookupRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        book = self._book_of(partner, req.merchant_id)
+        if isinstance(book, Reply):
+            return book
+        r, now = book.restaurant, self.clock()
+        raw = snake_case(payload).get("slot_time", [])
+        answers = []
+        for slot_time, echoed in zip(req.slot_time, raw, strict=True):
+            size = slot_time.resource_ids.party_size if slot_time.resource_ids else None
+            available = False
+            if size and (slot_time.service_id in (None, r.service_id)):
+                found = self._slot_of(r, slot_time.start_sec, slot_time.duration_sec, size)
+                if found is not None:
+                    day, slot = found
+                    available = book.spots(day, slot, size, now) > 0
+            answers.append({"slot_time": echoed, "available": available})
+        return Reply(200, {"slot_time_availability": answers})
+
+    def create_booking(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(CreateBookingRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        token_scope = f"v3create:{partner.id}"
+        if req.idempotency_token:
+            stored = self.store.recall(token_scope, req.idempotency_token)
+            if stored is not None:
+                return Reply(200, stored)
+        book = self._book_of(partner, req.slot.merchant_id)
+        if isinstance(book, Reply):
+            return book
+        r, now, slot_in = book.restaurant, self.clock(), req.slot
+        if slot_in.service_id not in (None, r.service_id):
+            return problem(statuses.BAD_ARGUMENTS, f"unknown service {slot_in.service_id!r}")
+        size = slot_in.resources.party_size if slot_in.resources else None
+        if slot_in.start_sec is None or not size:
+            return problem(statuses.BAD_ARGUMENTS, "slot needs start_sec and resources.party_size")
+        found = self._slot_of(r, slot_in.start_sec, slot_in.duration_sec, size)
+        if found is None:
+            return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
+        day, slot = found
+        user = req.user_information
+        user_scope = f"user:{partner.id}"
+        for key, _merchant in self.store.recall_prefix(user_scope, f"{user.user_id}/"):
+            index = self.store.recall(BOOKING_SCOPE, key.split("/", 1)[1])
+            if (
+                isinstance(index, dict)
+                and index.get("merchant_id") == r.merchant_id
+                and index.get("start_sec") == slot.start_sec
+                and index.get("party_size") == size
+                and self._status(index, now) == CONFIRMED
+            ):
+                return failure(OVERLAPPING_RESERVATION, "this user already holds that booking")
+        booking_id = new_booking_id()
+        index = {
+            "start_sec": slot.start_sec,
+            "duration_sec": r.duration_minutes(size) * 60,
+            "party_size": size,
+            "user": user.model_dump(),
+            "moves": 0,
+        }
+        response = {
+            "booking": self._booking(booking_id, {**index, "merchant_id": r.merchant_id}, CONFIRMED)
+        }
+
+        def remember(_op: list[Any], _result: Result) -> list[Remember]:
+            records: list[Remember] = [(user_scope, f"{user.user_id}/{booking_id}", r.merchant_id)]
+            if req.idempotency_token:
+                records.append((token_scope, req.idempotency_token, response))
+            return records
+
+        meta = {
+            "source": "partner",
+            "partner": partner.id,
+            "name": f"{user.given_name} {user.family_name}".strip(),
+            "phone": user.telephone,
+            "email": user.email,
+            "user_id": user.user_id,
+        }
+        try:
+            outcome = book.book(day, slot, size, now, meta, booking_id, remember, index)
+        except DuplicateKey as dup:
+            if dup.scope == token_scope:  # the same token, concurrently: one booking only
+                return Reply(200, dup.value)
+            raise
+        except StoreUnavailable as exc:
+            return problem(statuses.UNAVAILABLE, str(exc))
+        if isinstance(outcome, Refused) or outcome.rejected is not None:
+            return failure(SLOT_UNAVAILABLE, getattr(outcome, "message", "no table left"))
+        return Reply(200, response)
+
+    def update_booking(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(UpdateBookingRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        booking_id = req.booking.booking_id
+        index = self._index(partner, booking_id)
+        if isinstance(index, Reply):
+            return index
+        now = self.clock()
+        book = self.books[str(index["merchant_id"])]
+        status = self._status(index, now)
+        if req.booking.status is not None and req.booking.status.upper() in (
+            "CANCELED",
+            "CANCELLED",
+        ):
+            return self._cancel(book, booking_id, index, status, now)
+        if req.booking.status not in (None, CONFIRMED):
+            return problem(statuses.BAD_ARGUMENTS, f"cannot set status {req.booking.status}")
+        new = req.booking.slot or SlotIn()
+        size = (new.resources.party_size if new.resources else None) or int(index["party_size"])
+        start = new.start_sec or int(index["start_sec"])
+        if size == index["party_size"] and start == index["start_sec"]:
+            return Reply(200, {"booking": self._booking(booking_id, index, status)})  # idempotent
+        if status == CANCELED:
+            return failure(BOOKING_ALREADY_CANCELLED, "a cancelled booking cannot be changed")
+        if status != CONFIRMED:
+            return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
+        r = book.restaurant
+        duration = new.duration_sec if new.start_sec else None  # a new size brings its own turn
+        found = self._slot_of(r, start, duration, size)
+        if found is None:
+            return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
+        day, slot = found
+        moves = int(index.get("moves", 0)) + 1
+        engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays
+        moved = {
+            **index,
+            "day": day.isoformat(),
+            "reservation_id": engine_id,
+            "start_sec": slot.start_sec,
+            "duration_sec": r.duration_minutes(size) * 60,
+            "party_size": size,
+            "moves": moves,
+        }
+        meta = {"source": "partner", "partner": partner.id, "booking_id": booking_id}
+        try:
+            outcome = book.move(
+                date.fromisoformat(str(index["day"])),
+                str(index["reservation_id"]),
+                day,
+                slot,
+                size,
+                now,
+                engine_id,
+                meta,
+                lambda _op: [(BOOKING_SCOPE, booking_id, moved)],
+            )
+        except StoreUnavailable as exc:
+            return problem(statuses.UNAVAILABLE, str(exc))
+        if isinstance(outcome, Refused):
+            if outcome.code == RESERVATION_NOT_ACTIVE:
+                return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
+            return failure(SLOT_UNAVAILABLE, outcome.message)
+        return Reply(200, {"booking": self._booking(booking_id, moved, CONFIRMED)})
+
+    def _cancel(
+        self, book: DayBook, booking_id: str, index: dict[str, Any], status: str, now: datetime
+    ) -> Reply:
+        if status == CANCELED:
+            return failure(BOOKING_ALREADY_CANCELLED, "the booking is already cancelled")
+        if status != CONFIRMED:
+            return failure(BOOKING_NOT_CANCELLABLE, "the booking is past or no-show")
+        day = date.fromisoformat(str(index["day"]))
+        try:
+            outcome = book.operate(
+                day, now, "cancel", str(index["reservation_id"]), keep_rejected=False
+            )
+        except StoreUnavailable as exc:
+            return problem(statuses.UNAVAILABLE, str(exc))
+        if isinstance(outcome, Refused) or isinstance(outcome.result, Rejected):
+            return failure(BOOKING_NOT_CANCELLABLE, "the booking can no longer be cancelled")
+        return Reply(200, {"booking": self._booking(booking_id, index, CANCELED)})
+
+    def booking_status(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(BookingIdRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        index = self._index(partner, req.booking_id)
+        if isinstance(index, Reply):
+            return index
+        return Reply(
+            200,
+            {
+                "booking_id": req.booking_id,
+                "booking_status": self._status(index, self.clock()),
+                "prepayment_status": PREPAYMENT_NOT_PROVIDED,
+            },
+        )
+
+    def list_bookings(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(UserIdRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        now = self.clock()
+        bookings = []
+        for key, _merchant in self.store.recall_prefix(f"user:{partner.id}", f"{req.user_id}/"):
+            booking_id = key.split("/", 1)[1]
+            index = self.store.recall(BOOKING_SCOPE, booking_id)
+            if isinstance(index, dict) and str(index.get("merchant_id")) in self.books:
+                bookings.append(self._booking(booking_id, index, self._status(index, now)))
+        return Reply(200, {"bookings": bookings})
+
+    # -- waitlist ----------------------------------------------------------------------------
+
+    def _estimate(
+        self, book: DayBook, day: date, size: int, quote: int, now: datetime
+    ) -> dict[str, Any]:
+        floor = book.restaurant.floor
+        queue = book.stand(day).queue()
+        if floor.is_large(size):
+            ahead = sum(1 for p in queue if p.size is not None and floor.is_large(p.size))
+        else:
+            cls = floor.quote_class(size)
+            ahead = sum(
+                1
+                for p in queue
+                if p.size is not None
+                and not floor.is_large(p.size)
+                and floor.quote_class(p.size) == cls
+            )
+        start = int(now.timestamp()) + quote * 60
+        return {
+            "party_size": size,
+            "wait_length": {
+                "parties_ahead_count": ahead,
+                "estimated_seat_time_range": {
+                    "start_seconds": start,
+                    "end_seconds": start + max(ESTIMATE_MIN_WIDTH, quote * 15),
+                },
+            },
+            "waitlist_confirmation_mode": WAITLIST_SYNCHRONOUS,
+        }
+
+    def wait_estimates(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(WaitEstimatesRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        book = self._book_of(partner, req.merchant_id)
+        if isinstance(book, Reply):
+            return book
+        r, now = book.restaurant, self.clock()
+        day = calendar.in_service(r, now)
+        if day is None:
+            return Reply(200, {"waitlist_status": "CLOSED_OTHER", "wait_estimate": []})
+        sizes = [
+            n
+            for n in dict.fromkeys(req.party_size)
+            if 1 <= n <= r.max_party_size and spots_total(r.floor, n) > 0
+        ]
+        quotes = book.peek(day, now, [["quote", n] for n in sizes])
+        estimates = [
+            self._estimate(book, day, n, int(q), now) for n, q in zip(sizes, quotes, strict=True)
+        ]
+        status = "CLOSED_NO_WAIT" if sizes and all(q == 0 for q in quotes) else "OPEN"
+        return Reply(200, {"waitlist_status": status, "wait_estimate": estimates})
+
+    def create_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(CreateWaitlistEntryRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        token_scope = f"v3wait:{partner.id}"
+        if req.idempotency_token:
+            stored = self.store.recall(token_scope, req.idempotency_token)
+            if stored is not None:
+                return Reply(200, stored)
+        book = self._book_of(partner, req.merchant_id)
+        if isinstance(book, Reply):
+            return book
+        r, now = book.restaurant, self.clock()
+        key = "waitlist_business_logic_failure"
+        day = calendar.in_service(r, now)
+        if day is None:
+            return failure("MERCHANT_CLOSED", f"{r.name} is not serving now", key)
+        size = req.party_size
+        if size < 1:
+            return failure("BELOW_MIN_PARTY_SIZE", "a party has at least one guest", key)
+        if size > r.max_party_size or spots_total(r.floor, size) == 0:
+            return failure("ABOVE_MAX_PARTY_SIZE", f"{r.name} cannot seat {size}", key)
+        user = req.user_information
+        user_scope = f"wluser:{partner.id}"
+        stand = book.stand(day)
+        for key_, _v in self.store.recall_prefix(user_scope, f"{user.user_id}/"):
+            party = stand.parties.get(key_.split("/", 1)[1])
+            if party is not None and party.state is PartyState.WAITING:
+                return failure("EXISTING_WAITLIST_ENTRY", "this user is already waiting", key)
+        if book.peek(day, now, [["quote", size]]) == [0]:
+            return failure("NO_WAIT", "a table is free: walk right in", key)
+        entry_id = "wl-" + new_booking_id()[3:]
+        response = {"waitlist_entry_id": entry_id}
+        created = int(now.timestamp())
+
+        def remember(_op: list[Any], _result: Result) -> list[Remember]:
+            index = {
+                "merchant_id": r.merchant_id,
+                "day": day.isoformat(),
+                "partner": partner.id,
+                "party_size": size,
+                "user_id": user.user_id,
+                "created_time_seconds": created,
+            }
+            records: list[Remember] = [
+                (WAITLIST_SCOPE, entry_id, index),
+                (user_scope, f"{user.user_id}/{entry_id}", r.merchant_id),
+            ]
+            if req.idempotency_token:
+                records.append((token_scope, req.idempotency_token, response))
+            return records
+
+        meta = {
+            "source": "partner",
+            "partner": partner.id,
+            "name": f"{user.given_name} {user.family_name}".strip(),
+            "party_size": size,
+        }
+        try:
+            outcome = book.operate(
+                day,
+                now,
+                "walk_in",
+                entry_id,
+                size,
+                meta=meta,
+                remember=remember,
+                keep_rejected=False,
+            )
+        except DuplicateKey as dup:
+            if dup.scope == token_scope:
+                return Reply(200, dup.value)
+            raise
+        except StoreUnavailable as exc:
+            return problem(statuses.UNAVAILABLE, str(exc))
+        if isinstance(outcome, Refused):
+            return failure("MERCHANT_CLOSED", outcome.message, key)
+        if isinstance(outcome.result, Rejected):
+            return problem(statuses.BAD_ARGUMENTS, f"walk-in refused: {outcome.result.code}")
+        return Reply(200, response)
+
+    def _entry(self, partner: Partner, entry_id: str) -> dict[str, Any] | Reply:
+        index = self.store.recall(WAITLIST_SCOPE, entry_id)
+        if not isinstance(index, dict) or index.get("partner") != partner.id:
+            return problem(statuses.BAD_ARGUMENTS, f"unknown waitlist entry {entry_id!r}")
+        return index
+
+    def get_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(WaitlistEntryIdRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        index = self._entry(partner, req.waitlist_entry_id)
+        if isinstance(index, Reply):
+            return index
+        book = self.books[str(index["merchant_id"])]
+        day = date.fromisoformat(str(index["day"]))
+        party = book.stand(day).parties.get(req.waitlist_entry_id)
+        opening = calendar.opening_instant(book.restaurant, day)
+        times: dict[str, int] = {"created_time_seconds": int(index["created_time_seconds"])}
+        state = "WAITING"
+        if party is not None and opening is not None:
+            if party.seated_at is not None:
+                state = "SEATED"
+                times["seated_time_seconds"] = int(
+                    (opening + timedelta(minutes=party.seated_at)).timestamp()
+                )
+            elif party.state is PartyState.LEFT and party.ended_at is not None:
+                state = "CANCELED"
+                times["canceled_time_seconds"] = int(
+                    (opening + timedelta(minutes=party.ended_at)).timestamp()
+                )
+        entry: dict[str, Any] = {"waitlist_entry_state": state, "waitlist_entry_state_times": times}
+        if state == "WAITING":
+            now = self.clock()
+            size = int(index["party_size"])
+            quote = book.peek(day, now, [["quote", size]])[0]
+            entry["wait_estimate"] = self._estimate(book, day, size, int(quote), now)
+        return Reply(200, {"waitlist_entry": entry})
+
+    def delete_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
+        req = parse(WaitlistEntryIdRequest, payload)
+        if isinstance(req, Reply):
+            return req
+        index = self._entry(partner, req.waitlist_entry_id)
+        if isinstance(index, Reply):
+            return index
+        book = self.books[str(index["merchant_id"])]
+        day = date.fromisoformat(str(index["day"]))
+        party = book.stand(day).parties.get(req.waitlist_entry_id)
+        if party is None or party.state is not PartyState.WAITING:
+            return Reply(200, {})  # already gone: deleting again changes nothing
+        try:
+            book.operate(day, self.clock(), "leave", req.waitlist_entry_id, keep_rejected=False)
+        except StoreUnavailable as exc:
+            return problem(statuses.UNAVAILABLE, str(exc))
+        return Reply(200, {})

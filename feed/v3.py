@@ -1,0 +1,142 @@
+"""HTTP routes of the partner's booking server (v3) and waitlist, behind HTTP Basic auth.
+
+The paths and field names are the partner's; `feed.partner_api` does the work.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from feed import statuses
+from feed.partner_api import PartnerApi
+from feed.receiver import Reply, problem
+from feed.settings import Partner, Settings
+
+MAX_BODY_BYTES = 64 * 1024
+_OBJECT = {"content": {"application/json": {"schema": {"type": "object"}}}}
+_ERROR = {
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                    }
+                },
+            }
+        }
+    }
+}
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: _OBJECT,
+    400: _ERROR,
+    401: _ERROR,
+    413: _ERROR,
+    503: _ERROR,
+}
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+
+
+def basic_partner(settings: Settings, authorization: str | None) -> Partner | None:
+    """The partner whose Basic credentials these are, or None."""
+    if not authorization:
+        return None
+    scheme, _, encoded = authorization.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, sep, password = (
+            base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+        )
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    if not sep:
+        return None
+    for partner in settings.partners.values():
+        if (
+            partner.basic_user is not None
+            and partner.basic_password is not None
+            and hmac.compare_digest(partner.basic_user.encode(), user.encode())
+            and hmac.compare_digest(partner.basic_password.encode(), password.encode())
+        ):
+            return partner
+    return None
+
+
+def _send(reply: Reply) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Basic realm="hoststand"'} if reply.status == 401 else None
+    return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+
+
+def router(api: PartnerApi, settings: Settings) -> APIRouter:
+    routes = APIRouter(prefix="/v3", tags=["partner v3"])
+
+    async def call(request: Request, method: Callable[[Partner, Any], Reply]) -> JSONResponse:
+        partner = basic_partner(settings, request.headers.get("authorization"))
+        if partner is None:
+            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            return _send(problem(statuses.BODY_TOO_LARGE, f"at most {MAX_BODY_BYTES} bytes"))
+        try:
+            payload = json.loads(body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return _send(problem(statuses.BAD_ARGUMENTS, f"body is not JSON: {exc}"))
+        if not isinstance(payload, dict):
+            return _send(problem(statuses.BAD_ARGUMENTS, "the body must be a JSON object"))
+        return _send(await run_in_threadpool(method, partner, payload))
+
+    @routes.get("/HealthCheck", responses={200: _OBJECT, 401: _ERROR})
+    async def health_check(request: Request) -> JSONResponse:
+        """200 when the booking server is up (Basic auth as for every call)."""
+        if basic_partner(settings, request.headers.get("authorization")) is None:
+            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
+        return JSONResponse({})
+
+    endpoints: dict[str, tuple[Callable[[Partner, Any], Reply], str]] = {
+        "BatchAvailabilityLookup": (api.lookup, "Is each slot bookable right now?"),
+        "CreateBooking": (api.create_booking, "Book a slot (idempotent on the token)."),
+        "UpdateBooking": (api.update_booking, "Cancel, move or resize a booking."),
+        "GetBookingStatus": (api.booking_status, "A booking's status."),
+        "ListBookings": (api.list_bookings, "A user's bookings with this partner."),
+        "BatchGetWaitEstimates": (api.wait_estimates, "Wait estimates per party size."),
+        "CreateWaitlistEntry": (api.create_waitlist_entry, "Join the walk-in waitlist."),
+        "GetWaitlistEntry": (api.get_waitlist_entry, "A waitlist entry's state."),
+        "DeleteWaitlistEntry": (api.delete_waitlist_entry, "Leave the waitlist."),
+    }
+
+    def handler(method: Callable[[Partner, Any], Reply]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> JSONResponse:
+            return await call(request, method)
+
+        return endpoint
+
+    for name, (method, summary) in endpoints.items():
+        routes.add_api_route(
+            f"/{name}",
+            handler(method),
+            methods=["POST"],
+            name=name,
+            summary=summary,
+            responses=RESPONSES,
+            openapi_extra=_BODY,
+        )
+    return routes
