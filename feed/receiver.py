@@ -24,6 +24,7 @@ from engine.stand import Result
 from feed import calendar, statuses
 from feed.clock import parse_instant, real_now
 from feed.days import BOOKING_SCOPE, NOT_A_SLOT, Applied, DayBook, Refused, new_booking_id
+from feed.notify import Notifier
 from feed.restaurant import Restaurant
 from feed.settings import Partner, Settings
 from feed.signing import SignatureError, verify
@@ -71,7 +72,10 @@ class ReservationRef(_Lenient):
 def parse_start(value: str | int) -> datetime:
     """ISO-8601 with an offset, or Unix seconds (as a number or a string of digits)."""
     if isinstance(value, int) or value.isdigit():
-        return datetime.fromtimestamp(int(value), UTC)
+        seconds = int(value)
+        if not 0 <= seconds < 10**11:  # seconds, not milliseconds, and inside datetime's range
+            raise ValueError(f"{seconds} is not a plausible Unix time in seconds")
+        return datetime.fromtimestamp(seconds, UTC)
     if not any(c in value[10:] for c in "+-Z"):
         raise ValueError("start needs a UTC offset, e.g. 2026-12-05T19:00:00+00:00")
     return parse_instant(value)
@@ -96,11 +100,12 @@ class Receiver:
         store: LogStore,
         settings: Settings,
         clock: Callable[[], datetime] = real_now,
+        notifier: Notifier | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.books = {r.merchant_id: DayBook(store, r) for r in restaurants}
+        self.books = {r.merchant_id: DayBook(store, r, notifier) for r in restaurants}
 
     # -- partner webhooks -----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from feed import statuses, v3
 from feed.days import new_booking_id
 from feed.partner_api import PartnerApi
 from feed.receiver import Receiver, Reply, problem
+from feed.responses import send
 from feed.signing import HEADER as SIGNATURE_HEADER
 from feed.statuses import error_body
 
@@ -95,7 +96,7 @@ Auth = Annotated[str | None, Header(alias="Authorization", description="Bearer <
 
 
 def _send(reply: Reply) -> JSONResponse:
-    return JSONResponse(reply.body, status_code=reply.status)
+    return send(reply)
 
 
 async def _read_body(request: Request) -> bytes | None:
@@ -120,8 +121,9 @@ def _bearer(authorization: str | None) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
-def create_app(receiver: Receiver) -> FastAPI:
+def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     app = FastAPI(
+        lifespan=lifespan,
         title="Host Stand receiver",
         version="1",
         description="Partner webhooks and the host tablet's API for Host Stand restaurants.",
@@ -138,7 +140,7 @@ def create_app(receiver: Receiver) -> FastAPI:
         code = {404: statuses.NOT_FOUND, 405: statuses.METHOD_NOT_ALLOWED}.get(
             exc.status_code, statuses.INVALID_REQUEST
         )
-        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+        return send(Reply(exc.status_code, error_body(code, str(exc.detail))))
 
     app.include_router(
         v3.router(PartnerApi(receiver.books, receiver.store, receiver.clock), receiver.settings)

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from feed import statuses
 from feed.partner_api import PartnerApi
 from feed.receiver import Reply, problem
+from feed.responses import send
 from feed.settings import Partner, Settings
 
 MAX_BODY_BYTES = 64 * 1024
@@ -83,7 +84,7 @@ def basic_partner(settings: Settings, authorization: str | None) -> Partner | No
 
 def _send(reply: Reply) -> JSONResponse:
     headers = {"WWW-Authenticate": 'Basic realm="hoststand"'} if reply.status == 401 else None
-    return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+    return send(reply, headers)
 
 
 def router(api: PartnerApi, settings: Settings) -> APIRouter:
@@ -109,7 +110,7 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
         """200 when the booking server is up (Basic auth as for every call)."""
         if basic_partner(settings, request.headers.get("authorization")) is None:
             return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
-        return JSONResponse({})
+        return send(Reply(200, {}))
 
     endpoints: dict[str, tuple[Callable[[Partner, Any], Reply], str]] = {
         "BatchAvailabilityLookup": (api.lookup, "Is each slot bookable right now?"),

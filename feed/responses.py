@@ -1,0 +1,25 @@
+"""JSON responses with sorted keys, so a replayed reply is byte for byte the first one.
+
+Stored replies come back from the store with sorted keys; sending every reply that way
+makes a retried delivery indistinguishable from the original.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi.responses import JSONResponse
+
+from feed.receiver import Reply
+
+
+class SortedJSONResponse(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return json.dumps(
+            content, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode("utf-8")
+
+
+def send(reply: Reply, headers: dict[str, str] | None = None) -> SortedJSONResponse:
+    return SortedJSONResponse(reply.body, status_code=reply.status, headers=headers)

@@ -1,0 +1,174 @@
+"""`hoststand serve` as a real process on 127.0.0.1, for tests that speak HTTP to it.
+
+Not a test module: it starts the server on a free port with the sample settings and both
+sample restaurants, its clock pinned (--now) so signatures and slots are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from feed.signing import HEADER, sign
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "samples"
+CONFIGS = (SAMPLES / "marlowes.toml", SAMPLES / "google-floorplan.toml")
+SETTINGS = SAMPLES / "server.toml"
+HOSTSTAND = Path(sys.executable).parent / "hoststand"
+
+# Friday 4 December 2026, 18:00 in London (GMT): Marlowe's dinner service is running.
+NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
+NOW_T = int(NOW.timestamp())
+
+# The sample secrets of samples/server.toml.
+SECRETS = {
+    "tablefinder": "sample-webhook-secret-tablefinder",
+    "dinerly": "sample-webhook-secret-dinerly",
+}
+HOST_TOKENS = {
+    "marlowes-kitchen": "sample-host-token-marlowes",
+    "merch1": "sample-host-token-merch1",
+}
+
+TIMEOUT = 10  # seconds, on every request a test sends
+STARTUP_SECONDS = 15
+
+
+def free_port() -> int:
+    """A port nobody listens on now (the OS picks it for a socket bound to port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _clean_env() -> dict[str, str]:
+    # Secrets in the caller's environment would override the sample ones the tests sign with.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTSTAND_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@dataclass
+class ServerProcess:
+    """One running `hoststand serve`; `stop()` ends it and returns its exit code."""
+
+    process: subprocess.Popen[bytes]
+    base: str
+    db: Path
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self, kill: bool = False) -> int:
+        """SIGTERM (a clean shutdown), or SIGKILL when `kill`; waits for the process."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=STARTUP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=STARTUP_SECONDS)
+            raise
+
+
+def start_server(db: Path, now: datetime = NOW, log: Path | None = None) -> ServerProcess:
+    """Start the server on `db` and return once /healthz answers (or fail with its output)."""
+    port = free_port()
+    log = log or db.with_name(f"{db.stem}-server-{port}.log")
+    args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
+    for config in CONFIGS:
+        args += ["--config", str(config)]
+    args += ["--db", str(db), "--settings", str(SETTINGS), "--host", "127.0.0.1"]
+    args += ["--port", str(port)]
+    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, cwd=db.parent, env=_clean_env()
+        )
+    server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
+    try:
+        _wait_healthy(server)
+    except BaseException:
+        server.stop(kill=True)
+        raise
+    return server
+
+
+def _wait_healthy(server: ServerProcess) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"hoststand serve exited early:\n{server.output()}")
+        try:
+            with requests.get(f"{server.base}/healthz", timeout=1) as reply:
+                if reply.status_code == 200:
+                    return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"hoststand serve did not answer /healthz:\n{server.output()}")
+
+
+@contextmanager
+def running_server(db: Path, now: datetime = NOW) -> Iterator[ServerProcess]:
+    server = start_server(db, now)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def signed_post(
+    base: str,
+    partner: str,
+    secret: str,
+    event: dict[str, Any] | bytes,
+    t: int = NOW_T,
+    timeout: float = TIMEOUT,
+) -> requests.Response:
+    """POST a webhook event (a dict, or raw bytes sent as they are) signed at Unix time `t`."""
+    body = event if isinstance(event, bytes) else json.dumps(event).encode()
+    headers = {HEADER: sign(secret, t, body), "Content-Type": "application/json"}
+    return requests.post(f"{base}/webhooks/{partner}", data=body, headers=headers, timeout=timeout)
+
+
+def booking_event(
+    event_id: str,
+    party_size: int,
+    start: str | int,
+    merchant_id: str = "marlowes-kitchen",
+    **data: Any,
+) -> dict[str, Any]:
+    """A reservation.requested event."""
+    return {
+        "id": event_id,
+        "type": "reservation.requested",
+        "merchant_id": merchant_id,
+        "data": {"party_size": party_size, "start": start, "name": "Ada", **data},
+    }
+
+
+def change_event(
+    event_id: str, kind: str, reservation_id: str, merchant_id: str = "marlowes-kitchen"
+) -> dict[str, Any]:
+    """A reservation.checked_in or reservation.cancelled event for one of our booking ids."""
+    return {
+        "id": event_id,
+        "type": f"reservation.{kind}",
+        "merchant_id": merchant_id,
+        "data": {"reservation_id": reservation_id},
+    }
