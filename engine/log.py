@@ -61,6 +61,32 @@ Remember = tuple[str, str, JSON]  # (scope, key, value) of an idempotency record
 
 
 @dataclass(frozen=True)
+class OutboxMessage:
+    """Something to tell a partner, written in the same transaction as the change it reports.
+
+    Messages with the same (partner, kind, key) are delivered in order; with `merge`, a new
+    message joins an undelivered one with the same key instead of queueing behind it."""
+
+    partner: str
+    kind: str  # "booking" (a notification) or "availability" (a window replace)
+    key: str  # a booking id, or "<merchant>/<day>" for a window
+    payload: JSON
+    created_at: float  # Unix seconds of the change: delivery lag is measured from here
+    merge: bool = False
+
+
+@dataclass(frozen=True)
+class OutboxItem:
+    id: int
+    partner: str
+    kind: str
+    key: str
+    payload: JSON
+    created_at: float
+    attempts: int
+
+
+@dataclass(frozen=True)
 class LogAppend:
     """Entries for one (merchant, day) log at seqs expected_seq, expected_seq + 1, ..."""
 
@@ -95,9 +121,32 @@ class LogStore(Protocol):
         appends: Sequence[LogAppend],
         remember: Sequence[Remember] = (),
         put: Sequence[Remember] = (),
+        outbox: Sequence[OutboxMessage] = (),
     ) -> None:
-        """Several logs' appends, `remember` records (insert, DuplicateKey if present) and
-        `put` records (insert or replace) in one transaction: all of it or none of it."""
+        """Several logs' appends, `remember` records (insert, DuplicateKey if present), `put`
+        records (insert or replace) and outbox messages in one transaction: all or nothing."""
+        ...
+
+    def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
+        """Undelivered messages due at `now` (not waiting out a back-off), oldest first."""
+        ...
+
+    def delivered(self, message_id: int, at: float) -> None: ...
+
+    def failed(self, message_id: int, retry_at: float | None, error: str) -> None:
+        """One more failed attempt; retry at `retry_at`, or never (None: given up)."""
+        ...
+
+    def outbox_stats(self, recent: int = 1000) -> JSON:
+        """Counts by state and the lag (seconds) of the `recent` last delivered messages."""
+        ...
+
+    def record_export(self, record: JSON) -> None:
+        """Keep the record of one export to one destination (when, files, outcome...)."""
+        ...
+
+    def exports(self, limit: int = 20) -> list[JSON]:
+        """The most recent export records, newest first."""
         ...
 
     def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:

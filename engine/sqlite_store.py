@@ -22,13 +22,15 @@ from engine.log import (
     LogAppend,
     LogEntry,
     NewEntry,
+    OutboxItem,
+    OutboxMessage,
     Remember,
     StoreError,
     StoreUnavailable,
     check_append,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: outbox and exports
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -48,6 +50,25 @@ CREATE TABLE IF NOT EXISTS idempotency (
     value TEXT NOT NULL,
     PRIMARY KEY (scope, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,  -- delivery order
+    partner      TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    payload      TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    state        TEXT NOT NULL DEFAULT 'pending',  -- pending, delivered, dead
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    retry_at     REAL NOT NULL DEFAULT 0,
+    delivered_at REAL,
+    last_error   TEXT
+);
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (state, id);
+CREATE INDEX IF NOT EXISTS outbox_key ON outbox (partner, kind, key, state);
+CREATE TABLE IF NOT EXISTS exports (
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    record TEXT NOT NULL
+);
 """
 
 # Extended result codes (Python 3.11+ `sqlite_errorname`) are stabler than message text.
@@ -156,6 +177,8 @@ class SQLiteStore:
             row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
             if row[0] is None:
                 conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] < SCHEMA_VERSION:  # the new tables were just created: say so
+                conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
             elif row[0] > SCHEMA_VERSION:
                 raise StoreError(f"{self.path} has schema {row[0]}, newer than {SCHEMA_VERSION}")
 
@@ -189,6 +212,7 @@ class SQLiteStore:
         appends: Sequence[LogAppend],
         remember: Sequence[Remember] = (),
         put: Sequence[Remember] = (),
+        outbox: Sequence[OutboxMessage] = (),
     ) -> None:
         for one in appends:
             check_append(one.expected_seq, one.entries)
@@ -228,6 +252,109 @@ class SQLiteStore:
                 " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
                 [(scope, key, _dumps(value)) for scope, key, value in put],
             )
+            for message in outbox:
+                self._enqueue(conn, message)
+
+    @staticmethod
+    def _enqueue(conn: sqlite3.Connection, message: OutboxMessage) -> None:
+        if message.merge:
+            row = conn.execute(
+                "SELECT 1 FROM outbox WHERE partner = ? AND kind = ? AND key = ?"
+                " AND state = 'pending'",
+                (message.partner, message.kind, message.key),
+            ).fetchone()
+            if row is not None:
+                return  # an undelivered one for the same window is sent with fresh content
+        conn.execute(
+            "INSERT INTO outbox (partner, kind, key, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+            (
+                message.partner,
+                message.kind,
+                message.key,
+                _dumps(message.payload),
+                message.created_at,
+            ),
+        )
+
+    # -- the outbox and export records ---------------------------------------------------
+
+    def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT id, partner, kind, key, payload, created_at, attempts, retry_at"
+                " FROM outbox WHERE state = 'pending' ORDER BY id LIMIT ?",
+                (limit,),
+            ).fetchall()
+        items: list[OutboxItem] = []
+        blocked: set[tuple[str, str, str]] = set()
+        for id_, partner, kind, key, payload, created, attempts, retry_at in rows:
+            # In order per key: a message waiting out a back-off holds back those behind it.
+            if (partner, kind, key) in blocked:
+                continue
+            if retry_at > now:
+                blocked.add((partner, kind, key))
+                continue
+            items.append(
+                OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
+            )
+            blocked.add((partner, kind, key))
+        return items
+
+    def delivered(self, message_id: int, at: float) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE outbox SET state = 'delivered', delivered_at = ?, attempts = attempts + 1"
+                " WHERE id = ?",
+                (at, message_id),
+            )
+
+    def failed(self, message_id: int, retry_at: float | None, error: str) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, retry_at = ?,"
+                " state = ? WHERE id = ?",
+                (
+                    error[:500],
+                    retry_at or 0,
+                    "pending" if retry_at is not None else "dead",
+                    message_id,
+                ),
+            )
+
+    def outbox_stats(self, recent: int = 1000) -> JSON:
+        with self._connection() as conn:
+            counts = dict(
+                conn.execute("SELECT state, count(*) FROM outbox GROUP BY state").fetchall()
+            )
+            lags = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT delivered_at - created_at FROM outbox WHERE state = 'delivered'"
+                    " ORDER BY id DESC LIMIT ?",
+                    (recent,),
+                ).fetchall()
+            ]
+            oldest = conn.execute(
+                "SELECT min(created_at) FROM outbox WHERE state = 'pending'"
+            ).fetchone()[0]
+        return {
+            "pending": counts.get("pending", 0),
+            "delivered": counts.get("delivered", 0),
+            "dead": counts.get("dead", 0),
+            "oldest_pending_created_at": oldest,
+            "recent_lags": sorted(lags),
+        }
+
+    def record_export(self, record: JSON) -> None:
+        with self._transaction() as conn:
+            conn.execute("INSERT INTO exports (record) VALUES (?)", (_dumps(record),))
+
+    def exports(self, limit: int = 20) -> list[JSON]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT record FROM exports ORDER BY id DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
 
     @staticmethod
     def _has_seq(conn: sqlite3.Connection, merchant_id: str, day: str, seq: int) -> bool:

@@ -316,6 +316,12 @@ def export_command(
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--export/--no-export",
+    default=True,
+    show_default=True,
+    help="Export the feeds at start-up and on the schedule of the settings' [export].",
+)
 @click.pass_obj
 def serve_command(
     obj: Context,
@@ -324,16 +330,14 @@ def serve_command(
     settings_path: str | None,
     host: str,
     port: int,
+    export: bool,
 ) -> None:
     """Run the HTTP receiver: partner webhooks and the host tablet's API.
 
     Every accepted change is committed to the SQLite file before it is acknowledged.
     Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first).
     """
-    import uvicorn
-
-    from feed.receiver import Receiver
-    from feed.server import create_app
+    from feed.serving import build, serve
     from feed.settings import SettingsError, load_settings
 
     restaurants = [load_config(p) for p in config_paths]
@@ -343,12 +347,63 @@ def serve_command(
         fail(str(exc))
     store = obj.store(db)
     clock = (lambda: obj.now) if obj.pinned else real_now
-    app = create_app(Receiver(restaurants, store, settings, clock))
+    staging = Path(settings.export.staging or f"{db}.feeds")
+    app = build(restaurants, store, settings, clock, staging, export=export)
     names = ", ".join(r.merchant_id for r in restaurants)
     click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {db})")
     click.echo(f"  health: curl http://{host}:{port}/healthz")
     click.echo(f"  API:    http://{host}:{port}/docs  (OpenAPI at /openapi.json)")
+    if export:
+        every = settings.export.interval_minutes
+        click.echo(f"  feeds:  exported to {staging} at start-up and every {every} min")
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10)
+        serve(app, host, port)
     finally:
         store.close()
+
+
+@feed_group.command("status")
+@db_option
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.pass_obj
+def status_command(obj: Context, db: str, limit: int) -> None:
+    """Show the recent feed exports and what is queued for partners.
+
+    For each export: when, the destination, the outcome, attempts, files and bytes. For the
+    outbox: messages pending, delivered and given up, and the delivery lag (seconds from
+    the change to the partner's 2xx) over the recent deliveries.
+    """
+    store = obj.store(db)
+    try:
+        exports = store.exports(limit)
+        stats = store.outbox_stats()
+    finally:
+        store.close()
+    click.echo("recent exports (newest first):")
+    if not exports:
+        click.echo("  none yet")
+    for record in exports:
+        when = datetime.fromtimestamp(record["started_at"], obj.now.tzinfo).strftime(
+            "%Y-%m-%d %H:%M:%S"
+        )
+        took = record["finished_at"] - record["started_at"]
+        outcome = record["outcome"]
+        colour = "green" if outcome == "delivered" else "red"
+        click.echo(
+            f"  {when}  {click.style(outcome, fg=colour):<20} {record['destination']}"
+            f"  {len(record['files'])} files, {record['bytes']} bytes, {record['entries']} entries,"
+            f" {record['attempts']} attempt(s), {took:.1f} s"
+            + (f"  ({record['error']})" if record.get("error") else "")
+        )
+    lags = stats["recent_lags"]
+    click.echo(
+        f"outbox: {stats['pending']} pending, {stats['delivered']} delivered, "
+        f"{stats['dead']} given up"
+    )
+    if lags:
+        p50 = lags[len(lags) // 2]
+        p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+        click.echo(f"  delivery lag over the last {len(lags)}: p50 {p50:.2f} s, p99 {p99:.2f} s")
+    if stats["oldest_pending_created_at"] is not None:
+        waiting = obj.now.timestamp() - stats["oldest_pending_created_at"]
+        click.echo(f"  oldest pending message waiting {waiting:.0f} s")

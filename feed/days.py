@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import secrets
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -17,11 +18,20 @@ from typing import Any
 
 from engine import HostStand, Rejected, config
 from engine.holds import Reservation
-from engine.log import ConcurrencyConflict, LogAppend, LogEntry, LogStore, NewEntry, Remember
+from engine.log import (
+    ConcurrencyConflict,
+    LogAppend,
+    LogEntry,
+    LogStore,
+    NewEntry,
+    OutboxMessage,
+    Remember,
+)
 from engine.stand import Result
 from feed import calendar
 from feed.availability import Booking, choose_unit, day_grid, spots_open
 from feed.calendar import Slot
+from feed.notify import Notifier
 from feed.restaurant import Restaurant
 
 BOOKING_SCOPE = "booking"  # idempotency scope of the booking index: id -> merchant, day, partner
@@ -82,6 +92,10 @@ def still_booked(stand: HostStand, ts: int) -> list[Booking]:
     return [(r.tables, r.at) for r in stand.book.booked() if r.at + config.HOLD_AFTER_MINUTES > ts]
 
 
+def _booked_ids(stand: HostStand) -> set[str]:
+    return {r.id for r in stand.book.booked()}
+
+
 class _Day:
     """One day's replayed state and the log position it reflects."""
 
@@ -104,9 +118,12 @@ class _Day:
 class DayBook:
     """The service days of one restaurant over a log store."""
 
-    def __init__(self, store: LogStore, restaurant: Restaurant) -> None:
+    def __init__(
+        self, store: LogStore, restaurant: Restaurant, notifier: Notifier | None = None
+    ) -> None:
         self.store = store
         self.restaurant = restaurant
+        self.notifier = notifier
         self._days: dict[date, _Day] = {}
         # Server threads share a DayBook; the cached states are not safe to change concurrently.
         self._lock = threading.RLock()
@@ -169,14 +186,18 @@ class DayBook:
                 if isinstance(operation, Refused):
                     return operation
                 seq = state.next_seq
+                before = _booked_ids(state.stand)
                 result = state.stand.apply(operation)
                 if isinstance(result, Rejected) and not keep_rejected:
                     del self._days[day]  # the start-of-operation pass ran in memory only
                     return Applied(day, None, operation, result)
                 entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
+                outbox = self._outbox(day, state, before, [(operation, entry.meta)], now)
                 try:
-                    self.store.append(merchant, day, seq, [entry], remember=records)
+                    self.store.append_all(
+                        [LogAppend(merchant, day, seq, [entry])], remember=records, outbox=outbox
+                    )
                 except ConcurrencyConflict:
                     del self._days[day]  # the in-memory state ran ahead of the log: rebuild
                     continue
@@ -187,6 +208,32 @@ class DayBook:
                 state.remember(operation, entry.meta)
                 return Applied(day, seq, operation, result)
         raise ConcurrencyConflict(f"{merchant} {day}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def _outbox(
+        self,
+        day: date,
+        state: _Day,
+        before: set[str],
+        operations: list[tuple[list[Any], dict[str, Any]]],
+        now: datetime,
+    ) -> list[OutboxMessage]:
+        """Messages for partners about what these operations changed (none without a notifier)."""
+        if self.notifier is None:
+            return []
+        stand = state.stand
+        changed = [
+            r
+            for rid in sorted(before ^ _booked_ids(stand))
+            if (r := stand.book.get(rid)) is not None
+        ]
+        opening = calendar.opening_instant(self.restaurant, day)
+        if not changed or opening is None:
+            return []
+        # Delivery lag is a real-time figure, so messages are stamped with the real clock
+        # (`now` may be pinned for previews and tests).
+        return self.notifier.messages(
+            self.restaurant, day, opening, changed, state.meta, operations, time.time()
+        )
 
     def operate(
         self,
@@ -333,6 +380,7 @@ class DayBook:
             return ts if last is None else max(ts, last)
 
         old_seq, new_seq = old.next_seq, new.next_seq
+        old_before, new_before = _booked_ids(old.stand), _booked_ids(new.stand)
         cancel = ["cancel", clamp(old_day, old), old_reservation]
         cancelled = old.stand.apply(cancel)
         if isinstance(cancelled, Rejected):
@@ -364,8 +412,13 @@ class DayBook:
                 LogAppend(r.merchant_id, old_day, old_seq, [cancel_entry]),
                 LogAppend(r.merchant_id, new_day, new_seq, [reserve_entry]),
             ]
+        outbox = self._outbox(old_day, old, old_before, [(cancel, cancel_entry.meta)], now)
+        if old_day != new_day:
+            outbox += self._outbox(new_day, new, new_before, [(reserve, details)], now)
         try:
-            self.store.append_all(appends, put=put(reserve) if put is not None else ())
+            self.store.append_all(
+                appends, put=put(reserve) if put is not None else (), outbox=outbox
+            )
         except ConcurrencyConflict:
             forget()
             return None

@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,6 +32,8 @@ class _PartnerModel(_Strict):
     merchants: list[str] | None = None  # None: every restaurant the server runs
     basic_user: str | None = None
     basic_password: str | None = None
+    notify_url: str | None = Field(default=None, pattern=r"^https?://")
+    notify_token: str | None = None
 
 
 class _HostModel(_Strict):
@@ -39,9 +41,29 @@ class _HostModel(_Strict):
     token: str | None = Field(default=None, min_length=16)
 
 
+class _DestinationModel(_Strict):
+    kind: Literal["directory", "http"]
+    path: str | None = None  # directory
+    url: str | None = Field(default=None, pattern=r"^https?://")  # http: files go to url/<name>
+    method: Literal["PUT", "POST"] = "PUT"
+    auth_header: str = "Authorization"
+    auth_value: str | None = None  # e.g. "Bearer ..."; or from the environment:
+    auth_value_env: str | None = None
+
+
+class _ExportModel(_Strict):
+    interval_minutes: int = Field(default=60, ge=1, le=24 * 60)
+    days: int = Field(default=30, ge=1, le=366)
+    shards: int = Field(default=1, ge=1, le=10_000)
+    gzip: bool = False
+    staging: str | None = None  # where feeds are written before delivery
+    destinations: list[_DestinationModel] = []
+
+
 class _SettingsModel(_Strict):
     partners: list[_PartnerModel] = []
     hosts: list[_HostModel] = []
+    export: _ExportModel = _ExportModel()
 
 
 @dataclass(frozen=True)
@@ -51,15 +73,40 @@ class Partner:
     merchants: frozenset[str] | None
     basic_user: str | None = None
     basic_password: str | None = None
+    notify_url: str | None = None  # base URL for booking notifications and availability replaces
+    notify_token: str | None = None  # sent as a Bearer token with them
 
     def may_use(self, merchant_id: str) -> bool:
         return self.merchants is None or merchant_id in self.merchants
 
 
 @dataclass(frozen=True)
+class Destination:
+    kind: str  # "directory" or "http"
+    path: str | None = None
+    url: str | None = None
+    method: str = "PUT"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return f"{self.path}" if self.kind == "directory" else f"{self.method} {self.url}"
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    interval_minutes: int = 60
+    days: int = 30
+    shards: int = 1
+    gzip: bool = False
+    staging: str | None = None
+    destinations: tuple[Destination, ...] = ()
+
+
+@dataclass(frozen=True)
 class Settings:
     partners: Mapping[str, Partner] = field(default_factory=dict)
     host_tokens: Mapping[str, str] = field(default_factory=dict)  # merchant_id -> token
+    export: ExportSettings = ExportSettings()
 
 
 def env_name(prefix: str, ident: str) -> str:
@@ -93,10 +140,26 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
             merchants=frozenset(p.merchants) if p.merchants is not None else None,
             basic_user=p.basic_user,
             basic_password=env.get(env_name("HOSTSTAND_PARTNER_PASSWORD_", p.id), p.basic_password),
+            notify_url=env.get(env_name("HOSTSTAND_PARTNER_NOTIFY_URL_", p.id), p.notify_url),
+            notify_token=env.get(env_name("HOSTSTAND_PARTNER_NOTIFY_TOKEN_", p.id), p.notify_token),
         )
     tokens: dict[str, str] = {}
     for h in model.hosts:
         token = env.get(env_name("HOSTSTAND_HOST_TOKEN_", h.merchant_id), h.token)
         if token:
             tokens[h.merchant_id] = token
-    return Settings(partners=partners, host_tokens=tokens)
+    destinations: list[Destination] = []
+    for i, d in enumerate(model.export.destinations):
+        where = f"{path}: export.destinations[{i}]"
+        if d.kind == "directory" and not d.path:
+            raise SettingsError(f"{where}.path: a directory destination needs a path")
+        if d.kind == "http" and not d.url:
+            raise SettingsError(f"{where}.url: an http destination needs a url")
+        value = env.get(d.auth_value_env, d.auth_value) if d.auth_value_env else d.auth_value
+        headers = {d.auth_header: value} if value else {}
+        destinations.append(Destination(d.kind, d.path, d.url, d.method, headers))
+    e = model.export
+    export = ExportSettings(
+        e.interval_minutes, e.days, e.shards, e.gzip, e.staging, tuple(destinations)
+    )
+    return Settings(partners=partners, host_tokens=tokens, export=export)

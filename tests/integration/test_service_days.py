@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from engine.log import LogEntry, NewEntry, Remember
+from engine.log import LogAppend, LogEntry, OutboxMessage, Remember
 from engine.sqlite_store import SQLiteStore
 from feed import calendar
 from feed.calendar import Slot
@@ -325,18 +325,17 @@ class _RacedStore:
         self.slot = slot
         self.raced = False
 
-    def append(
+    def append_all(
         self,
-        merchant_id: str,
-        service_date: date,
-        expected_seq: int,
-        entries: Sequence[NewEntry],
-        remember: Remember | None = None,
-    ) -> list[LogEntry]:
+        appends: Sequence[LogAppend],
+        remember: Sequence[Remember] = (),
+        put: Sequence[Remember] = (),
+        outbox: Sequence[OutboxMessage] = (),
+    ) -> None:
         if not self.raced:
             self.raced = True
-            booked(self.rival.book(service_date, self.slot, 7, DAY_BEFORE))
-        return self.inner.append(merchant_id, service_date, expected_seq, entries, remember)
+            booked(self.rival.book(appends[0].service_date, self.slot, 7, DAY_BEFORE))
+        self.inner.append_all(appends, remember, put, outbox)
 
     def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
         return self.inner.entries(merchant_id, service_date, after_seq)

@@ -1,0 +1,70 @@
+"""Sending to partners over HTTP: what a response means and how long to wait before retrying.
+
+Retried: network errors, 429 (honouring Retry-After) and 5xx, with exponential back-off and
+jitter so many senders do not retry in step. Any other 4xx is the partner refusing the
+request: retrying would not help, so it is reported at once.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+BASE_DELAY = 1.0  # seconds before the first retry
+MAX_DELAY = 300.0  # never wait longer than this between attempts
+TIMEOUT = 10.0  # seconds for one request
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    retry: bool  # worth another attempt
+    error: str = ""
+    retry_after: float | None = None  # seconds the partner asked us to wait
+
+
+def backoff(attempt: int, rng: random.Random, base: float = BASE_DELAY) -> float:
+    """Delay before attempt `attempt + 1` (attempt counts from 0): full-jitter exponential."""
+    ceiling: float = min(MAX_DELAY, base * (2.0 ** min(attempt, 30)))
+    return ceiling / 2 + rng.random() * ceiling / 2
+
+
+def classify(response: requests.Response) -> Outcome:
+    status = response.status_code
+    if 200 <= status < 300:
+        return Outcome(ok=True, retry=False)
+    error = f"HTTP {status}: {response.text[:200]}"
+    if status == 429 or status >= 500:
+        return Outcome(ok=False, retry=True, error=error, retry_after=_retry_after(response))
+    return Outcome(ok=False, retry=False, error=error)
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After", "")
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP-date is rare from partners; fall back to our own back-off
+
+
+def send(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    json_body: Any = None,
+    data: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> Outcome:
+    """One attempt; never raises for what the network or the partner does."""
+    try:
+        response = session.request(
+            method, url, json=json_body, data=data, headers=headers, timeout=TIMEOUT
+        )
+    except requests.RequestException as exc:
+        return Outcome(ok=False, retry=True, error=f"{type(exc).__name__}: {exc}"[:300])
+    with response:
+        return classify(response)

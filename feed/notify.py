@@ -1,0 +1,85 @@
+"""What partners must be told when a day changes: the outbox messages of one change.
+
+A change to the still-booked reservations changes the day's availability: every partner
+with a notify URL that may use the restaurant gets one availability replace for that day
+(merged while queued; its content is worked out when it is sent). A partner's booking that
+we cancelled or that became a no-show gets a booking notification, unless the partner's own
+request cancelled it. Pure: the caller gives the time and writes the messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from engine.holds import Reservation, ReservationStatus
+from engine.log import OutboxMessage
+from feed.restaurant import Restaurant
+from feed.settings import Partner
+
+AVAILABILITY = "availability"
+BOOKING = "booking"
+_STATUS = {ReservationStatus.CANCELLED: "CANCELED", ReservationStatus.NO_SHOW: "NO_SHOW"}
+
+
+def rfc3339(instant: datetime) -> str:
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Notifier:
+    """Turns a day's reservation changes into outbox messages for the configured partners."""
+
+    def __init__(self, partners: Mapping[str, Partner]) -> None:
+        self.partners = {p.id: p for p in partners.values() if p.notify_url}
+
+    def messages(
+        self,
+        r: Restaurant,
+        day: date,
+        opening: datetime,
+        changed: Sequence[Reservation],
+        details: Mapping[str, Mapping[str, Any]],
+        operations: Sequence[tuple[list[Any], Mapping[str, Any]]],
+        now: float,
+    ) -> list[OutboxMessage]:
+        """`changed`: reservations that left or joined the still-booked set; `operations`:
+        the appended operations with their meta (who asked for the change)."""
+        if not changed or not self.partners:
+            return []
+        out = [
+            OutboxMessage(
+                p.id,
+                AVAILABILITY,
+                f"{r.merchant_id}/{day.isoformat()}",
+                {"merchant_id": r.merchant_id, "day": day.isoformat()},
+                now,
+                merge=True,
+            )
+            for p in self.partners.values()
+            if p.may_use(r.merchant_id)
+        ]
+        asked = {
+            str(op[2]): meta.get("partner")
+            for op, meta in operations
+            if op and op[0] == "cancel" and len(op) > 2 and meta.get("source") == "partner"
+        }
+        for reservation in changed:
+            status = _STATUS.get(reservation.status)
+            info = details.get(reservation.id, {})
+            partner = self.partners.get(str(info.get("partner")))
+            if status is None or partner is None or asked.get(reservation.id) == partner.id:
+                continue
+            size = int(info.get("party_size") or 0)
+            booking_id = str(info.get("booking_id", reservation.id))
+            payload = {
+                "name": f"partners/{partner.id}/bookings/{booking_id}",
+                "merchantId": r.merchant_id,
+                "serviceId": r.service_id,
+                "startTime": rfc3339(opening + timedelta(minutes=reservation.at)),
+                "duration": f"{r.duration_minutes(size) * 60 if size else 0}s",
+                "partySize": size,
+                "status": status,
+            }
+            out.append(OutboxMessage(partner.id, BOOKING, booking_id, payload, now))
+        return out

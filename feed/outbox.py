@@ -1,0 +1,132 @@
+"""The outbox sender: delivers booking notifications and availability replaces to partners.
+
+Messages were written with the change they report, so nothing is lost to a crash; the
+sender delivers them in order per key, retries with back-off and marks them delivered. An
+availability replace is worked out when it is sent, so one send covers every change
+merged into it. Each request carries the message id, so a partner can drop a duplicate.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import requests
+
+from engine.log import LogStore, OutboxItem
+from feed import calendar
+from feed.days import DayBook
+from feed.delivery import backoff, send
+from feed.notify import AVAILABILITY, BOOKING, rfc3339
+from feed.settings import Partner
+
+MESSAGE_ID_HEADER = "Hoststand-Message-Id"
+log = logging.getLogger("hoststand.outbox")
+
+
+def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
+    """An availability replace of one service day (future slots), in the partner's camelCase."""
+    r = book.restaurant
+    opening = calendar.opening_instant(r, day)
+    closing = calendar.closing_instant(r, day)
+    start = max(opening, now) if opening is not None else now
+    end = closing if closing is not None else start
+    availability = [
+        {
+            "startTime": rfc3339(c.slot.local),
+            "duration": f"{r.duration_minutes(c.party_size) * 60}s",
+            "spotsTotal": c.spots_total,
+            "spotsOpen": c.spots_open,
+            "resources": {"partySize": c.party_size},
+        }
+        for c in book.cells(day, now)
+        if c.slot.start_sec > int(now.timestamp())
+    ]
+    return {
+        "extendedServiceAvailability": [
+            {
+                "merchantId": r.merchant_id,
+                "serviceId": r.service_id,
+                "startTimeRestrict": rfc3339(start),
+                "endTimeRestrict": rfc3339(max(end, start + timedelta(seconds=1))),
+                "availability": availability,
+            }
+        ]
+    }
+
+
+class OutboxSender:
+    def __init__(
+        self,
+        store: LogStore,
+        books: Mapping[str, DayBook],
+        partners: Mapping[str, Partner],
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        base_delay: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.store = store
+        self.books = books
+        self.partners = partners
+        self.clock = clock
+        self.base_delay = base_delay
+        self.rng = rng or random.Random()
+        self.session = requests.Session()
+
+    def run_once(self) -> int:
+        """Try every message that is due; the number delivered."""
+        delivered = 0
+        for item in self.store.pending(time.time()):
+            delivered += self._deliver(item)
+        return delivered
+
+    def _request(self, item: OutboxItem, partner: Partner) -> tuple[str, str, Any]:
+        base = (partner.notify_url or "").rstrip("/")
+        if item.kind == BOOKING:
+            booking_id = item.key
+            url = f"{base}/v1alpha/notification/partners/{partner.id}/bookings/{booking_id}"
+            return "PATCH", url + "?updateMask=status", item.payload
+        merchant_id, day = str(item.payload["merchant_id"]), str(item.payload["day"])
+        body = replace_body(self.books[merchant_id], date.fromisoformat(day), self.clock())
+        url = f"{base}/v1alpha/inventory/partners/{partner.id}/availability:replace"
+        return "POST", url, body
+
+    def _deliver(self, item: OutboxItem) -> int:
+        partner = self.partners.get(item.partner)
+        known = item.kind in (BOOKING, AVAILABILITY)
+        if partner is None or not partner.notify_url or not known:
+            self.store.failed(item.id, None, f"no partner {item.partner} to send {item.kind} to")
+            return 0
+        method, url, body = self._request(item, partner)
+        headers = {MESSAGE_ID_HEADER: str(item.id)}
+        if partner.notify_token:
+            headers["Authorization"] = f"Bearer {partner.notify_token}"
+        outcome = send(self.session, method, url, json_body=body, headers=headers)
+        now = time.time()
+        if outcome.ok:
+            self.store.delivered(item.id, now)
+            return 1
+        if not outcome.retry:
+            self.store.failed(item.id, None, outcome.error)  # the partner refused it: report
+            return 0
+        delay = outcome.retry_after
+        if delay is None:
+            delay = backoff(item.attempts, self.rng, self.base_delay)
+        self.store.failed(item.id, now + delay, outcome.error)
+        return 0
+
+    def loop(self, stop: threading.Event, interval: float = 0.2) -> None:
+        while not stop.is_set():
+            try:
+                busy = self.run_once()
+            except Exception:  # a bad message or a locked store must not stop the sender
+                log.exception("outbox: delivery round failed; retrying")
+                busy = 0
+            stop.wait(0 if busy else interval)
+        self.session.close()

@@ -1,0 +1,191 @@
+"""Scheduled export: the three feeds at start-up and every interval, to every destination.
+
+Each export is written to a staging directory first, then delivered: copied into a
+directory (all files under temporary names, then renamed, so a reader never sees half a
+feed) and/or uploaded file by file over HTTP with retries. Every delivery is recorded in
+the store (when, files, bytes, destination, outcome, attempts) for `hoststand feed status`.
+A failed run is recorded too, and the next scheduled run still happens.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from engine.log import LogStore
+from feed.delivery import backoff, send
+from feed.export import ExportSummary, export_feeds
+from feed.restaurant import Restaurant
+from feed.settings import Destination, ExportSettings
+
+log = logging.getLogger("hoststand.export")
+MAX_ATTEMPTS = 6  # per file and upload
+KEEP_GENERATIONS = 2  # staged exports kept on disk
+
+
+def copy_into(directory: Path, files: Sequence[Path]) -> None:
+    """Copy `files` into `directory` so that they all appear at once or not at all."""
+    directory.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for source in files:
+            temp = directory / f".{source.name}.partial"
+            shutil.copyfile(source, temp)
+            with open(temp, "rb") as f:
+                os.fsync(f.fileno())
+            staged.append((temp, directory / source.name))
+        for temp, final in staged:
+            os.replace(temp, final)
+    except BaseException:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+        for source in files:
+            (directory / f".{source.name}.partial").unlink(missing_ok=True)
+        raise
+
+
+class ExportScheduler:
+    def __init__(
+        self,
+        restaurants: Sequence[Restaurant],
+        store: LogStore,
+        settings: ExportSettings,
+        staging: Path,
+        *,
+        clock: Callable[[], datetime],
+        base_delay: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.restaurants = list(restaurants)
+        self.store = store
+        self.settings = settings
+        self.staging = staging
+        self.clock = clock
+        self.base_delay = base_delay
+        self.rng = rng or random.Random()
+        self.session = requests.Session()
+        self.stop = threading.Event()  # set on shutdown: a retry wait ends at once
+
+    def run_once(self) -> list[dict[str, Any]]:
+        """Export once and deliver to every destination; the records written."""
+        started = time.time()
+        s = self.settings
+        try:
+            summary = export_feeds(
+                self.restaurants,
+                self.store,
+                self.staging,
+                self.clock(),
+                days=s.days,
+                shards=s.shards,
+                gzip=s.gzip,
+            )
+        except Exception as exc:
+            log.exception("export failed")
+            record = self._record(started, None, "staging", "failed", 1, f"export: {exc}")
+            self.store.record_export(record)
+            return [record]
+        records = []
+        destinations = s.destinations or (Destination("directory", str(self.staging)),)
+        for destination in destinations:
+            records.append(self._deliver(summary, destination, started))
+        for record in records:
+            self.store.record_export(record)
+        self._prune()
+        return records
+
+    def _record(
+        self,
+        started: float,
+        summary: ExportSummary | None,
+        destination: str,
+        outcome: str,
+        attempts: int,
+        error: str = "",
+    ) -> dict[str, Any]:
+        return {
+            "started_at": started,
+            "finished_at": time.time(),
+            "generation_timestamp": summary.generation_timestamp if summary else None,
+            "files": [f.path.name for f in summary.files] if summary else [],
+            "bytes": summary.bytes if summary else 0,
+            "entries": summary.entries if summary else 0,
+            "destination": destination,
+            "outcome": outcome,
+            "attempts": attempts,
+            "error": error,
+        }
+
+    def _deliver(
+        self, summary: ExportSummary, destination: Destination, started: float
+    ) -> dict[str, Any]:
+        files = [f.path for f in summary.files]
+        where = destination.describe()
+        if destination.kind == "directory":
+            target = Path(destination.path or ".")
+            try:
+                if target.resolve() != self.staging.resolve():
+                    copy_into(target, files)
+            except OSError as exc:
+                return self._record(started, summary, where, "failed", 1, str(exc))
+            return self._record(started, summary, where, "delivered", 1)
+        total_attempts = 0
+        for path in files:
+            ok, attempts, error = self._upload(destination, path)
+            total_attempts += attempts
+            if not ok:
+                # Later shards are not sent: the partner processes a feed only once all its
+                # shards with one nonce have arrived, and the next run sends a whole new one.
+                return self._record(started, summary, where, "failed", total_attempts, error)
+        return self._record(started, summary, where, "delivered", total_attempts)
+
+    def _upload(self, destination: Destination, path: Path) -> tuple[bool, int, str]:
+        url = f"{(destination.url or '').rstrip('/')}/{path.name}"
+        kind = "application/gzip" if path.suffix == ".gz" else "application/json"
+        headers = {"Content-Type": kind, **destination.headers}
+        data = path.read_bytes()  # one file per request: never a truncated file
+        error = ""
+        for attempt in range(MAX_ATTEMPTS):
+            outcome = send(self.session, destination.method, url, data=data, headers=headers)
+            if outcome.ok:
+                return True, attempt + 1, ""
+            error = outcome.error
+            if not outcome.retry:
+                return False, attempt + 1, error
+            if attempt + 1 < MAX_ATTEMPTS:
+                delay = outcome.retry_after
+                if delay is None:
+                    delay = backoff(attempt, self.rng, self.base_delay)
+                if self.stop.wait(delay):
+                    return False, attempt + 1, f"{error} (stopped while waiting to retry)"
+        return False, MAX_ATTEMPTS, error
+
+    def _prune(self) -> None:
+        """Keep the staged files of the last few exports only."""
+        stamps: dict[str, list[Path]] = {}
+        for path in self.staging.glob("*-*-of-*.json*"):
+            parts = path.name.split("-")
+            if len(parts) >= 2:
+                stamps.setdefault(parts[1], []).append(path)
+        for stamp in sorted(stamps, key=int)[:-KEEP_GENERATIONS]:
+            for path in stamps[stamp]:
+                path.unlink(missing_ok=True)
+
+    def loop(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.run_once()
+            except Exception:
+                log.exception("scheduled export failed; the next run still happens")
+            self.stop.wait(self.settings.interval_minutes * 60)
+        self.session.close()

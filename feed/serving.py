@@ -1,0 +1,142 @@
+"""The running service: the HTTP app plus its background work, started and stopped together.
+
+Background threads: the outbox sender (partner notifications), the export scheduler, and
+the no-show sweeper, which applies the engine's own expiry when the clock passes a
+booking's hold (at + 15) with nobody at the stand to trigger it. SIGTERM stops uvicorn
+gracefully (requests in flight finish), then the threads, then the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+
+import uvicorn
+from fastapi import FastAPI
+
+from engine import config
+from engine.log import LogStore
+from feed.notify import Notifier
+from feed.outbox import OutboxSender
+from feed.receiver import Receiver
+from feed.restaurant import Restaurant
+from feed.scheduler import ExportScheduler
+from feed.server import create_app
+from feed.settings import Settings
+
+log = logging.getLogger("hoststand.serve")
+SWEEP_SECONDS = 30.0
+
+
+def sweep_no_shows(receiver: Receiver) -> int:
+    """Log a `board` on every running day that has a booking past its hold; how many days."""
+    swept = 0
+    now = receiver.clock()
+    for book in receiver.books.values():
+        day = receiver.today(book.restaurant, now)
+        if day is None:
+            continue
+        ts = book.minute(day, now)
+        stand = book.stand(day)
+        if any(r.at + config.HOLD_AFTER_MINUTES <= ts for r in stand.book.booked()):
+            book.operate(day, now, "board", meta={"source": "clock"})
+            swept += 1
+    return swept
+
+
+class Background:
+    """The threads that run beside the HTTP server."""
+
+    def __init__(
+        self,
+        receiver: Receiver,
+        restaurants: Sequence[Restaurant],
+        settings: Settings,
+        staging: Path,
+        *,
+        export: bool = True,
+    ) -> None:
+        self.stop = threading.Event()
+        self.sender = OutboxSender(
+            receiver.store, receiver.books, settings.partners, clock=receiver.clock
+        )
+        self.scheduler = (
+            ExportScheduler(
+                restaurants, receiver.store, settings.export, staging, clock=receiver.clock
+            )
+            if export
+            else None
+        )
+        self.receiver = receiver
+        self.threads: list[threading.Thread] = []
+
+    def _sweeper(self) -> None:
+        while not self.stop.wait(SWEEP_SECONDS):
+            try:
+                sweep_no_shows(self.receiver)
+            except Exception:
+                log.exception("no-show sweep failed; trying again")
+
+    def start(self) -> None:
+        targets: list[tuple[str, Callable[[], None]]] = [
+            ("outbox", lambda: self.sender.loop(self.stop)),
+            ("no-shows", self._sweeper),
+        ]
+        if self.scheduler is not None:
+            targets.append(("export", self.scheduler.loop))
+        for name, target in targets:
+            thread = threading.Thread(target=target, name=f"hoststand-{name}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.scheduler is not None:
+            self.scheduler.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+
+def build(
+    restaurants: Sequence[Restaurant],
+    store: LogStore,
+    settings: Settings,
+    clock: Callable[[], datetime],
+    staging: Path,
+    *,
+    export: bool = True,
+) -> FastAPI:
+    receiver = Receiver(restaurants, store, settings, clock, Notifier(settings.partners))
+    background = Background(receiver, restaurants, settings, staging, export=export)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        background.start()
+        try:
+            yield
+        finally:
+            background.close()
+
+    return create_app(receiver, lifespan=lifespan)
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn re-raises SIGTERM after a graceful shutdown, so the process dies 'killed';
+    a clean shutdown here exits with status 0, as service managers expect."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            yield
+            self._captured_signals.clear()
+
+
+def serve(app: FastAPI, host: str, port: int) -> None:
+    config_ = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10
+    )
+    GracefulServer(config_).run()
