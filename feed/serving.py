@@ -61,12 +61,18 @@ class Background:
         export: bool = True,
     ) -> None:
         self.stop = threading.Event()
+        base = settings.export.retry_base_seconds
         self.sender = OutboxSender(
-            receiver.store, receiver.books, settings.partners, clock=receiver.clock
+            receiver.store, receiver.books, settings.partners, clock=receiver.clock, base_delay=base
         )
         self.scheduler = (
             ExportScheduler(
-                restaurants, receiver.store, settings.export, staging, clock=receiver.clock
+                restaurants,
+                receiver.store,
+                settings.export,
+                staging,
+                clock=receiver.clock,
+                base_delay=base,
             )
             if export
             else None

@@ -57,6 +57,7 @@ class _ExportModel(_Strict):
     shards: int = Field(default=1, ge=1, le=10_000)
     gzip: bool = False
     staging: str | None = None  # where feeds are written before delivery
+    retry_base_seconds: float = Field(default=1.0, gt=0, le=60)  # first back-off, doubling
     destinations: list[_DestinationModel] = []
 
 
@@ -100,6 +101,7 @@ class ExportSettings:
     gzip: bool = False
     staging: str | None = None
     destinations: tuple[Destination, ...] = ()
+    retry_base_seconds: float = 1.0  # uploads and partner notifications back off from here
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,12 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         destinations.append(Destination(d.kind, d.path, d.url, d.method, headers))
     e = model.export
     export = ExportSettings(
-        e.interval_minutes, e.days, e.shards, e.gzip, e.staging, tuple(destinations)
+        e.interval_minutes,
+        e.days,
+        e.shards,
+        e.gzip,
+        e.staging,
+        tuple(destinations),
+        e.retry_base_seconds,
     )
     return Settings(partners=partners, host_tokens=tokens, export=export)
