@@ -441,6 +441,22 @@ class DayBook:
         """
         r = self.restaurant
         slots = calendar.slots(r, day)
+        by_start = {s.start_sec: s for s in slots}
+        return [
+            Cell(by_start[start], n, spots_open, spots_total)
+            for start, n, spots_open, spots_total in self.rows(day, now, sizes, slots)
+        ]
+
+    def rows(
+        self,
+        day: date,
+        now: datetime,
+        sizes: range | None = None,
+        slots: list[Slot] | None = None,
+    ) -> list[tuple[int, int, int, int]]:
+        """`cells` as plain (start_sec, party_size, open, total) rows: the export's hot path."""
+        r = self.restaurant
+        slots = calendar.slots(r, day) if slots is None else slots
         if not slots:
             return []
         sizes = sizes or range(1, r.max_party_size + 1)
@@ -449,14 +465,15 @@ class DayBook:
             booked = still_booked(self._load(day).stand, ts)
         grid = day_grid(r.floor, booked, [s.minute for s in slots], sizes)
         now_sec = int(now.timestamp())
-        cells: list[Cell] = []
+        rows: list[tuple[int, int, int, int]] = []
         for slot in slots:
             future = slot.start_sec > now_sec and slot.minute > ts
+            minute = slot.minute
             for n in sizes:
-                spots_open, spots_total = grid[(slot.minute, n)]
+                spots_open, spots_total = grid[(minute, n)]
                 if spots_total > 0:
-                    cells.append(Cell(slot, n, spots_open if future else 0, spots_total))
-        return cells
+                    rows.append((slot.start_sec, n, spots_open if future else 0, spots_total))
+        return rows
 
     def reservations(self, day: date) -> list[tuple[Reservation, dict[str, Any]]]:
         """The day's reservations with their stored booking details, in booking order."""

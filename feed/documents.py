@@ -8,15 +8,10 @@ document passed its schema in `schemas/` (plus the rules a schema cannot state);
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from functools import cache
-from gzip import GzipFile
 from pathlib import Path
-from typing import Any, Protocol, TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 # jsonschema ships no type information (no py.typed) and types-jsonschema is not a dependency.
 import jsonschema  # type: ignore[import-untyped]
@@ -81,9 +76,8 @@ _DURATION_FIELDS = frozenset({"duration_sec", "duration_restrict_sec"})
 _SPOT_FIELDS = frozenset({"spots_total", "spots_open"})
 _RANGE_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 
-_BATCH_ENTRIES = 10_000  # entries per write and per progress report
 # One encoder reused: json.dumps with arguments builds a new encoder on every call.
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 class FeedError(Exception):
@@ -93,13 +87,6 @@ class FeedError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
-
-
-@dataclass(frozen=True)
-class FileStats:
-    path: Path
-    bytes: int
-    entries: int
 
 
 # --- schemas ---------------------------------------------------------------------------
@@ -171,36 +158,36 @@ def validate_document(name: str, document: object) -> None:
 # compiled by hand, rule for rule; a test holds it to jsonschema's verdict on a corpus.
 
 
-def _bad(code: str, message: str) -> FeedError:
+def refuse(code: str, message: str) -> FeedError:
     return FeedError(code, f"availability entry: {message}")
 
 
 def _check_string(value: object, field: str) -> None:
     if not isinstance(value, str) or not value:
-        raise _bad(SCHEMA_VIOLATION, f"{field} must be a non-empty string, got {value!r}")
+        raise refuse(SCHEMA_VIOLATION, f"{field} must be a non-empty string, got {value!r}")
 
 
 def _check_int(value: object, field: str, low: int, high: int | None = None) -> None:
     """`value` is an integer with low <= value (<= high when given)."""
     if not _is_int(value):
-        raise _bad(SCHEMA_VIOLATION, f"{field} must be an integer, got {value!r}")
+        raise refuse(SCHEMA_VIOLATION, f"{field} must be an integer, got {value!r}")
     if value < low:
-        raise _bad(_code_for("minimum", field), f"{field} {value} is below {low}")
+        raise refuse(_code_for("minimum", field), f"{field} {value} is below {low}")
     if high is not None and value > high:
         hint = " (milliseconds? write seconds)" if field in _TIMESTAMP_FIELDS else ""
-        raise _bad(_code_for("maximum", field), f"{field} {value} is above {high}{hint}")
+        raise refuse(_code_for("maximum", field), f"{field} {value} is above {high}{hint}")
 
 
 def check_entry_shape(entry: object) -> None:
     """Raise FeedError unless `entry` satisfies the availability entry schema."""
     if not isinstance(entry, dict):
-        raise _bad(SCHEMA_VIOLATION, f"must be an object, got {type(entry).__name__}")
+        raise refuse(SCHEMA_VIOLATION, f"must be an object, got {type(entry).__name__}")
     missing = _ENTRY_REQUIRED.difference(entry)
     if missing:
-        raise _bad(_code_for("required", None, missing), f"missing {sorted(missing)}")
+        raise refuse(_code_for("required", None, missing), f"missing {sorted(missing)}")
     unknown = entry.keys() - _ENTRY_KEYS
     if unknown:
-        raise _bad(SCHEMA_VIOLATION, f"unknown fields {sorted(unknown)}")
+        raise refuse(SCHEMA_VIOLATION, f"unknown fields {sorted(unknown)}")
     _check_string(entry["merchant_id"], "merchant_id")
     _check_string(entry["service_id"], "service_id")
     _check_int(entry["start_sec"], "start_sec", MIN_TIMESTAMP_SEC, MAX_TIMESTAMP_SEC)
@@ -209,32 +196,34 @@ def check_entry_shape(entry: object) -> None:
     _check_int(entry["spots_open"], "spots_open", 0)
     _check_resources(entry["resources"])
     if "confirmation_mode" in entry and entry["confirmation_mode"] not in _CONFIRMATION_MODES:
-        raise _bad(SCHEMA_VIOLATION, f"confirmation_mode {entry['confirmation_mode']!r}")
+        raise refuse(SCHEMA_VIOLATION, f"confirmation_mode {entry['confirmation_mode']!r}")
     if "availability_tag" in entry:
         _check_string(entry["availability_tag"], "availability_tag")
     if "scheduling_rule_overrides" in entry:
         overrides = entry["scheduling_rule_overrides"]
         if not isinstance(overrides, dict):
-            raise _bad(SCHEMA_VIOLATION, "scheduling_rule_overrides must be an object")
+            raise refuse(SCHEMA_VIOLATION, "scheduling_rule_overrides must be an object")
         if overrides.keys() - _OVERRIDES_KEYS:
-            raise _bad(SCHEMA_VIOLATION, f"unknown fields in scheduling_rule_overrides {overrides}")
+            raise refuse(
+                SCHEMA_VIOLATION, f"unknown fields in scheduling_rule_overrides {overrides}"
+            )
         for field, value in overrides.items():
             _check_int(value, field, MIN_TIMESTAMP_SEC, MAX_TIMESTAMP_SEC)
 
 
 def _check_resources(resources: object) -> None:
     if not isinstance(resources, dict):
-        raise _bad(SCHEMA_VIOLATION, f"resources must be an object, got {resources!r}")
+        raise refuse(SCHEMA_VIOLATION, f"resources must be an object, got {resources!r}")
     if "party_size" not in resources:
-        raise _bad(MISSING_RESOURCES, "resources.party_size is missing")
+        raise refuse(MISSING_RESOURCES, "resources.party_size is missing")
     if resources.keys() - _RESOURCES_KEYS:
-        raise _bad(SCHEMA_VIOLATION, f"unknown fields in resources {sorted(resources)}")
+        raise refuse(SCHEMA_VIOLATION, f"unknown fields in resources {sorted(resources)}")
     _check_int(resources["party_size"], "party_size", 1, MAX_PARTY_SIZE)
     for field in ("room_id", "room_name"):
         if field in resources:
             _check_string(resources[field], field)
     if ("room_id" in resources) != ("room_name" in resources):
-        raise _bad(MISSING_REQUIRED_FIELD, "resources.room_id and room_name go together")
+        raise refuse(MISSING_REQUIRED_FIELD, "resources.room_id and room_name go together")
 
 
 # --- rules a schema cannot state ----------------------------------------------------------
@@ -258,18 +247,18 @@ class FeedChecker:
         merchant_id = entry["merchant_id"]
         if merchant_id != self._merchant:
             if merchant_id in self._finished:
-                raise _bad(MERCHANT_NOT_CONTIGUOUS, f"{merchant_id!r} appears again after others")
+                raise refuse(MERCHANT_NOT_CONTIGUOUS, f"{merchant_id!r} appears again after others")
             if self._merchant is not None:
                 self._finished.add(self._merchant)
             self._merchant = merchant_id
             self._seen = set()
         if entry["spots_open"] > entry["spots_total"]:
-            raise _bad(
+            raise refuse(
                 AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE,
                 f"spots_open {entry['spots_open']} > spots_total {entry['spots_total']}",
             )
         if entry["start_sec"] < self._now_sec:
-            raise _bad(
+            raise refuse(
                 TIMESTAMP_OUT_OF_RANGE, f"start_sec {entry['start_sec']} is before {self._now_sec}"
             )
         resources = entry["resources"]
@@ -282,7 +271,7 @@ class FeedChecker:
             resources.get("room_name"),
         )
         if key in self._seen:
-            raise _bad(DUPLICATE_RECORD, f"identical entry for {merchant_id!r}: {key}")
+            raise refuse(DUPLICATE_RECORD, f"identical entry for {merchant_id!r}: {key}")
         self._seen.add(key)
 
 
@@ -406,7 +395,7 @@ def in_schema_order(value: Any, node: Mapping[str, Any], schema: Mapping[str, An
     return value
 
 
-def _entry_in_order(entry: Mapping[str, Any]) -> Record:
+def entry_in_order(entry: Mapping[str, Any]) -> Record:
     # The hot path's in_schema_order; valid only after check_entry_shape (no unknown keys).
     ordered = {k: entry[k] for k in ENTRY_KEY_ORDER if k in entry}
     resources = entry["resources"]
@@ -417,222 +406,3 @@ def _entry_in_order(entry: Mapping[str, Any]) -> Record:
             k: overrides[k] for k in OVERRIDES_KEY_ORDER if k in overrides
         }
     return ordered
-
-
-# --- sharding and names -------------------------------------------------------------------
-
-
-def shard(items: Sequence[T], total_shards: int) -> list[list[T]]:
-    """Contiguous slices whose sizes differ by at most one, the larger first.
-
-    Every shard is non-empty when there are at least `total_shards` items.
-    """
-    if total_shards < 1:
-        raise ValueError(f"total_shards must be >= 1, got {total_shards}")
-    size, larger = divmod(len(items), total_shards)
-    shards: list[list[T]] = []
-    start = 0
-    for number in range(total_shards):
-        end = start + size + (1 if number < larger else 0)
-        shards.append(list(items[start:end]))
-        start = end
-    return shards
-
-
-def feed_filename(
-    kind: str, generation_timestamp: int, shard_number: int, total_shards: int, *, gzip: bool
-) -> str:
-    """E.g. availability-1524606581-03-of-12.json.gz; shard numbers padded so names sort."""
-    width = len(str(total_shards))
-    suffix = ".json.gz" if gzip else ".json"
-    return f"{kind}-{generation_timestamp}-{shard_number:0{width}d}-of-{total_shards}{suffix}"
-
-
-# --- writing --------------------------------------------------------------------------------
-
-
-class _ByteSink(Protocol):
-    def write(self, data: bytes, /) -> int: ...
-
-
-@contextmanager
-def _atomic_output(path: Path, *, gzip: bool) -> Iterator[_ByteSink]:
-    """A stream whose bytes appear at `path` all at once on success, and nowhere on error."""
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    temp = Path(temp_name)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the feed from the uploader's account
-        with open(fd, "wb") as raw:
-            if gzip:
-                # mtime=0 and an empty filename keep the gzip header the same on every run.
-                with GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
-                    yield gz
-            else:
-                yield raw
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    # The rename is durable only once the directory entry is on disk.
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-
-
-def write_availability_feed(
-    path: Path,
-    entries_by_merchant: Iterable[tuple[str, Iterable[Mapping[str, Any]]]],
-    *,
-    shard_number: int,
-    total_shards: int,
-    nonce: int | str | None,
-    generation_timestamp: int,
-    now_sec: int,
-    gzip: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> FileStats:
-    """Stream one availability shard to `path`, checking every entry on the way.
-
-    Entries are written in the order given, one merchant's entries together. `progress`
-    is called with the number of entries written so far, lastly with the total.
-    """
-    metadata = feed_metadata(
-        shard_number=shard_number,
-        total_shards=total_shards,
-        nonce=nonce,
-        generation_timestamp=generation_timestamp,
-    )
-    validate_document(AVAILABILITY, {"metadata": metadata, "service_availability": []})
-    checker = FeedChecker(now_sec=now_sec)
-    written = 0
-    head = '{"metadata":' + _encode(metadata) + ',"service_availability":[{"availability":['
-    with _atomic_output(path, gzip=gzip) as out:
-        out.write(head.encode("utf-8"))
-        batch: list[str] = []
-
-        def flush() -> None:
-            nonlocal written, batch
-            # Entries are comma-separated; only the very first has no comma before it.
-            out.write((("," if written else "") + ",".join(batch)).encode("utf-8"))
-            written += len(batch)
-            batch = []
-            if progress is not None:
-                progress(written)
-
-        for merchant_id, entries in entries_by_merchant:
-            first_of_merchant = True
-            for entry in entries:
-                checker.check(entry)
-                if entry["merchant_id"] != merchant_id:
-                    raise _bad(MERCHANT_ID_MISMATCH, f"{entry['merchant_id']!r} in {merchant_id!r}")
-                ordered = _entry_in_order(entry)
-                if first_of_merchant:
-                    # jsonschema itself on one entry per merchant: a drift between the
-                    # fast check and the schema file shows here, not at the partner.
-                    sample = {
-                        "metadata": metadata,
-                        "service_availability": [{"availability": [ordered]}],
-                    }
-                    validate_document(AVAILABILITY, sample)
-                    first_of_merchant = False
-                batch.append(_encode(ordered))
-                if len(batch) == _BATCH_ENTRIES:
-                    flush()
-        if batch or not written:
-            flush()  # the last call reports the total, also for an empty feed
-        out.write(b"]}]}\n")
-    return FileStats(path=path, bytes=path.stat().st_size, entries=written)
-
-
-def _write_small_feed(
-    name: str,
-    list_key: str,
-    records: list[Mapping[str, Any]],
-    path: Path,
-    *,
-    shard_number: int,
-    total_shards: int,
-    nonce: int | str | None,
-    generation_timestamp: int,
-    gzip: bool,
-) -> FileStats:
-    metadata = feed_metadata(
-        shard_number=shard_number,
-        total_shards=total_shards,
-        nonce=nonce,
-        generation_timestamp=generation_timestamp,
-    )
-    schema = load_schema(name)
-    document = in_schema_order({"metadata": metadata, list_key: records}, schema, schema)
-    validate_document(name, document)
-    with _atomic_output(path, gzip=gzip) as out:
-        out.write((_encode(document) + "\n").encode("utf-8"))
-    return FileStats(path=path, bytes=path.stat().st_size, entries=len(records))
-
-
-def write_merchant_feed(
-    path: Path,
-    merchants: Iterable[Mapping[str, Any]],
-    *,
-    generation_timestamp: int,
-    shard_number: int = 0,
-    total_shards: int = 1,
-    nonce: int | str | None = None,
-    gzip: bool = False,
-) -> FileStats:
-    """Write the merchant feed (records from merchant_record), sorted by merchant_id."""
-    records = sorted(merchants, key=lambda m: str(m.get("merchant_id")))
-    _refuse_duplicates(records, "merchant_id")
-    return _write_small_feed(
-        MERCHANT,
-        "merchant",
-        records,
-        path,
-        shard_number=shard_number,
-        total_shards=total_shards,
-        nonce=nonce,
-        generation_timestamp=generation_timestamp,
-        gzip=gzip,
-    )
-
-
-def write_service_feed(
-    path: Path,
-    services: Iterable[Mapping[str, Any]],
-    *,
-    generation_timestamp: int,
-    shard_number: int = 0,
-    total_shards: int = 1,
-    nonce: int | str | None = None,
-    gzip: bool = False,
-) -> FileStats:
-    """Write the service feed (records from service_record), sorted by merchant_id.
-
-    Dining has exactly one service per merchant, so a second one for a merchant is refused.
-    """
-    records = sorted(services, key=lambda s: str(s.get("merchant_id")))
-    _refuse_duplicates(records, "merchant_id")
-    return _write_small_feed(
-        SERVICE,
-        "service",
-        records,
-        path,
-        shard_number=shard_number,
-        total_shards=total_shards,
-        nonce=nonce,
-        generation_timestamp=generation_timestamp,
-        gzip=gzip,
-    )
-
-
-def _refuse_duplicates(records: Sequence[Mapping[str, Any]], key: str) -> None:
-    seen: set[object] = set()
-    for record in records:
-        value = record.get(key)
-        if value in seen:
-            raise FeedError(DUPLICATE_RECORD, f"two records with {key} {value!r}")
-        seen.add(value)

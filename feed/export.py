@@ -18,18 +18,17 @@ from typing import Any
 from engine.log import LogStore
 from feed import calendar
 from feed.days import DayBook
-from feed.documents import (
+from feed.documents import availability_entry, merchant_record, service_record
+from feed.restaurant import Restaurant
+from feed.writer import (
     FileStats,
-    availability_entry,
+    Row,
     feed_filename,
-    merchant_record,
-    service_record,
     shard,
-    write_availability_feed,
+    write_availability_rows,
     write_merchant_feed,
     write_service_feed,
 )
-from feed.restaurant import Restaurant
 
 LAST_GENERATION_FILE = ".last-generation"
 SERVICE_NAME = "Table reservation"  # dining has one service per merchant
@@ -53,30 +52,32 @@ class ExportSummary:
         )
 
 
-def availability_entries(
+def availability_rows(
     book: DayBook, now: datetime, days: int, counter: ExportSummary | None = None
-) -> Iterator[dict[str, Any]]:
-    """One restaurant's entries, future slots only, in start then party-size order."""
+) -> Iterator[Row]:
+    """One restaurant's rows (start, duration, size, open, total), future slots only, in
+    start then party-size order."""
     r = book.restaurant
     now_sec = int(now.timestamp())
+    durations = {n: r.duration_minutes(n) * 60 for n in range(1, r.max_party_size + 1)}
     for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
         last_start = None
-        for cell in book.cells(day, now):
-            start = cell.slot.start_sec
+        for start, n, spots_open, spots_total in book.rows(day, now):
             if start <= now_sec:
                 continue
             if counter is not None and start != last_start:
                 counter.slots += 1
                 last_start = start
-            yield availability_entry(
-                r.merchant_id,
-                r.service_id,
-                start,
-                r.duration_minutes(cell.party_size) * 60,
-                cell.party_size,
-                cell.spots_open,
-                cell.spots_total,
-            )
+            yield (start, durations[n], n, spots_open, spots_total)
+
+
+def availability_entries(book: DayBook, now: datetime, days: int) -> Iterator[dict[str, Any]]:
+    """The same as entries (dicts), for callers that want the partner's field names."""
+    r = book.restaurant
+    for start, duration, n, spots_open, spots_total in availability_rows(book, now, days):
+        yield availability_entry(
+            r.merchant_id, r.service_id, start, duration, n, spots_open, spots_total
+        )
 
 
 def next_generation_timestamp(out_dir: Path, now: datetime) -> int:
@@ -122,15 +123,19 @@ def export_feeds(
     summary = ExportSummary(generation_timestamp=generation, restaurants=len(ordered))
     now_sec = int(now.timestamp())
 
-    def by_merchant(group: list[Restaurant]) -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
+    def by_merchant(group: list[Restaurant]) -> Iterator[tuple[str, str, Iterator[Row]]]:
         for r in group:
-            yield r.merchant_id, availability_entries(DayBook(store, r), now, days, summary)
+            yield (
+                r.merchant_id,
+                r.service_id,
+                availability_rows(DayBook(store, r), now, days, summary),
+            )
             if progress is not None:
                 progress(r)
 
     for number, group in enumerate(shard(ordered, shards)):
         name = feed_filename("availability", generation, number, shards, gzip=gzip)
-        stats = write_availability_feed(
+        stats = write_availability_rows(
             out_dir / name,
             by_merchant(group),
             shard_number=number,

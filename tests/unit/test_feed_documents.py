@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from feed import documents
+from feed import documents, writer
 from feed.documents import (
     AVAILABILITY,
     AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE,
@@ -29,13 +29,15 @@ from feed.documents import (
     FeedChecker,
     FeedError,
     availability_entry,
-    feed_filename,
     in_schema_order,
     load_schema,
     merchant_record,
     service_record,
-    shard,
     validate_document,
+)
+from feed.writer import (
+    feed_filename,
+    shard,
     write_availability_feed,
     write_merchant_feed,
     write_service_feed,
@@ -57,7 +59,7 @@ def slots(merchant_id: str, count: int = 3) -> list[dict[str, Any]]:
     ]
 
 
-def write(path: Path, groups: Any, **overrides: Any) -> documents.FileStats:
+def write(path: Path, groups: Any, **overrides: Any) -> writer.FileStats:
     arguments: dict[str, Any] = {
         "shard_number": 0,
         "total_shards": 1,
@@ -121,7 +123,7 @@ def test_the_hot_path_key_order_is_the_schema_order() -> None:
         "resources": {"room_name": "Bar", "party_size": 2, "room_id": "bar"},
         **availability_entry("marlowes", "dining", EVENING, 5400, 2, 1, 1),
     }
-    ordered = documents._entry_in_order(entry)
+    ordered = documents.entry_in_order(entry)
     expected = in_schema_order(entry, node, schema)
     assert json.dumps(ordered) == json.dumps(expected)
 
@@ -218,7 +220,7 @@ def test_the_written_feed_is_valid_against_the_whole_schema(tmp_path: Path) -> N
     stats = write(path, [("marlowes", slots("marlowes")), ("rosas", slots("rosas"))])
     document = json.loads(path.read_bytes())
     validate_document(AVAILABILITY, document)
-    assert stats == documents.FileStats(path=path, bytes=path.stat().st_size, entries=12)
+    assert stats == writer.FileStats(path=path, bytes=path.stat().st_size, entries=12)
     assert document["metadata"] == {
         "processing_instruction": "PROCESS_AS_COMPLETE",
         "shard_number": 0,
@@ -281,7 +283,7 @@ def failing_midway(error: Exception) -> Iterator[dict[str, Any]]:
 def test_a_failure_mid_stream_leaves_no_file_and_no_temp(
     tmp_path: Path, gzip_output: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(documents, "_BATCH_ENTRIES", 2)  # so bytes did reach the temp file
+    monkeypatch.setattr(writer, "BATCH_ENTRIES", 2)  # so bytes did reach the temp file
     path = tmp_path / "feed.json"
     with pytest.raises(OSError, match="disk on fire"):
         write(path, [("marlowes", failing_midway(OSError("disk on fire")))], gzip=gzip_output)
@@ -323,7 +325,7 @@ def test_an_entry_filed_under_another_merchant_is_refused(tmp_path: Path) -> Non
 def test_progress_reports_running_counts_ending_with_the_total(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(documents, "_BATCH_ENTRIES", 4)
+    monkeypatch.setattr(writer, "BATCH_ENTRIES", 4)
     seen: list[int] = []
     write(tmp_path / "a.json", [("marlowes", slots("marlowes", 5))], progress=seen.append)
     assert seen == [4, 8, 10]
@@ -482,3 +484,58 @@ def test_the_golden_feed_is_reproduced_byte_for_byte(tmp_path: Path) -> None:
     path = tmp_path / "availability.json"
     write(path, golden_groups(), **arguments)
     assert path.read_bytes() == GOLDEN.read_bytes()
+
+
+# --- the export's row path -------------------------------------------------------------------
+
+
+def write_rows(path: Path, groups: Any) -> writer.FileStats:
+    return writer.write_availability_rows(
+        path,
+        groups,
+        shard_number=0,
+        total_shards=1,
+        nonce=None,
+        generation_timestamp=GENERATED,
+        now_sec=NOW,
+    )
+
+
+def test_rows_are_written_as_the_very_same_bytes_as_their_entries(tmp_path: Path) -> None:
+    rows = [(EVENING + 900 * n, 5400, size, n % 3, 2 + n % 2) for n in range(40) for size in (2, 4)]
+    write_rows(tmp_path / "rows.json", [("marlowes", "dining", rows), ("other", "1000", rows)])
+    groups = [
+        (m, [availability_entry(m, s, *row[:3], row[3], row[4]) for row in rows])
+        for m, s in (("marlowes", "dining"), ("other", "1000"))
+    ]
+    write(tmp_path / "entries.json", groups)
+    assert (tmp_path / "rows.json").read_bytes() == (tmp_path / "entries.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("row", "code"),
+    [
+        ((EVENING, 5400, 2, 3, 2), AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE),
+        ((NOW - 60, 5400, 2, 1, 2), TIMESTAMP_OUT_OF_RANGE),
+        ((EVENING * 1000, 5400, 2, 1, 2), TIMESTAMP_OUT_OF_RANGE),
+        ((EVENING, 0, 2, 1, 2), DURATION_OUT_OF_RANGE),
+        ((EVENING, 5400, 0, 1, 2), SCHEMA_VIOLATION),
+        ((EVENING, 5400.0, 2, 1, 2), SCHEMA_VIOLATION),
+        ((EVENING, 5400, 2, True, 2), SCHEMA_VIOLATION),
+    ],
+)
+def test_a_bad_row_fails_with_the_code_its_entry_would_get(
+    tmp_path: Path, row: tuple[Any, ...], code: str
+) -> None:
+    good = (EVENING + 3600, 5400, 4, 1, 1)
+    with pytest.raises(FeedError) as raised:
+        write_rows(tmp_path / "f.json", [("marlowes", "dining", [good, row])])
+    assert raised.value.code == code
+    assert not (tmp_path / "f.json").exists()
+
+
+def test_two_identical_rows_are_refused(tmp_path: Path) -> None:
+    row = (EVENING, 5400, 2, 1, 2)
+    with pytest.raises(FeedError) as raised:
+        write_rows(tmp_path / "f.json", [("marlowes", "dining", [row, row])])
+    assert raised.value.code == DUPLICATE_RECORD

@@ -1,0 +1,361 @@
+"""Writing feed files: streamed, checked on the way, atomic, deterministic bytes.
+
+A file at its final path is always complete: it is written to a temporary file in the same
+directory, synced, then renamed. Shards of one feed share the nonce and generation
+timestamp; file names sort in shard order.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from gzip import GzipFile
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from feed.documents import (
+    AVAILABILITY,
+    CONFIRMATION_MODE_SYNCHRONOUS,
+    DUPLICATE_RECORD,
+    MAX_DURATION_SEC,
+    MAX_PARTY_SIZE,
+    MAX_TIMESTAMP_SEC,
+    MERCHANT,
+    MERCHANT_ID_MISMATCH,
+    MIN_TIMESTAMP_SEC,
+    SERVICE,
+    FeedChecker,
+    FeedError,
+    Record,
+    availability_entry,
+    encode_json,
+    entry_in_order,
+    feed_metadata,
+    in_schema_order,
+    load_schema,
+    refuse,
+    validate_document,
+)
+
+T = TypeVar("T")
+BATCH_ENTRIES = 10_000  # entries per write and per progress report
+
+
+@dataclass(frozen=True)
+class FileStats:
+    path: Path
+    bytes: int
+    entries: int
+
+
+# --- sharding and names -------------------------------------------------------------------
+
+
+def shard(items: Sequence[T], total_shards: int) -> list[list[T]]:
+    """Contiguous slices whose sizes differ by at most one, the larger first.
+
+    Every shard is non-empty when there are at least `total_shards` items.
+    """
+    if total_shards < 1:
+        raise ValueError(f"total_shards must be >= 1, got {total_shards}")
+    size, larger = divmod(len(items), total_shards)
+    shards: list[list[T]] = []
+    start = 0
+    for number in range(total_shards):
+        end = start + size + (1 if number < larger else 0)
+        shards.append(list(items[start:end]))
+        start = end
+    return shards
+
+
+def feed_filename(
+    kind: str, generation_timestamp: int, shard_number: int, total_shards: int, *, gzip: bool
+) -> str:
+    """E.g. availability-1524606581-03-of-12.json.gz; shard numbers padded so names sort."""
+    width = len(str(total_shards))
+    suffix = ".json.gz" if gzip else ".json"
+    return f"{kind}-{generation_timestamp}-{shard_number:0{width}d}-of-{total_shards}{suffix}"
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+class _ByteSink(Protocol):
+    def write(self, data: bytes, /) -> int: ...
+
+
+@contextmanager
+def _atomic_output(path: Path, *, gzip: bool) -> Iterator[_ByteSink]:
+    """A stream whose bytes appear at `path` all at once on success, and nowhere on error."""
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temp = Path(temp_name)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the feed from the uploader's account
+        with open(fd, "wb") as raw:
+            if gzip:
+                # mtime=0 and an empty filename keep the gzip header the same on every run.
+                with GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
+                    yield gz
+            else:
+                yield raw
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    # The rename is durable only once the directory entry is on disk.
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def write_availability_feed(
+    path: Path,
+    entries_by_merchant: Iterable[tuple[str, Iterable[Mapping[str, Any]]]],
+    *,
+    shard_number: int,
+    total_shards: int,
+    nonce: int | str | None,
+    generation_timestamp: int,
+    now_sec: int,
+    gzip: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> FileStats:
+    """Stream one availability shard to `path`, checking every entry on the way.
+
+    Entries are written in the order given, one merchant's entries together. `progress`
+    is called with the number of entries written so far, lastly with the total.
+    """
+    metadata = _metadata(shard_number, total_shards, nonce, generation_timestamp)
+    checker = FeedChecker(now_sec=now_sec)
+
+    def encoded() -> Iterator[str]:
+        for merchant_id, entries in entries_by_merchant:
+            first_of_merchant = True
+            for entry in entries:
+                checker.check(entry)
+                if entry["merchant_id"] != merchant_id:
+                    raise refuse(
+                        MERCHANT_ID_MISMATCH, f"{entry['merchant_id']!r} in {merchant_id!r}"
+                    )
+                ordered = entry_in_order(entry)
+                if first_of_merchant:
+                    _validate_sample(metadata, ordered)
+                    first_of_merchant = False
+                yield encode_json(ordered)
+
+    return _write_entries(path, metadata, encoded(), gzip, progress)
+
+
+Row = tuple[int, int, int, int, int]  # start_sec, duration_sec, party_size, open, total
+
+
+def write_availability_rows(
+    path: Path,
+    rows_by_merchant: Iterable[tuple[str, str, Iterable[Row]]],
+    *,
+    shard_number: int,
+    total_shards: int,
+    nonce: int | str | None,
+    generation_timestamp: int,
+    now_sec: int,
+    gzip: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> FileStats:
+    """The same bytes as write_availability_feed for plain dining entries, from rows.
+
+    The export's hot path: a row that passes the inline checks is written with a template;
+    any other row is turned into its entry and checked in full, so it fails with the same
+    error code. The first entry of each merchant is still validated with jsonschema.
+    """
+    metadata = _metadata(shard_number, total_shards, nonce, generation_timestamp)
+    checker = FeedChecker(now_sec=now_sec)
+    low = max(now_sec, MIN_TIMESTAMP_SEC)
+    mode = CONFIRMATION_MODE_SYNCHRONOUS
+
+    def encoded() -> Iterator[str]:
+        for merchant_id, service_id, rows in rows_by_merchant:
+            prefix = (
+                f'{{"merchant_id":{encode_json(merchant_id)},"service_id":{encode_json(service_id)},'
+                '"start_sec":'
+            )
+            first = True
+            seen: set[tuple[int, int, int]] = set()
+            for start, duration, size, spots_open, spots_total in rows:
+                key = (start, duration, size)
+                if (
+                    first
+                    or type(start) is not int
+                    or type(duration) is not int
+                    or type(size) is not int
+                    or type(spots_open) is not int
+                    or type(spots_total) is not int
+                    or not low <= start <= MAX_TIMESTAMP_SEC
+                    or not 0 < duration < MAX_DURATION_SEC
+                    or not 1 <= size <= MAX_PARTY_SIZE
+                    or not 0 <= spots_open <= spots_total
+                    or key in seen
+                ):
+                    entry = availability_entry(
+                        merchant_id, service_id, start, duration, size, spots_open, spots_total
+                    )
+                    checker.check(entry)  # raises with the partner's code, or it is fine
+                    if first:
+                        _validate_sample(metadata, entry_in_order(entry))
+                        first = False
+                seen.add(key)
+                yield (
+                    f'{prefix}{start},"duration_sec":{duration},"spots_total":{spots_total},'
+                    f'"spots_open":{spots_open},"resources":{{"party_size":{size}}},'
+                    f'"confirmation_mode":"{mode}"}}'
+                )
+
+    return _write_entries(path, metadata, encoded(), gzip, progress)
+
+
+def _metadata(
+    shard_number: int, total_shards: int, nonce: int | str | None, generation_timestamp: int
+) -> Record:
+    metadata = feed_metadata(
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+    )
+    validate_document(AVAILABILITY, {"metadata": metadata, "service_availability": []})
+    return metadata
+
+
+def _validate_sample(metadata: Record, ordered: Record) -> None:
+    # jsonschema itself on one entry per merchant: a drift between the fast checks and the
+    # schema file shows here, not at the partner.
+    sample = {"metadata": metadata, "service_availability": [{"availability": [ordered]}]}
+    validate_document(AVAILABILITY, sample)
+
+
+def _write_entries(
+    path: Path,
+    metadata: Record,
+    encoded: Iterator[str],
+    gzip: bool,
+    progress: Callable[[int], None] | None,
+) -> FileStats:
+    written = 0
+    head = '{"metadata":' + encode_json(metadata) + ',"service_availability":[{"availability":['
+    with _atomic_output(path, gzip=gzip) as out:
+        out.write(head.encode("utf-8"))
+        batch: list[str] = []
+
+        def flush() -> None:
+            nonlocal written, batch
+            # Entries are comma-separated; only the very first has no comma before it.
+            out.write((("," if written else "") + ",".join(batch)).encode("utf-8"))
+            written += len(batch)
+            batch = []
+            if progress is not None:
+                progress(written)
+
+        for text in encoded:
+            batch.append(text)
+            if len(batch) == BATCH_ENTRIES:
+                flush()
+        if batch or not written:
+            flush()  # the last call reports the total, also for an empty feed
+        out.write(b"]}]}\n")
+    return FileStats(path=path, bytes=path.stat().st_size, entries=written)
+
+
+def _write_small_feed(
+    name: str,
+    list_key: str,
+    records: list[Mapping[str, Any]],
+    path: Path,
+    *,
+    shard_number: int,
+    total_shards: int,
+    nonce: int | str | None,
+    generation_timestamp: int,
+    gzip: bool,
+) -> FileStats:
+    metadata = feed_metadata(
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+    )
+    schema = load_schema(name)
+    document = in_schema_order({"metadata": metadata, list_key: records}, schema, schema)
+    validate_document(name, document)
+    with _atomic_output(path, gzip=gzip) as out:
+        out.write((encode_json(document) + "\n").encode("utf-8"))
+    return FileStats(path=path, bytes=path.stat().st_size, entries=len(records))
+
+
+def write_merchant_feed(
+    path: Path,
+    merchants: Iterable[Mapping[str, Any]],
+    *,
+    generation_timestamp: int,
+    shard_number: int = 0,
+    total_shards: int = 1,
+    nonce: int | str | None = None,
+    gzip: bool = False,
+) -> FileStats:
+    """Write the merchant feed (records from merchant_record), sorted by merchant_id."""
+    records = sorted(merchants, key=lambda m: str(m.get("merchant_id")))
+    _refuse_duplicates(records, "merchant_id")
+    return _write_small_feed(
+        MERCHANT,
+        "merchant",
+        records,
+        path,
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+        gzip=gzip,
+    )
+
+
+def write_service_feed(
+    path: Path,
+    services: Iterable[Mapping[str, Any]],
+    *,
+    generation_timestamp: int,
+    shard_number: int = 0,
+    total_shards: int = 1,
+    nonce: int | str | None = None,
+    gzip: bool = False,
+) -> FileStats:
+    """Write the service feed (records from service_record), sorted by merchant_id.
+
+    Dining has exactly one service per merchant, so a second one for a merchant is refused.
+    """
+    records = sorted(services, key=lambda s: str(s.get("merchant_id")))
+    _refuse_duplicates(records, "merchant_id")
+    return _write_small_feed(
+        SERVICE,
+        "service",
+        records,
+        path,
+        shard_number=shard_number,
+        total_shards=total_shards,
+        nonce=nonce,
+        generation_timestamp=generation_timestamp,
+        gzip=gzip,
+    )
+
+
+def _refuse_duplicates(records: Sequence[Mapping[str, Any]], key: str) -> None:
+    seen: set[object] = set()
+    for record in records:
+        value = record.get(key)
+        if value in seen:
+            raise FeedError(DUPLICATE_RECORD, f"two records with {key} {value!r}")
+        seen.add(value)
