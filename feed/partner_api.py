@@ -349,7 +349,9 @@ class PartnerApi:
         if status != CONFIRMED:
             return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
         r = book.restaurant
-        duration = new.duration_sec if new.start_sec else None  # a new size brings its own turn
+        # The turn time follows the party size, so an update's duration (often the old one,
+        # echoed back by the partner) is not held against it.
+        duration = None
         found = self._slot_of(r, start, duration, size)
         if found is None:
             return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
