@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import weakref
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine import config
@@ -24,6 +24,7 @@ from feed.matching import Matcher
 Booking = tuple[tuple[str, ...], int]  # a still-booked reservation: its tables and its `at`
 
 WINDOW = config.CONFLICT_MINUTES - 1  # a reservation blocks a table for abs(at' - at) <= 29
+_OPEN_ROWS_CACHED = 4096  # per floor: bounded, a long-running server must not grow forever
 
 
 @dataclass
@@ -40,6 +41,8 @@ class _Units:
     combo_tables: tuple[int, ...]  # combo j -> mask of its two tables
     matcher: Matcher
     table_fit: dict[int, int] = field(default_factory=dict)  # n -> tables fitting n
+    # (bookable mask, sizes) -> spots_open per size; rows are shared, never changed
+    open_rows: dict[tuple[int, tuple[int, ...]], list[int]] = field(default_factory=dict)
     combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
 
     def fit(self, n: int) -> int:
@@ -134,32 +137,44 @@ def day_grid(
 ) -> dict[tuple[int, int], tuple[int, int]]:
     """(minute, n) -> (spots_open, spots_total) for every slot and size, in that order.
 
-    Every cell is there, total 0 included (the feed leaves those out). Slots share bookable
-    sets (a reservation blocks an hour at most), so each distinct set is worked out once.
+    Every cell is there, total 0 included (the feed leaves those out).
+    """
+    minutes, sizes = list(minutes), list(sizes)
+    totals = [spots_total(floor, n) for n in sizes]
+    grid: dict[tuple[int, int], tuple[int, int]] = {}
+    for minute, row in zip(minutes, day_opens(floor, booked, minutes, sizes), strict=True):
+        for n, spots_open, total in zip(sizes, row, totals, strict=True):
+            grid[(minute, n)] = (spots_open, total)
+    return grid
+
+
+def day_opens(
+    floor: FloorPlan, booked: Iterable[Booking], minutes: Iterable[int], sizes: Sequence[int]
+) -> list[list[int]]:
+    """spots_open per slot (rows, in `minutes` order) and party size (columns, `sizes` order).
+
+    Slots share bookable sets (a reservation blocks an hour at most), and days share them
+    too (an empty floor most of all), so each (set, sizes) row is worked out once per floor.
     """
     units = _units(floor)
-    sizes = list(sizes)
-    totals = [spots_total(floor, n) for n in sizes]
+    key_sizes = tuple(sizes)
     by_at = sorted((at, units.tables_mask(tables)) for tables, at in booked)
     ats = [at for at, _ in by_at]
-    per_set: dict[int, list[tuple[int, int]]] = {}
-    grid: dict[tuple[int, int], tuple[int, int]] = {}
+    cache = units.open_rows
+    rows: list[list[int]] = []
     for minute in minutes:
         blocked = 0
         for i in range(bisect_left(ats, minute - WINDOW), bisect_right(ats, minute + WINDOW)):
             blocked |= by_at[i][1]
         bookable = units.all_tables & ~blocked
-        row = per_set.get(bookable)
+        row = cache.get((bookable, key_sizes))
         if row is None:
             live = units.live_combos(bookable)
-            row = [
-                (units.open(bookable, live, n), total)
-                for n, total in zip(sizes, totals, strict=True)
-            ]
-            per_set[bookable] = row
-        for n, cell in zip(sizes, row, strict=True):
-            grid[(minute, n)] = cell
-    return grid
+            row = [units.open(bookable, live, n) for n in key_sizes]
+            if len(cache) < _OPEN_ROWS_CACHED:
+                cache[(bookable, key_sizes)] = row
+        rows.append(row)
+    return rows
 
 
 def choose_unit(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> str | None:

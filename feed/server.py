@@ -88,7 +88,7 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": ErrorBody} for code in codes}
 
 
-HOST_ERRORS = _errors(401, 404, 409, 413, 422, 503)
+HOST_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
 WEBHOOK_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
 
 Id = Annotated[str, Path(min_length=1, max_length=200)]
@@ -137,9 +137,11 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: statuses.NOT_FOUND, 405: statuses.METHOD_NOT_ALLOWED}.get(
-            exc.status_code, statuses.INVALID_REQUEST
-        )
+        code = {
+            400: statuses.BAD_JSON,  # a body FastAPI could not decode
+            404: statuses.NOT_FOUND,
+            405: statuses.METHOD_NOT_ALLOWED,
+        }.get(exc.status_code, statuses.INVALID_REQUEST)
         return send(Reply(exc.status_code, error_body(code, str(exc.detail))))
 
     app.include_router(
