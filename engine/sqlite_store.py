@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from types import TracebackType
@@ -92,6 +93,18 @@ def _dumps(value: JSON) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+@dataclass
+class _Job:
+    """One append_all waiting for the group commit that writes it."""
+
+    appends: Sequence[LogAppend]
+    remember: Sequence[Remember]
+    put: Sequence[Remember]
+    outbox: Sequence[OutboxMessage]
+    done: bool = False
+    error: BaseException | None = None
+
+
 class SQLiteStore:
     """A `LogStore` on one SQLite file, shared by threads and processes.
 
@@ -106,6 +119,9 @@ class SQLiteStore:
         self.busy_timeout = busy_timeout  # seconds a writer waits for the lock before giving up
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._group = threading.Condition()  # guards _queue and _writing (group commit)
+        self._queue: list[_Job] = []
+        self._writing = False
         self._closed = False
         try:
             self._create_schema()
@@ -216,44 +232,88 @@ class SQLiteStore:
     ) -> None:
         for one in appends:
             check_append(one.expected_seq, one.entries)
-        with self._transaction() as conn:
-            for scope, key, value in remember:
-                stored = self._insert_or_get(conn, scope, key, _dumps(value))
-                if stored is not None:
-                    raise DuplicateKey(scope, key, json.loads(stored))
-            for one in appends:
-                day = one.service_date.isoformat()
-                # The key stops a writer at a taken seq; this stops one that would leave a gap.
-                if one.expected_seq > 0 and not self._has_seq(
-                    conn, one.merchant_id, day, one.expected_seq - 1
-                ):
-                    raise ConcurrencyConflict(
-                        f"expected_seq {one.expected_seq} is past the end of"
-                        f" {one.merchant_id} {day}"
-                    )
-                conn.executemany(
-                    "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
-                    " received_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            one.merchant_id,
-                            day,
-                            one.expected_seq + i,
-                            _dumps(e.operation),
-                            _dumps(e.result),
-                            float(e.received_at),
-                            _dumps(e.meta),
-                        )
-                        for i, e in enumerate(one.entries)
-                    ],
+        job = _Job(appends, remember, put, outbox)
+        # Group commit: concurrent appends of this process share one transaction (one fsync),
+        # each in its own savepoint so one's conflict does not undo another's. The first
+        # caller to find no commit under way writes everything queued; the others wait.
+        with self._group:
+            self._queue.append(job)
+            while not job.done and self._writing:
+                self._group.wait()
+            if job.done:
+                if job.error is not None:
+                    raise job.error
+                return
+            self._writing = True
+            batch, self._queue = self._queue, []
+        try:
+            self._commit(batch)
+        finally:
+            with self._group:
+                self._writing = False
+                self._group.notify_all()
+        if job.error is not None:
+            raise job.error
+
+    def _commit(self, batch: list[_Job]) -> None:
+        try:
+            with self._transaction() as conn:
+                for job in batch:
+                    conn.execute("SAVEPOINT job")
+                    try:
+                        self._write(conn, job)
+                    except (StoreError, sqlite3.Error) as exc:
+                        conn.execute("ROLLBACK TO job")
+                        job.error = translate(exc) if isinstance(exc, sqlite3.Error) else exc
+                    conn.execute("RELEASE job")
+        except StoreError as exc:  # BEGIN or COMMIT failed: nothing of the batch was written
+            for job in batch:
+                if job.error is None:
+                    # Each waiting thread raises its own exception object.
+                    job.error = type(exc)(*exc.args)
+                    job.error.__cause__ = exc.__cause__ or exc  # the driver error
+        finally:
+            with self._group:
+                for job in batch:
+                    job.done = True
+
+    def _write(self, conn: sqlite3.Connection, job: _Job) -> None:
+        for scope, key, value in job.remember:
+            stored = self._insert_or_get(conn, scope, key, _dumps(value))
+            if stored is not None:
+                raise DuplicateKey(scope, key, json.loads(stored))
+        for one in job.appends:
+            day = one.service_date.isoformat()
+            # The key stops a writer at a taken seq; this stops one that would leave a gap.
+            if one.expected_seq > 0 and not self._has_seq(
+                conn, one.merchant_id, day, one.expected_seq - 1
+            ):
+                raise ConcurrencyConflict(
+                    f"expected_seq {one.expected_seq} is past the end of {one.merchant_id} {day}"
                 )
             conn.executemany(
-                "INSERT INTO idempotency (scope, key, value) VALUES (?, ?, ?)"
-                " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
-                [(scope, key, _dumps(value)) for scope, key, value in put],
+                "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
+                " received_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        one.merchant_id,
+                        day,
+                        one.expected_seq + i,
+                        _dumps(e.operation),
+                        _dumps(e.result),
+                        float(e.received_at),
+                        _dumps(e.meta),
+                    )
+                    for i, e in enumerate(one.entries)
+                ],
             )
-            for message in outbox:
-                self._enqueue(conn, message)
+        conn.executemany(
+            "INSERT INTO idempotency (scope, key, value) VALUES (?, ?, ?)"
+            " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
+            [(scope, key, _dumps(value)) for scope, key, value in job.put],
+        )
+        for message in job.outbox:
+            self._enqueue(conn, message)
 
     @staticmethod
     def _enqueue(conn: sqlite3.Connection, message: OutboxMessage) -> None:

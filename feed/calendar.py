@@ -58,8 +58,23 @@ def in_service(r: Restaurant, instant: datetime) -> date | None:
     return None
 
 
+_SLOT_DAYS_KEPT = 400  # per restaurant: a booking horizon and then some
+
+
 def slots(r: Restaurant, day: date) -> list[Slot]:
-    """Every slot of the day: each service from open to last seating, every slot_minutes."""
+    """Every slot of the day: each service from open to last seating, every slot_minutes.
+
+    Worked out once per restaurant and day (every booking and lookup asks), bounded."""
+    memo = r.memo.setdefault("slots", {})
+    found: list[Slot] | None = memo.get(day)
+    if found is None:
+        if len(memo) >= _SLOT_DAYS_KEPT:
+            memo.clear()
+        found = memo[day] = _slots(r, day)
+    return list(found)
+
+
+def _slots(r: Restaurant, day: date) -> list[Slot]:
     opening = opening_instant(r, day)
     if opening is None:
         return []

@@ -13,7 +13,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Annotated, Any
@@ -111,6 +111,8 @@ class Restaurant:
     large_turn_minutes: int
     max_party_size: int
     floor: FloorPlan
+    # Derived values worked out once (e.g. a day's slots): never part of equality or repr.
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def duration_minutes(self, party_size: int) -> int:
         """Turn time of a party: its class's (smallest table that fits), or the large one."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,37 @@ with SQLiteStore(db) as store:
     except ConcurrencyConflict:
         print("conflict", flush=True)
 """
+
+
+def test_appends_committed_together_keep_their_own_conflicts(store: SQLiteStore) -> None:
+    # Group commit writes concurrent appends in one transaction: a conflict in one of them
+    # must undo that one only. 10 logs, 3 writers racing for seq 0 of each.
+    days = [date(2024, 4, d) for d in range(1, 11)]
+    barrier = threading.Barrier(30)
+    outcomes: dict[date, list[str]] = {d: [] for d in days}
+    lock = threading.Lock()
+
+    def write(day: date, n: int) -> None:
+        barrier.wait()
+        try:
+            store.append(MERCHANT, day, 0, [entry(n)], remember=[("writer", f"{day}-{n}", n)])
+            result = "won"
+        except ConcurrencyConflict:
+            result = "conflict"
+        with lock:
+            outcomes[day].append(result)
+
+    threads = [threading.Thread(target=write, args=(d, n)) for d in days for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    for day in days:
+        assert sorted(outcomes[day]) == ["conflict", "conflict", "won"]
+        [stored] = store.entries(MERCHANT, day)
+        winner = [n for n in range(3) if store.recall("writer", f"{day}-{n}") is not None]
+        assert len(winner) == 1  # a losing writer's key was rolled back with its entry
+        assert stored.operation == entry(winner[0]).operation
 
 
 def test_of_several_processes_appending_at_one_seq_one_wins_and_the_rest_conflict(
