@@ -128,7 +128,17 @@ class LogStore(Protocol):
         ...
 
     def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
-        """Undelivered messages due at `now` (not waiting out a back-off), oldest first."""
+        """Undelivered messages due at `now` (not in back-off, not claimed by a live
+        sender), oldest first, at most one per key."""
+        ...
+
+    def claim(self, message_ids: Sequence[int], now: float) -> None:
+        """A sender is sending these: a later change queues a new message instead of merging
+        into one whose content is already being sent."""
+        ...
+
+    def release_claims(self) -> None:
+        """Forget every claim (a sender starting up: the claims of a dead one are void)."""
         ...
 
     def delivered(self, message_id: int, at: float) -> None: ...

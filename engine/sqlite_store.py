@@ -32,6 +32,7 @@ from engine.log import (
 )
 
 SCHEMA_VERSION = 2  # 2: outbox and exports
+CLAIM_SECONDS = 120.0  # a sender holding a message longer than this has died
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -61,6 +62,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     state        TEXT NOT NULL DEFAULT 'pending',  -- pending, delivered, dead
     attempts     INTEGER NOT NULL DEFAULT 0,
     retry_at     REAL NOT NULL DEFAULT 0,
+    claimed_at   REAL,  -- handed to a sender: a new change must not merge into it
     delivered_at REAL,
     last_error   TEXT
 );
@@ -320,7 +322,7 @@ class SQLiteStore:
         if message.merge:
             row = conn.execute(
                 "SELECT 1 FROM outbox WHERE partner = ? AND kind = ? AND key = ?"
-                " AND state = 'pending'",
+                " AND state = 'pending' AND claimed_at IS NULL",
                 (message.partner, message.kind, message.key),
             ).fetchone()
             if row is not None:
@@ -339,26 +341,50 @@ class SQLiteStore:
     # -- the outbox and export records ---------------------------------------------------
 
     def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT id, partner, kind, key, payload, created_at, attempts, retry_at"
-                " FROM outbox WHERE state = 'pending' ORDER BY id LIMIT ?",
-                (limit,),
-            ).fetchall()
+        """Due messages, oldest first, at most one per key (see `claim`).
+
+        Rows are read in pages so messages waiting out a back-off never use up the limit.
+        A claim older than CLAIM_SECONDS is a sender that died: the message is due again."""
         items: list[OutboxItem] = []
         blocked: set[tuple[str, str, str]] = set()
-        for id_, partner, kind, key, payload, created, attempts, retry_at in rows:
-            # In order per key: a message waiting out a back-off holds back those behind it.
-            if (partner, kind, key) in blocked:
-                continue
-            if retry_at > now:
-                blocked.add((partner, kind, key))
-                continue
-            items.append(
-                OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
-            )
-            blocked.add((partner, kind, key))
+        stale = now - CLAIM_SECONDS
+        with self._connection() as conn:
+            after = 0
+            while len(items) < limit:
+                rows = conn.execute(
+                    "SELECT id, partner, kind, key, payload, created_at, attempts, retry_at,"
+                    " claimed_at FROM outbox WHERE state = 'pending' AND id > ?"
+                    " ORDER BY id LIMIT 500",
+                    (after,),
+                ).fetchall()
+                if not rows:
+                    break
+                for id_, partner, kind, key, payload, created, attempts, retry_at, claimed in rows:
+                    after = id_
+                    ident = (partner, kind, key)
+                    # In order per key: a message in back-off or being sent holds back the
+                    # ones behind it.
+                    if ident in blocked:
+                        continue
+                    blocked.add(ident)
+                    if retry_at > now or (claimed is not None and claimed > stale):
+                        continue
+                    items.append(
+                        OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
+                    )
+                    if len(items) == limit:
+                        break
         return items
+
+    def claim(self, message_ids: Sequence[int], now: float) -> None:
+        with self._transaction() as conn:
+            conn.executemany(
+                "UPDATE outbox SET claimed_at = ? WHERE id = ?", [(now, i) for i in message_ids]
+            )
+
+    def release_claims(self) -> None:
+        with self._transaction() as conn:
+            conn.execute("UPDATE outbox SET claimed_at = NULL WHERE state = 'pending'")
 
     def delivered(self, message_id: int, at: float) -> None:
         with self._transaction() as conn:
@@ -372,7 +398,7 @@ class SQLiteStore:
         with self._transaction() as conn:
             conn.execute(
                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?, retry_at = ?,"
-                " state = ? WHERE id = ?",
+                " state = ?, claimed_at = NULL WHERE id = ?",
                 (
                     error[:500],
                     retry_at or 0,

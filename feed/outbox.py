@@ -82,7 +82,9 @@ class OutboxSender:
     def run_once(self) -> int:
         """Try every message that is due; the number delivered."""
         delivered = 0
-        for item in self.store.pending(time.time()):
+        items = self.store.pending(time.time())
+        self.store.claim([item.id for item in items], time.time())
+        for item in items:
             delivered += self._deliver(item)
         return delivered
 
@@ -122,6 +124,7 @@ class OutboxSender:
         return 0
 
     def loop(self, stop: threading.Event, interval: float = 0.2) -> None:
+        self.store.release_claims()  # claims of a sender that died with the last process
         while not stop.is_set():
             try:
                 busy = self.run_once()

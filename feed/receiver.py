@@ -265,8 +265,12 @@ class Receiver:
             return [record(reply_for(result))] if record is not None else []
 
         engine_id = str(index.get("reservation_id", reservation_id))  # moved: a new engine id
+        # Who asked is logged: a partner is not notified of its own cancellation.
+        meta = {"source": "partner", "partner": partner_id} if partner_id else {"source": "host"}
         outcome = self._guard(
-            lambda: book.operate(day, now, name, engine_id, remember=remember, keep_rejected=False)
+            lambda: book.operate(
+                day, now, name, engine_id, meta=meta, remember=remember, keep_rejected=False
+            )
         )
         if isinstance(outcome, Reply):
             return outcome, False

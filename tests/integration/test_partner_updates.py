@@ -1,0 +1,602 @@
+"""Real-time partner updates and the scheduled export, end to end: `hoststand serve` processes
+on 127.0.0.1 talking to a partner stub that fails on purpose (503, 429, dropped connections,
+slow answers, down for a while). Every notification arrives and is acted on once, the feed
+arrives whole and valid, and nothing is lost to a killed server.
+
+The server's clock is pinned (Friday 4 December 2026, 18:00 GMT); back-offs start at 0.2 s.
+Waiting is polling with a bounded timeout, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import requests
+from click.testing import CliRunner
+
+from engine.sqlite_store import SQLiteStore
+from feed.cli import main as cli
+from feed.days import DayBook
+from feed.outbox import replace_body
+from feed.restaurant import Restaurant, load_restaurant
+from tests.integration.partner_stub import (
+    AVAILABILITY,
+    BOOKING,
+    DROP,
+    DROP_AFTER,
+    FORBIDDEN,
+    SLOW,
+    TOO_MANY,
+    UNAVAILABLE,
+    UPLOAD,
+    PartnerStub,
+    Request,
+)
+from tests.integration.server_process import (
+    CONFIGS,
+    HOST_TOKENS,
+    HOSTSTAND,
+    NOW,
+    REPO,
+    SECRETS,
+    STARTUP_SECONDS,
+    TIMEOUT,
+    ServerProcess,
+    booking_event,
+    change_event,
+    free_port,
+    signed_post,
+)
+
+MARLOWES = "marlowes-kitchen"
+TABLEFINDER = "tablefinder"
+NOTIFY_TOKEN = "stub-notify-token-tablefinder"
+FEED_AUTH = "Bearer stub-feed-token"
+TODAY = date(2026, 12, 4)
+TOMORROW = date(2026, 12, 5)
+SETTLE_SECONDS = 40  # the longest back-off chain here is a few seconds; this is a bound only
+NOTIFICATIONS = (BOOKING, AVAILABILITY)
+FEED_KINDS = ("availability", "merchant", "service")
+
+
+# -- the server, with settings that point at the stub ------------------------------------------
+
+
+def write_settings(tmp: Path, stub: PartnerStub) -> Path:
+    path = tmp / "settings.toml"
+    path.write_text(
+        f"""
+[[partners]]
+id = "tablefinder"
+secret = "{SECRETS["tablefinder"]}"
+notify_url = "{stub.base}"
+notify_token = "{NOTIFY_TOKEN}"
+
+[[partners]]
+id = "dinerly"
+secret = "{SECRETS["dinerly"]}"
+merchants = ["marlowes-kitchen"]
+
+[[hosts]]
+merchant_id = "marlowes-kitchen"
+token = "{HOST_TOKENS["marlowes-kitchen"]}"
+
+[export]
+interval_minutes = 60
+days = 2
+retry_base_seconds = 0.2
+staging = "{tmp / "staging"}"
+
+[[export.destinations]]
+kind = "http"
+url = "{stub.base}/feeds"
+method = "PUT"
+auth_value = "{FEED_AUTH}"
+
+[[export.destinations]]
+kind = "directory"
+path = "{tmp / "partner-feeds"}"
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def start(db: Path, settings: Path, now: datetime = NOW) -> ServerProcess:
+    """`hoststand serve` on `db` with `settings`; returns once /healthz answers."""
+    port = free_port()
+    log = db.with_name(f"{db.stem}-server-{port}.log")
+    args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
+    for config in CONFIGS:
+        args += ["--config", str(config)]
+    args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
+    args += ["--port", str(port)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTSTAND_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, cwd=db.parent, env=env
+        )
+    server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
+    try:
+        poll(lambda: _healthy(server), STARTUP_SECONDS, "the server answering /healthz", server)
+    except BaseException:
+        server.stop(kill=True)
+        raise
+    return server
+
+
+def _healthy(server: ServerProcess) -> bool:
+    if server.process.poll() is not None:
+        raise AssertionError(f"hoststand serve exited early:\n{server.output()}")
+    try:
+        with requests.get(f"{server.base}/healthz", timeout=1) as reply:
+            return reply.status_code == 200
+    except requests.ConnectionError:
+        return False
+
+
+def poll(
+    condition: Callable[[], bool],
+    timeout: float,
+    what: str,
+    server: ServerProcess | None = None,
+) -> None:
+    """Wait until `condition()` holds; fail after `timeout` s with the server's log."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            log = server.output()[-4000:] if server is not None else ""
+            raise AssertionError(f"no {what} within {timeout} s\n{log}")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def stub() -> Iterator[PartnerStub]:
+    with PartnerStub(token=NOTIFY_TOKEN) as running:
+        yield running
+
+
+@pytest.fixture
+def settings(tmp_path: Path, stub: PartnerStub) -> Path:
+    return write_settings(tmp_path, stub)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "hoststand.db"
+
+
+@pytest.fixture
+def server(db: Path, settings: Path) -> Iterator[ServerProcess]:
+    running = start(db, settings)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def marlowes() -> Restaurant:
+    return load_restaurant(CONFIGS[0])
+
+
+# -- talking to the server ---------------------------------------------------------------------
+
+
+def at(day: date, hhmm: str) -> str:
+    """An instant in London on `day` (GMT in December, so +00:00)."""
+    return f"{day.isoformat()}T{hhmm}:00+00:00"
+
+
+def partner_book(server: ServerProcess, size: int, start_: str) -> str:
+    event = booking_event(f"evt-{uuid.uuid4().hex}", size, start_)
+    reply = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event)
+    assert reply.status_code == 200, reply.text
+    return str(reply.json()["reservation_id"])
+
+
+def partner_cancel(server: ServerProcess, reservation_id: str) -> None:
+    event = change_event(f"evt-{uuid.uuid4().hex}", "cancelled", reservation_id)
+    reply = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event)
+    assert reply.status_code == 200, reply.text
+
+
+def host_auth() -> dict[str, str]:
+    return {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+
+
+def host_cancel(server: ServerProcess, reservation_id: str) -> None:
+    url = f"{server.base}/api/v1/restaurants/{MARLOWES}/reservations/{reservation_id}/cancel"
+    reply = requests.post(url, headers=host_auth(), timeout=TIMEOUT)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["status"] == "cancelled"
+
+
+def board(server: ServerProcess) -> None:
+    url = f"{server.base}/api/v1/restaurants/{MARLOWES}/board"
+    reply = requests.get(url, headers=host_auth(), timeout=TIMEOUT)
+    assert reply.status_code == 200, reply.text
+
+
+# -- what the store and the stub hold ---------------------------------------------------------
+
+
+def stats(db: Path) -> dict[str, Any]:
+    with SQLiteStore(db) as store:
+        result: dict[str, Any] = store.outbox_stats()
+        return result
+
+
+def settle(server: ServerProcess, timeout: float = SETTLE_SECONDS) -> dict[str, Any]:
+    """Wait until no message is pending; the outbox statistics then."""
+    poll(lambda: stats(server.db)["pending"] == 0, timeout, "empty outbox", server)
+    return stats(server.db)
+
+
+def tried_while_down(db: Path) -> bool:
+    """Some pending message has failed at least once."""
+    with SQLiteStore(db) as store:
+        return any(item.attempts > 0 for item in store.pending(time.time() + 10**6))
+
+
+def notifications_for(stub: PartnerStub, booking_id: str) -> list[Request]:
+    return [r for r in stub.acted(BOOKING) if r.target == booking_id]
+
+
+def replaces_for(stub: PartnerStub, day: date) -> list[dict[str, Any]]:
+    """The availability replaces acted on for `day`'s window, in arrival order."""
+    bodies = [r.json() for r in stub.acted(AVAILABILITY)]
+    return [
+        b
+        for b in bodies
+        if b["extendedServiceAvailability"][0]["startTimeRestrict"][:10] == day.isoformat()
+    ]
+
+
+def current_replace(db: Path, restaurant: Restaurant, day: date) -> dict[str, Any]:
+    """The replace the server would send now for `day`, from its database."""
+    with SQLiteStore(db) as store:
+        return replace_body(DayBook(store, restaurant), day, NOW)
+
+
+def assert_acted_once(stub: PartnerStub, delivered: int) -> None:
+    """Every notification the stub acted on carried its own message id, the outbox counts one
+    delivery per message, and a duplicate was only ever a resend of one acted on."""
+    acted = stub.acted(BOOKING) + stub.acted(AVAILABILITY)
+    ids = [r.message_id for r in acted]
+    assert None not in ids
+    assert len(ids) == len(set(ids)) == delivered
+    assert {r.message_id for r in stub.duplicates()} <= set(ids)
+
+
+def assert_canceled_once(stub: PartnerStub, booking_id: str, start_: str, size: int) -> None:
+    [notification] = notifications_for(stub, booking_id)
+    assert notification.method == "PATCH"
+    assert notification.path == (
+        f"/v1alpha/notification/partners/{TABLEFINDER}/bookings/{booking_id}"
+    )
+    assert notification.query == {"updateMask": ["status"]}
+    assert notification.headers["authorization"] == f"Bearer {NOTIFY_TOKEN}"
+    body = notification.json()
+    assert body["name"] == f"partners/{TABLEFINDER}/bookings/{booking_id}"
+    assert body["status"] == "CANCELED"
+    assert (body["merchantId"], body["serviceId"]) == (MARLOWES, "1000")
+    assert body["startTime"] == start_.replace("+00:00", "Z")
+    assert body["partySize"] == size
+
+
+# -- booking notifications ---------------------------------------------------------------------
+
+
+def test_a_host_cancel_of_a_partner_booking_is_notified_once_as_canceled(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    rid = partner_book(server, 2, at(TODAY, "19:00"))
+    host_cancel(server, rid)
+    outbox = settle(server)
+    assert_canceled_once(stub, rid, at(TODAY, "19:00"), 2)
+    assert notifications_for(stub, rid)[0].json()["duration"] == "2700s"  # 45 min for two
+    assert replaces_for(stub, TODAY)
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, outbox["delivered"])
+
+
+def test_a_partner_cancelling_its_own_booking_gets_a_replace_but_no_notification(
+    server: ServerProcess, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    rid = partner_book(server, 4, at(TOMORROW, "20:00"))
+    partner_cancel(server, rid)
+    outbox = settle(server)
+    assert stub.acted(BOOKING) == []
+    replaces = replaces_for(stub, TOMORROW)
+    assert replaces
+    assert replaces[-1] == current_replace(server.db, marlowes, TOMORROW)
+    assert outbox["dead"] == 0
+
+
+def test_a_replace_carries_the_partners_camel_case_window(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    partner_book(server, 2, at(TOMORROW, "19:00"))
+    settle(server)
+    [body] = replaces_for(stub, TOMORROW)
+    [window] = body["extendedServiceAvailability"]
+    request = stub.acted(AVAILABILITY)[-1]
+    assert request.method == "POST"
+    assert request.path == f"/v1alpha/inventory/partners/{TABLEFINDER}/availability:replace"
+    assert (window["merchantId"], window["serviceId"]) == (MARLOWES, "1000")
+    assert window["startTimeRestrict"] < window["endTimeRestrict"]
+    nineteen = [a for a in window["availability"] if a["startTime"] == "2026-12-05T19:00:00Z"]
+    two = [a for a in nineteen if a["resources"] == {"partySize": 2}]
+    assert len(two) == 1 and two[0]["spotsOpen"] < two[0]["spotsTotal"]
+    assert all(set(a) == {"startTime", "duration", "spotsTotal", "spotsOpen", "resources"}
+               for a in window["availability"])  # fmt: skip
+
+
+def test_a_partner_booking_past_its_hold_is_notified_once_as_a_no_show(
+    db: Path, settings: Path, stub: PartnerStub
+) -> None:
+    first = start(db, settings)
+    try:
+        rid = partner_book(first, 2, at(TODAY, "18:30"))
+        settle(first)
+    finally:
+        first.stop()
+    # The hold ends at 18:45; any host operation after it applies the expiry (the sweeper
+    # would too, but only every 30 s).
+    later = start(db, settings, NOW + timedelta(minutes=50))
+    try:
+        board(later)
+        outbox = settle(later)
+    finally:
+        later.stop()
+    [notification] = notifications_for(stub, rid)
+    assert notification.json()["status"] == "NO_SHOW"
+    assert notification.json()["startTime"] == "2026-12-04T18:30:00Z"
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, outbox["delivered"])
+
+
+# -- a partner that fails on purpose -----------------------------------------------------------
+
+
+def test_every_message_arrives_once_through_503s_429s_and_dropped_connections(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    stub.fail_next(3, UNAVAILABLE, NOTIFICATIONS)
+    stub.fail_next(1, TOO_MANY, NOTIFICATIONS)
+    stub.fail_next(1, DROP, NOTIFICATIONS)
+    stub.fail_next(1, DROP_AFTER, NOTIFICATIONS)  # acted on, but the answer is lost
+    kept = partner_book(server, 2, at(TODAY, "19:00"))
+    first = partner_book(server, 2, at(TODAY, "19:30"))
+    second = partner_book(server, 4, at(TOMORROW, "20:00"))
+    host_cancel(server, first)
+    host_cancel(server, second)
+    outbox = settle(server)
+    assert stub.failures_left() == 0
+    assert_canceled_once(stub, first, at(TODAY, "19:30"), 2)
+    assert_canceled_once(stub, second, at(TOMORROW, "20:00"), 4)
+    assert notifications_for(stub, kept) == []
+    assert replaces_for(stub, TODAY) and replaces_for(stub, TOMORROW)
+    assert len(stub.duplicates()) == 1  # the resend after the lost answer, not acted on again
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, outbox["delivered"])
+
+
+def test_a_slow_partner_still_gets_the_notification(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    stub.fail_next(1, SLOW, [BOOKING])
+    rid = partner_book(server, 2, at(TODAY, "20:00"))
+    host_cancel(server, rid)
+    outbox = settle(server)
+    assert_canceled_once(stub, rid, at(TODAY, "20:00"), 2)
+    assert stub.duplicates() == []
+    assert outbox["dead"] == 0
+
+
+def test_a_change_made_while_a_replace_is_in_flight_reaches_the_partner(
+    server: ServerProcess, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    stub.fail_next(1, SLOW, [AVAILABILITY])
+    partner_book(server, 2, at(TOMORROW, "19:00"))
+    stub.wait_for(lambda s: s.in_flight(AVAILABILITY) == 1, 10, "a replace in flight")
+    partner_book(server, 2, at(TOMORROW, "19:00"))  # its replace is not the one in flight
+    settle(server)
+    replaces = replaces_for(stub, TOMORROW)
+    assert replaces[-1] == current_replace(server.db, marlowes, TOMORROW)
+
+
+def test_a_partner_down_for_a_while_gets_everything_once_it_is_back(
+    server: ServerProcess, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    stub.stop()
+    kept = partner_book(server, 2, at(TODAY, "19:00"))
+    first = partner_book(server, 2, at(TODAY, "19:30"))
+    second = partner_book(server, 6, at(TOMORROW, "20:00"))
+    partner_book(server, 2, at(TOMORROW, "19:00"))
+    host_cancel(server, first)
+    host_cancel(server, second)
+    poll(lambda: tried_while_down(server.db), 10, "failed attempt while down", server)
+    stub.start()
+    outbox = settle(server)
+    assert_canceled_once(stub, first, at(TODAY, "19:30"), 2)
+    assert_canceled_once(stub, second, at(TOMORROW, "20:00"), 6)
+    assert notifications_for(stub, kept) == []
+    for day in (TODAY, TOMORROW):
+        assert replaces_for(stub, day)[-1] == current_replace(server.db, marlowes, day)
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, outbox["delivered"])
+
+
+def test_a_server_killed_with_messages_pending_delivers_them_after_a_restart(
+    db: Path, settings: Path, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    first = start(db, settings)
+    try:
+        stub.stop()
+        rid = partner_book(first, 2, at(TODAY, "19:00"))
+        host_cancel(first, rid)
+        partner_book(first, 4, at(TOMORROW, "19:30"))
+        poll(lambda: tried_while_down(db), 10, "failed attempt while down", first)
+    finally:
+        first.stop(kill=True)
+    assert stats(db)["pending"] > 0
+    stub.start()
+    second = start(db, settings)
+    try:
+        outbox = settle(second)
+    finally:
+        second.stop()
+    assert_canceled_once(stub, rid, at(TODAY, "19:00"), 2)
+    for day in (TODAY, TOMORROW):
+        assert replaces_for(stub, day)[-1] == current_replace(db, marlowes, day)
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, outbox["delivered"])
+
+
+def test_a_server_killed_while_a_notification_is_in_flight_resends_it_after_a_restart(
+    db: Path, settings: Path, stub: PartnerStub
+) -> None:
+    first = start(db, settings)
+    try:
+        stub.fail_next(1, SLOW, [BOOKING])
+        rid = partner_book(first, 2, at(TODAY, "19:00"))
+        host_cancel(first, rid)
+        stub.wait_for(lambda s: s.in_flight(BOOKING) == 1, 10, "a notification in flight")
+    finally:
+        first.stop(kill=True)
+    second = start(db, settings)
+    try:
+        outbox = settle(second)
+    finally:
+        second.stop()
+    assert_canceled_once(stub, rid, at(TODAY, "19:00"), 2)  # the partner acted on it once
+    stub.wait_for(lambda s: s.in_flight(BOOKING) == 0, 10, "the slow answer finished")
+    [resent] = stub.duplicates(BOOKING)  # the same message id before and after the restart
+    assert resent.target == rid
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, outbox["delivered"])
+
+
+# -- the scheduled export ----------------------------------------------------------------------
+
+
+def exports(db: Path) -> list[dict[str, Any]]:
+    with SQLiteStore(db) as store:
+        return list(store.exports())
+
+
+def wait_for_export(server: ServerProcess) -> dict[str, dict[str, Any]]:
+    """The start-up export's records, by destination kind ("http" or "directory")."""
+    poll(lambda: len(exports(server.db)) >= 2, 30, "export records", server)
+    records = exports(server.db)
+    return {("http" if r["destination"].startswith("PUT ") else "directory"): r for r in records}
+
+
+def schema(kind: str) -> Any:
+    return json.loads((REPO / "schemas" / f"{kind}_feed.schema.json").read_text(encoding="utf-8"))
+
+
+def assert_feed_whole_and_valid(stub: PartnerStub, directory: Path, files: list[str]) -> None:
+    uploads = stub.uploads()
+    assert sorted(uploads) == sorted(files)
+    assert {name.split("-")[0] for name in files} == set(FEED_KINDS)
+    assert len({name.split("-")[1] for name in files}) == 1  # one generation_timestamp
+    for name in files:
+        document = json.loads(uploads[name])
+        jsonschema.validate(document, schema(name.split("-")[0]))
+        assert uploads[name] == (directory / name).read_bytes()
+    for request in stub.acted(UPLOAD):
+        assert request.method == "PUT"
+        assert request.headers["authorization"] == FEED_AUTH
+        assert request.headers["content-type"] == "application/json"
+
+
+def test_the_start_up_export_reaches_the_partner_whole_and_valid(
+    server: ServerProcess, stub: PartnerStub, tmp_path: Path
+) -> None:
+    records = wait_for_export(server)
+    http, directory = records["http"], records["directory"]
+    assert http["outcome"] == directory["outcome"] == "delivered", records
+    assert http["files"] == directory["files"] and len(http["files"]) == 3
+    assert http["attempts"] == 3  # one per file
+    assert_feed_whole_and_valid(stub, tmp_path / "partner-feeds", http["files"])
+    availability = [n for n in http["files"] if n.startswith("availability-")]
+    [entries] = [json.loads(stub.uploads()[n])["service_availability"] for n in availability]
+    assert entries  # two days of the two restaurants
+
+
+def test_an_upload_failing_for_a_while_still_delivers_the_whole_feed(
+    db: Path, settings: Path, stub: PartnerStub, tmp_path: Path
+) -> None:
+    stub.fail_next(2, UNAVAILABLE, [UPLOAD])
+    stub.fail_next(1, TOO_MANY, [UPLOAD])
+    stub.fail_next(1, DROP, [UPLOAD])
+    server = start(db, settings)
+    try:
+        records = wait_for_export(server)
+    finally:
+        server.stop()
+    http = records["http"]
+    assert http["outcome"] == "delivered", records
+    assert http["attempts"] == 3 + 4  # every file once, plus the four failures
+    assert stub.failures_left() == 0
+    assert_feed_whole_and_valid(stub, tmp_path / "partner-feeds", http["files"])
+
+
+def test_an_upload_refused_with_403_is_recorded_as_failed_at_once(
+    db: Path, settings: Path, stub: PartnerStub
+) -> None:
+    stub.fail_next(1, FORBIDDEN, [UPLOAD])
+    server = start(db, settings)
+    try:
+        records = wait_for_export(server)
+    finally:
+        server.stop()
+    http, directory = records["http"], records["directory"]
+    assert (http["outcome"], http["attempts"]) == ("failed", 1), records
+    assert "403" in http["error"]
+    assert directory["outcome"] == "delivered"
+    assert stub.acted(UPLOAD) == []  # no later file of a feed that cannot arrive whole
+    status = subprocess.run(
+        [str(HOSTSTAND), "--now", NOW.isoformat(), "feed", "status", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+    assert status.returncode == 0, status.stderr
+    [line] = [line for line in status.stdout.splitlines() if f"PUT {stub.base}/feeds" in line]
+    assert "failed" in line and "1 attempt(s)" in line and "403" in line
+
+
+def test_feed_status_lists_the_exports_and_the_outbox(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    rid = partner_book(server, 2, at(TODAY, "19:00"))
+    host_cancel(server, rid)
+    outbox = settle(server)
+    wait_for_export(server)
+    result = CliRunner().invoke(
+        cli, ["--now", NOW.isoformat(), "feed", "status", "--db", str(server.db)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "recent exports (newest first):"
+    assert any(f"PUT {stub.base}/feeds" in line and "delivered" in line for line in lines)
+    assert any(str(server.db.parent / "partner-feeds") in line for line in lines)
+    assert f"outbox: 0 pending, {outbox['delivered']} delivered, 0 given up" in lines
+    assert any(line.startswith(f"  delivery lag over the last {outbox['delivered']}:")
+               for line in lines)  # fmt: skip
