@@ -163,6 +163,10 @@ class LogStore(Protocol):
         """The entries with seq > after_seq, in seq order."""
         ...
 
+    def operations(self, merchant_id: str, service_date: date) -> list[list[JSON]]:
+        """Just the operations of a log, in seq order: enough to rebuild the day's state."""
+        ...
+
     def service_dates(self, merchant_id: str) -> list[date]:
         """The days that have at least one entry, in order."""
         ...

@@ -459,6 +459,15 @@ class SQLiteStore:
             ).fetchall()
         return [_entry(row) for row in rows]
 
+    def operations(self, merchant_id: str, service_date: date) -> list[list[JSON]]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT operation FROM log_entries WHERE merchant_id = ? AND service_date = ?"
+                " ORDER BY seq",
+                (merchant_id, service_date.isoformat()),
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
     def service_dates(self, merchant_id: str) -> list[date]:
         with self._connection() as conn:
             rows = conn.execute(

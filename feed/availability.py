@@ -24,7 +24,10 @@ from feed.matching import Matcher
 Booking = tuple[tuple[str, ...], int]  # a still-booked reservation: its tables and its `at`
 
 WINDOW = config.CONFLICT_MINUTES - 1  # a reservation blocks a table for abs(at' - at) <= 29
-_OPEN_ROWS_CACHED = 4096  # per floor: bounded, a long-running server must not grow forever
+# Rows kept per floor across days. Small on purpose: memory must not grow with the number of
+# restaurants an export covers, and the rows worth sharing (an empty floor, a quiet hour) are
+# the first ones met.
+_OPEN_ROWS_SHARED = 64
 
 
 @dataclass
@@ -160,19 +163,23 @@ def day_opens(
     key_sizes = tuple(sizes)
     by_at = sorted((at, units.tables_mask(tables)) for tables, at in booked)
     ats = [at for at, _ in by_at]
-    cache = units.open_rows
+    shared = units.open_rows  # across days: the empty floor, above all
+    today: dict[int, list[int]] = {}  # within the day: neighbouring slots share sets
     rows: list[list[int]] = []
     for minute in minutes:
         blocked = 0
         for i in range(bisect_left(ats, minute - WINDOW), bisect_right(ats, minute + WINDOW)):
             blocked |= by_at[i][1]
         bookable = units.all_tables & ~blocked
-        row = cache.get((bookable, key_sizes))
+        row = today.get(bookable)
         if row is None:
-            live = units.live_combos(bookable)
-            row = [units.open(bookable, live, n) for n in key_sizes]
-            if len(cache) < _OPEN_ROWS_CACHED:
-                cache[(bookable, key_sizes)] = row
+            row = shared.get((bookable, key_sizes))
+            if row is None:
+                live = units.live_combos(bookable)
+                row = [units.open(bookable, live, n) for n in key_sizes]
+                if len(shared) < _OPEN_ROWS_SHARED:
+                    shared[(bookable, key_sizes)] = row
+            today[bookable] = row
         rows.append(row)
     return rows
 

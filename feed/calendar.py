@@ -61,10 +61,13 @@ def in_service(r: Restaurant, instant: datetime) -> date | None:
 _SLOT_DAYS_KEPT = 400  # per restaurant: a booking horizon and then some
 
 
-def slots(r: Restaurant, day: date) -> list[Slot]:
+def slots(r: Restaurant, day: date, *, keep: bool = True) -> list[Slot]:
     """Every slot of the day: each service from open to last seating, every slot_minutes.
 
-    Worked out once per restaurant and day (every booking and lookup asks), bounded."""
+    Worked out once per restaurant and day (every booking and lookup asks), bounded;
+    `keep=False` for a caller that reads each day once (an export), so memory stays flat."""
+    if not keep:
+        return list(r.memo.get("slots", {}).get(day) or _slots(r, day))
     memo = r.memo.setdefault("slots", {})
     found: list[Slot] | None = memo.get(day)
     if found is None:
@@ -78,6 +81,17 @@ def _slots(r: Restaurant, day: date) -> list[Slot]:
     opening = opening_instant(r, day)
     if opening is None:
         return []
+    services = services_of(r, day)
+    first = _wall(day, services[0].open_offset).replace(tzinfo=r.tz)
+    last = _wall(day, services[-1].last_seating_offset).replace(tzinfo=r.tz)
+    if first.utcoffset() == last.utcoffset() and _exists(r.tz, first.replace(tzinfo=None)):
+        # No clock change inside the day (the usual case): wall minutes are real minutes.
+        return _plain_slots(r, services, first, opening)
+    return _wall_clock_slots(r, day, opening)
+
+
+def _wall_clock_slots(r: Restaurant, day: date, opening: datetime) -> list[Slot]:
+    """Slot by slot through the zone: right on any day, needed on a day the clocks change."""
     by_start: dict[int, Slot] = {}
     for service in services_of(r, day):
         for offset in range(service.open_offset, service.last_seating_offset + 1, r.slot_minutes):
@@ -91,6 +105,23 @@ def _slots(r: Restaurant, day: date) -> list[Slot]:
                 Slot(local, int(start.timestamp()), _minutes(start, opening)),
             )
     return [by_start[sec] for sec in sorted(by_start)]
+
+
+def _plain_slots(
+    r: Restaurant, services: tuple[Service, ...], first: datetime, opening: datetime
+) -> list[Slot]:
+    base_sec = int(first.timestamp())
+    base_offset = services[0].open_offset
+    opening_sec = int(opening.timestamp())
+    out: list[Slot] = []
+    for service in services:
+        for offset in range(service.open_offset, service.last_seating_offset + 1, r.slot_minutes):
+            start = base_sec + (offset - base_offset) * 60
+            if out and start <= out[-1].start_sec:
+                continue  # services that touch share their boundary slot
+            local = datetime.fromtimestamp(start, r.tz)
+            out.append(Slot(local, start, (start - opening_sec) // 60))
+    return out
 
 
 def minute_of(r: Restaurant, day: date, instant: datetime) -> int:

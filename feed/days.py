@@ -29,7 +29,7 @@ from engine.log import (
 )
 from engine.stand import Result
 from feed import calendar
-from feed.availability import Booking, choose_unit, day_grid, spots_open
+from feed.availability import Booking, choose_unit, day_grid, day_opens, spots_open
 from feed.calendar import Slot
 from feed.notify import Notifier
 from feed.restaurant import Restaurant
@@ -474,6 +474,32 @@ class DayBook:
                 if spots_total > 0:
                     rows.append((slot.start_sec, n, spots_open if future else 0, spots_total))
         return rows
+
+    def day_block(
+        self, day: date, now: datetime, sizes: Sequence[int]
+    ) -> tuple[list[int], list[list[int]]]:
+        """The day's future slots as (starts, spots_open per slot and size): the export's
+        block, with no per-cell objects."""
+        r = self.restaurant
+        slots = calendar.slots(r, day, keep=False)
+        if not slots:
+            return [], []
+        ts = self.minute(day, now)
+        with self._lock:
+            cached = self._days.get(day)
+            if cached is not None:
+                stand = self._load(day).stand
+            else:  # an export reads each day once: replay the operations, cache nothing
+                stand = HostStand(r.floor)
+                for operation in self.store.operations(r.merchant_id, day):
+                    stand.apply(operation)
+            booked = still_booked(stand, ts)
+        opens = day_opens(r.floor, booked, [s.minute for s in slots], sizes)
+        now_sec = int(now.timestamp())
+        keep = [i for i, s in enumerate(slots) if s.start_sec > now_sec and s.minute > ts]
+        if len(keep) == len(slots):
+            return [s.start_sec for s in slots], opens
+        return [slots[i].start_sec for i in keep], [opens[i] for i in keep]
 
     def reservations(self, day: date) -> list[tuple[Reservation, dict[str, Any]]]:
         """The day's reservations with their stored booking details, in booking order."""

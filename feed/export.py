@@ -17,15 +17,17 @@ from typing import Any
 
 from engine.log import LogStore
 from feed import calendar
+from feed.availability import spots_total
 from feed.days import DayBook
 from feed.documents import availability_entry, merchant_record, service_record
 from feed.restaurant import Restaurant
 from feed.writer import (
     FileStats,
+    MerchantDays,
     Row,
     feed_filename,
     shard,
-    write_availability_rows,
+    write_availability_days,
     write_merchant_feed,
     write_service_feed,
 )
@@ -62,22 +64,44 @@ def availability_rows(
     durations = {n: r.duration_minutes(n) * 60 for n in range(1, r.max_party_size + 1)}
     for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
         last_start = None
-        for start, n, spots_open, spots_total in book.rows(day, now):
+        for start, n, spots_open, total in book.rows(day, now):
             if start <= now_sec:
                 continue
             if counter is not None and start != last_start:
                 counter.slots += 1
                 last_start = start
-            yield (start, durations[n], n, spots_open, spots_total)
+            yield (start, durations[n], n, spots_open, total)
+
+
+def merchant_days(
+    book: DayBook, now: datetime, days: int, counter: ExportSummary | None = None
+) -> MerchantDays:
+    """One restaurant's future availability as day blocks, for the writer's fast path."""
+    r = book.restaurant
+    sizes = tuple(n for n in range(1, r.max_party_size + 1) if spots_total(r.floor, n) > 0)
+
+    def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
+        for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
+            starts, opens = book.day_block(day, now, sizes)
+            if counter is not None:
+                counter.slots += len(starts)
+            yield starts, opens
+
+    return MerchantDays(
+        r.merchant_id,
+        r.service_id,
+        sizes,
+        tuple(r.duration_minutes(n) * 60 for n in sizes),
+        tuple(spots_total(r.floor, n) for n in sizes),
+        blocks(),
+    )
 
 
 def availability_entries(book: DayBook, now: datetime, days: int) -> Iterator[dict[str, Any]]:
     """The same as entries (dicts), for callers that want the partner's field names."""
     r = book.restaurant
-    for start, duration, n, spots_open, spots_total in availability_rows(book, now, days):
-        yield availability_entry(
-            r.merchant_id, r.service_id, start, duration, n, spots_open, spots_total
-        )
+    for start, duration, n, spots_open, total in availability_rows(book, now, days):
+        yield availability_entry(r.merchant_id, r.service_id, start, duration, n, spots_open, total)
 
 
 def next_generation_timestamp(out_dir: Path, now: datetime) -> int:
@@ -123,19 +147,15 @@ def export_feeds(
     summary = ExportSummary(generation_timestamp=generation, restaurants=len(ordered))
     now_sec = int(now.timestamp())
 
-    def by_merchant(group: list[Restaurant]) -> Iterator[tuple[str, str, Iterator[Row]]]:
+    def by_merchant(group: list[Restaurant]) -> Iterator[MerchantDays]:
         for r in group:
-            yield (
-                r.merchant_id,
-                r.service_id,
-                availability_rows(DayBook(store, r), now, days, summary),
-            )
+            yield merchant_days(DayBook(store, r), now, days, summary)
             if progress is not None:
                 progress(r)
 
     for number, group in enumerate(shard(ordered, shards)):
         name = feed_filename("availability", generation, number, shards, gzip=gzip)
-        stats = write_availability_rows(
+        stats = write_availability_days(
             out_dir / name,
             by_merchant(group),
             shard_number=number,

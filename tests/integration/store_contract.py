@@ -255,6 +255,12 @@ class StoreContract:
 
     # -- the log is the day ----------------------------------------------------------------
 
+    def test_operations_are_the_entries_operations_in_seq_order(self, store: LogStore) -> None:
+        store.append(MERCHANT, DAY, 0, [entry(0), entry(1)])
+        store.append(MERCHANT, DAY, 2, [entry(2)])
+        assert store.operations(MERCHANT, DAY) == [entry(n).operation for n in range(3)]
+        assert store.operations(MERCHANT, NEXT_DAY) == []
+
     def test_replaying_the_stored_log_gives_the_stored_results(self, store: LogStore) -> None:
         stand = HostStand()
         for seq, operation in enumerate(SERVICE):

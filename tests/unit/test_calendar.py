@@ -298,3 +298,17 @@ def test_a_restaurant_is_in_service_only_between_a_services_open_and_close() -> 
     assert in_service(MARLOWES, at(17, 30)) == saturday
     assert in_service(MARLOWES, at(23, 0)) is None
     assert in_service(MARLOWES, datetime(2026, 12, 25, 19, 0, tzinfo=LONDON)) is None
+
+
+@pytest.mark.parametrize("restaurant_", [MARLOWES, GOOGLE], ids=["london", "los-angeles"])
+def test_the_quick_slots_of_a_day_without_a_clock_change_match_the_slot_by_slot_ones(
+    restaurant_: Restaurant,
+) -> None:
+    from feed.calendar import _slots, _wall_clock_slots
+
+    day = date(2026, 1, 1)
+    for _ in range(365):
+        opening = opening_instant(restaurant_, day)
+        if opening is not None:
+            assert _slots(restaurant_, day) == _wall_clock_slots(restaurant_, day, opening)
+        day += timedelta(days=1)

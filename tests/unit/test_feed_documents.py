@@ -539,3 +539,71 @@ def test_two_identical_rows_are_refused(tmp_path: Path) -> None:
     with pytest.raises(FeedError) as raised:
         write_rows(tmp_path / "f.json", [("marlowes", "dining", [row, row])])
     assert raised.value.code == DUPLICATE_RECORD
+
+
+# --- the export's day-block path -------------------------------------------------------------
+
+
+def write_days(path: Path, merchants: Any) -> writer.FileStats:
+    return writer.write_availability_days(
+        path,
+        merchants,
+        shard_number=0,
+        total_shards=1,
+        nonce=None,
+        generation_timestamp=GENERATED,
+        now_sec=NOW,
+    )
+
+
+SIZES, TURNS, TOTALS = (2, 4, 9), (2700, 4200, 7200), (5, 4, 1)
+
+
+def block(day: int, spots: int = 1) -> tuple[list[int], list[list[int]]]:
+    starts = [EVENING + 86400 * day + 900 * n for n in range(6)]
+    return starts, [[min(spots, t) for t in TOTALS] for _ in starts]
+
+
+def test_day_blocks_are_written_as_the_very_same_bytes_as_their_rows(tmp_path: Path) -> None:
+    days = [block(0), block(1, spots=0), block(2, spots=3)]
+    merchant = writer.MerchantDays("marlowes", "dining", SIZES, TURNS, TOTALS, days)
+    write_days(tmp_path / "days.json", [merchant])
+    rows = [
+        (start, turn, n, spots, total)
+        for starts, opens in days
+        for start, row in zip(starts, opens, strict=True)
+        for n, turn, total, spots in zip(SIZES, TURNS, TOTALS, row, strict=True)
+    ]
+    write_rows(tmp_path / "rows.json", [("marlowes", "dining", rows)])
+    assert (tmp_path / "days.json").read_bytes() == (tmp_path / "rows.json").read_bytes()
+    assert write_days(tmp_path / "again.json", []).entries == 0
+
+
+@pytest.mark.parametrize(
+    ("mangle", "code"),
+    [
+        (lambda s, o: (s, [[2, 5, 1], *o[1:]]), AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE),
+        (lambda s, o: (s, [[-1, 0, 0], *o[1:]]), AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE),
+        (lambda s, o: ([NOW - 60, *s[1:]], o), TIMESTAMP_OUT_OF_RANGE),
+        (lambda s, o: (s, [[1.0, 1, 1], *o[1:]]), SCHEMA_VIOLATION),
+        (lambda s, o: ([s[0], s[0], *s[2:]], o), DUPLICATE_RECORD),
+    ],
+)
+def test_a_bad_day_block_fails_with_the_code_its_entries_would_get(
+    tmp_path: Path, mangle: Any, code: str
+) -> None:
+    starts, opens = block(1)
+    merchant = writer.MerchantDays(
+        "marlowes", "dining", SIZES, TURNS, TOTALS, [block(0), mangle(starts, opens)]
+    )
+    with pytest.raises(FeedError) as raised:
+        write_days(tmp_path / "f.json", [merchant])
+    assert raised.value.code == code
+    assert not (tmp_path / "f.json").exists()
+
+
+def test_a_merchant_turn_time_out_of_range_fails_before_any_day(tmp_path: Path) -> None:
+    merchant = writer.MerchantDays("m", "dining", SIZES, (2700, 0, 7200), TOTALS, [block(0)])
+    with pytest.raises(FeedError) as raised:
+        write_days(tmp_path / "f.json", [merchant])
+    assert raised.value.code == DURATION_OUT_OF_RANGE
