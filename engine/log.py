@@ -147,6 +147,14 @@ class LogStore(Protocol):
         """One more failed attempt; retry at `retry_at`, or never (None: given up)."""
         ...
 
+    def settle(
+        self,
+        delivered: Sequence[tuple[int, float]],
+        failed: Sequence[tuple[int, float | None, str]],
+    ) -> None:
+        """`delivered` and `failed` for many messages in one transaction (one fsync)."""
+        ...
+
     def outbox_stats(self, recent: int = 1000) -> JSON:
         """Counts by state and the lag (seconds) of the `recent` last delivered messages."""
         ...

@@ -387,24 +387,34 @@ class SQLiteStore:
             conn.execute("UPDATE outbox SET claimed_at = NULL WHERE state = 'pending'")
 
     def delivered(self, message_id: int, at: float) -> None:
-        with self._transaction() as conn:
-            conn.execute(
-                "UPDATE outbox SET state = 'delivered', delivered_at = ?, attempts = attempts + 1"
-                " WHERE id = ?",
-                (at, message_id),
-            )
+        self.settle([(message_id, at)], [])
 
     def failed(self, message_id: int, retry_at: float | None, error: str) -> None:
+        self.settle([], [(message_id, retry_at, error)])
+
+    def settle(
+        self,
+        delivered: Sequence[tuple[int, float]],
+        failed: Sequence[tuple[int, float | None, str]],
+    ) -> None:
         with self._transaction() as conn:
-            conn.execute(
+            conn.executemany(
+                "UPDATE outbox SET state = 'delivered', delivered_at = ?, attempts = attempts + 1"
+                " WHERE id = ?",
+                [(at, message_id) for message_id, at in delivered],
+            )
+            conn.executemany(
                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?, retry_at = ?,"
                 " state = ?, claimed_at = NULL WHERE id = ?",
-                (
-                    error[:500],
-                    retry_at or 0,
-                    "pending" if retry_at is not None else "dead",
-                    message_id,
-                ),
+                [
+                    (
+                        error[:500],
+                        retry_at or 0,
+                        "pending" if retry_at is not None else "dead",
+                        message_id,
+                    )
+                    for message_id, retry_at, error in failed
+                ],
             )
 
     def outbox_stats(self, recent: int = 1000) -> JSON:

@@ -155,10 +155,19 @@ def slot_at(r: Restaurant, when: datetime) -> tuple[date, Slot] | None:
                     return day, s
         return None
     instant = when.astimezone(UTC)
+    if instant.microsecond or instant.second:
+        return None  # slots start on whole minutes
+    start_sec = int(instant.timestamp())
     for day in _candidate_days(instant.astimezone(r.tz).date()):
-        for s in slots(r, day):
-            if datetime.fromtimestamp(s.start_sec, UTC) == instant:
-                return day, s
+        index = r.memo.setdefault("slot_index", {})
+        by_start = index.get(day)
+        if by_start is None:
+            if len(index) >= _SLOT_DAYS_KEPT:
+                index.clear()
+            by_start = index[day] = {s.start_sec: s for s in slots(r, day)}
+        found = by_start.get(start_sec)
+        if found is not None:
+            return day, found
     return None
 
 

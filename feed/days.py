@@ -303,15 +303,21 @@ class DayBook:
 
     def spots(self, day: date, slot: Slot, party_size: int, now: datetime) -> int:
         """What a booking of `party_size` in `slot` would find open right now (0 if started)."""
+        return self.spots_many(day, [(slot, party_size)], now)[0]
+
+    def spots_many(self, day: date, wanted: Sequence[tuple[Slot, int]], now: datetime) -> list[int]:
+        """`spots` for several (slot, party size) of one day, reading the day's log once."""
         ts = self.minute(day, now)
         with self._lock:
             stand = self._load(day).stand
             if stand.last_ts is not None:
                 ts = max(ts, stand.last_ts)
-            if slot.minute <= ts:
-                return 0
             booked = still_booked(stand, ts)
-        return spots_open(self.restaurant.floor, booked, slot.minute, party_size)
+        floor = self.restaurant.floor
+        return [
+            spots_open(floor, booked, slot.minute, n) if slot.minute > ts else 0
+            for slot, n in wanted
+        ]
 
     def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:
         """Results of operations at `now` on a copy of the day: nothing changes, nothing is

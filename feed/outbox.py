@@ -13,10 +13,12 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import requests
+import requests.adapters
 
 from engine.log import LogStore, OutboxItem
 from feed import calendar
@@ -26,6 +28,8 @@ from feed.notify import AVAILABILITY, BOOKING, rfc3339
 from feed.settings import Partner
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
+SENDERS = 8  # requests in flight at once (to different keys)
+_GIVE_UP = -1.0  # a retry time meaning: never
 log = logging.getLogger("hoststand.outbox")
 
 
@@ -78,15 +82,31 @@ class OutboxSender:
         self.base_delay = base_delay
         self.rng = rng or random.Random()
         self.session = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_maxsize=SENDERS)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self._pool = ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="outbox")
 
     def run_once(self) -> int:
-        """Try every message that is due; the number delivered."""
-        delivered = 0
+        """Try every message that is due, several at once; the number delivered.
+
+        pending() gives at most one message per key, so sending them in parallel keeps
+        the order per booking and per window; the outcomes are recorded in one transaction.
+        """
         items = self.store.pending(time.time())
+        if not items:
+            return 0
         self.store.claim([item.id for item in items], time.time())
-        for item in items:
-            delivered += self._deliver(item)
-        return delivered
+        outcomes = list(self._pool.map(self._attempt, items))
+        results = list(zip(items, outcomes, strict=True))
+        delivered = [(item.id, at) for item, (at, retry, _) in results if retry is None]
+        failed = [
+            (item.id, retry if retry != _GIVE_UP else None, error)
+            for item, (_, retry, error) in results
+            if retry is not None
+        ]
+        self.store.settle(delivered, failed)
+        return len(delivered)
 
     def _request(self, item: OutboxItem, partner: Partner) -> tuple[str, str, Any]:
         base = (partner.notify_url or "").rstrip("/")
@@ -99,29 +119,28 @@ class OutboxSender:
         url = f"{base}/v1alpha/inventory/partners/{partner.id}/availability:replace"
         return "POST", url, body
 
-    def _deliver(self, item: OutboxItem) -> int:
+    def _attempt(self, item: OutboxItem) -> tuple[float, float | None, str]:
+        """(delivered at, None, "") or (0, retry at or _GIVE_UP, error)."""
         partner = self.partners.get(item.partner)
-        known = item.kind in (BOOKING, AVAILABILITY)
-        if partner is None or not partner.notify_url or not known:
-            self.store.failed(item.id, None, f"no partner {item.partner} to send {item.kind} to")
-            return 0
-        method, url, body = self._request(item, partner)
+        if partner is None or not partner.notify_url or item.kind not in (BOOKING, AVAILABILITY):
+            return 0.0, _GIVE_UP, f"no partner {item.partner} to send {item.kind} to"
+        try:
+            method, url, body = self._request(item, partner)
+        except Exception as exc:  # e.g. a restaurant no longer configured: retry later
+            return 0.0, time.time() + backoff(item.attempts, self.rng, self.base_delay), str(exc)
         headers = {MESSAGE_ID_HEADER: str(item.id)}
         if partner.notify_token:
             headers["Authorization"] = f"Bearer {partner.notify_token}"
         outcome = send(self.session, method, url, json_body=body, headers=headers)
         now = time.time()
         if outcome.ok:
-            self.store.delivered(item.id, now)
-            return 1
+            return now, None, ""
         if not outcome.retry:
-            self.store.failed(item.id, None, outcome.error)  # the partner refused it: report
-            return 0
+            return 0.0, _GIVE_UP, outcome.error  # the partner refused it: report, do not retry
         delay = outcome.retry_after
         if delay is None:
             delay = backoff(item.attempts, self.rng, self.base_delay)
-        self.store.failed(item.id, now + delay, outcome.error)
-        return 0
+        return 0.0, now + delay, outcome.error
 
     def loop(self, stop: threading.Event, interval: float = 0.2) -> None:
         self.store.release_claims()  # claims of a sender that died with the last process
@@ -132,4 +151,5 @@ class OutboxSender:
                 log.exception("outbox: delivery round failed; retrying")
                 busy = 0
             stop.wait(0 if busy else interval)
+        self._pool.shutdown(wait=True)
         self.session.close()

@@ -237,16 +237,23 @@ class PartnerApi:
             return book
         r, now = book.restaurant, self.clock()
         raw = snake_case(payload).get("slot_time", [])
-        answers = []
-        for slot_time, echoed in zip(req.slot_time, raw, strict=True):
+        available = [False] * len(req.slot_time)
+        by_day: dict[date, list[tuple[int, Any, int]]] = {}  # one log read per day asked
+        for i, slot_time in enumerate(req.slot_time):
             size = slot_time.resource_ids.party_size if slot_time.resource_ids else None
-            available = False
             if size and (slot_time.service_id in (None, r.service_id)):
                 found = self._slot_of(r, slot_time.start_sec, slot_time.duration_sec, size)
                 if found is not None:
                     day, slot = found
-                    available = book.spots(day, slot, size, now) > 0
-            answers.append({"slot_time": echoed, "available": available})
+                    by_day.setdefault(day, []).append((i, slot, size))
+        for day, asked in by_day.items():
+            spots = book.spots_many(day, [(slot, size) for _, slot, size in asked], now)
+            for (i, _, _), open_ in zip(asked, spots, strict=True):
+                available[i] = open_ > 0
+        answers = [
+            {"slot_time": echoed, "available": ok}
+            for echoed, ok in zip(raw, available, strict=True)
+        ]
         return Reply(200, {"slot_time_availability": answers})
 
     def create_booking(self, partner: Partner, payload: Any) -> Reply:

@@ -312,12 +312,12 @@ class Receiver:
         if book is None:
             return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
         now = self.clock()
+        if name in ("check_in", "cancel"):  # on the booking's own day, whatever today is
+            reply, _ = self._change(book, str(args[0]), name, now, None, None)
+            return reply
         day = self.today(book.restaurant, now)
         if day is None:
             return problem(statuses.NO_SERVICE_TODAY, f"{book.restaurant.name} is closed today")
-        if name in ("check_in", "cancel"):
-            reply, _ = self._change(book, str(args[0]), name, now, None, None)
-            return reply
         outcome = self._guard(
             lambda: book.operate(day, now, name, *args, meta=meta, keep_rejected=False)
         )
