@@ -35,6 +35,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/availability_day.py
 	$(BIN)/python bench/feed_bench.py
+	$(BIN)/python bench/export_upload_bench.py
+	$(BIN)/python bench/receiver_bench.py
 
 clean:
 	rm -rf $(VENV) out .mypy_cache .pytest_cache .ruff_cache
