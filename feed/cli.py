@@ -73,6 +73,14 @@ db_option = click.option(
     show_default=True,
     help="SQLite file holding the service-day logs (env HOSTSTAND_DB).",
 )
+configs_option = click.option(
+    "--config",
+    "config_paths",
+    required=True,
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Restaurant configuration (TOML); repeat for several restaurants.",
+)
 config_option = click.option(
     "--config",
     "config_path",
@@ -233,14 +241,7 @@ def feed_group() -> None:
 
 
 @feed_group.command("export")
-@click.option(
-    "--config",
-    "config_paths",
-    required=True,
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Restaurant configuration (TOML); repeat for several restaurants.",
-)
+@configs_option
 @db_option
 @click.option(
     "--out",
@@ -299,14 +300,7 @@ def export_command(
 
 
 @main.command("serve")
-@click.option(
-    "--config",
-    "config_paths",
-    required=True,
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Restaurant configuration (TOML); repeat for several restaurants.",
-)
+@configs_option
 @db_option
 @click.option(
     "--settings",
