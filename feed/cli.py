@@ -326,10 +326,13 @@ def serve_command(
     port: int,
     export: bool,
 ) -> None:
-    """Run the HTTP receiver: partner webhooks and the host tablet's API.
+    """Run the HTTP receiver and its background work.
 
+    Serves signed partner webhooks, the host tablet's API and the partner's booking
+    server and waitlist (/v3); exports the feeds at start-up and on the schedule in the
+    settings' [export]; sends partners booking notifications and availability replaces.
     Every accepted change is committed to the SQLite file before it is acknowledged.
-    Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first).
+    Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first), exit status 0.
     """
     from feed.serving import build, serve
     from feed.settings import SettingsError, load_settings
