@@ -73,6 +73,7 @@ class OutboxMessage:
     payload: JSON
     created_at: float  # Unix seconds of the change: delivery lag is measured from here
     merge: bool = False
+    not_before: float = 0.0  # not sent before this (lets changes coalesce into one send)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,9 @@ from feed.restaurant import Restaurant
 from feed.settings import Partner
 
 AVAILABILITY = "availability"
+# A window's replace waits this long so the changes of a busy moment go out as one send
+# (partners want them within minutes; a replace per booking would cost both sides).
+COALESCE_SECONDS = 10.0  # the default of settings' [export] coalesce_seconds
 BOOKING = "booking"
 _STATUS = {ReservationStatus.CANCELLED: "CANCELED", ReservationStatus.NO_SHOW: "NO_SHOW"}
 
@@ -30,8 +33,11 @@ def rfc3339(instant: datetime) -> str:
 class Notifier:
     """Turns a day's reservation changes into outbox messages for the configured partners."""
 
-    def __init__(self, partners: Mapping[str, Partner]) -> None:
+    def __init__(
+        self, partners: Mapping[str, Partner], coalesce_seconds: float = COALESCE_SECONDS
+    ) -> None:
         self.partners = {p.id: p for p in partners.values() if p.notify_url}
+        self.coalesce_seconds = coalesce_seconds
 
     def messages(
         self,
@@ -55,6 +61,7 @@ class Notifier:
                 {"merchant_id": r.merchant_id, "day": day.isoformat()},
                 now,
                 merge=True,
+                not_before=now + self.coalesce_seconds,
             )
             for p in self.partners.values()
             if p.may_use(r.merchant_id)

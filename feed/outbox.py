@@ -28,7 +28,7 @@ from feed.notify import AVAILABILITY, BOOKING, rfc3339
 from feed.settings import Partner
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
-SENDERS = 8  # requests in flight at once (to different keys)
+SENDERS = 4  # requests in flight at once (to different keys)
 _GIVE_UP = -1.0  # a retry time meaning: never
 log = logging.getLogger("hoststand.outbox")
 
@@ -40,17 +40,25 @@ def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
     closing = calendar.closing_instant(r, day)
     start = max(opening, now) if opening is not None else now
     end = closing if closing is not None else start
-    availability = [
-        {
-            "startTime": rfc3339(c.slot.local),
-            "duration": f"{r.duration_minutes(c.party_size) * 60}s",
-            "spotsTotal": c.spots_total,
-            "spotsOpen": c.spots_open,
-            "resources": {"partySize": c.party_size},
-        }
-        for c in book.cells(day, now)
-        if c.slot.start_sec > int(now.timestamp())
-    ]
+    now_sec = int(now.timestamp())
+    stamps: dict[int, str] = {}
+    durations = {n: f"{r.duration_minutes(n) * 60}s" for n in range(1, r.max_party_size + 1)}
+    availability = []
+    for slot_sec, n, spots_open, total in book.rows(day, now):
+        if slot_sec <= now_sec:
+            continue
+        stamp = stamps.get(slot_sec)
+        if stamp is None:
+            stamp = stamps[slot_sec] = rfc3339(datetime.fromtimestamp(slot_sec, UTC))
+        availability.append(
+            {
+                "startTime": stamp,
+                "duration": durations[n],
+                "spotsTotal": total,
+                "spotsOpen": spots_open,
+                "resources": {"partySize": n},
+            }
+        )
     return {
         "extendedServiceAvailability": [
             {

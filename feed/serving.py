@@ -116,7 +116,13 @@ def build(
     *,
     export: bool = True,
 ) -> FastAPI:
-    receiver = Receiver(restaurants, store, settings, clock, Notifier(settings.partners))
+    receiver = Receiver(
+        restaurants,
+        store,
+        settings,
+        clock,
+        Notifier(settings.partners, settings.export.coalesce_seconds),
+    )
     background = Background(receiver, restaurants, settings, staging, export=export)
 
     @contextlib.asynccontextmanager

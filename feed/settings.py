@@ -58,6 +58,7 @@ class _ExportModel(_Strict):
     gzip: bool = False
     staging: str | None = None  # where feeds are written before delivery
     retry_base_seconds: float = Field(default=1.0, gt=0, le=60)  # first back-off, doubling
+    coalesce_seconds: float = Field(default=10.0, ge=0, le=240)  # availability replaces wait
     destinations: list[_DestinationModel] = []
 
 
@@ -102,6 +103,7 @@ class ExportSettings:
     staging: str | None = None
     destinations: tuple[Destination, ...] = ()
     retry_base_seconds: float = 1.0  # uploads and partner notifications back off from here
+    coalesce_seconds: float = 10.0  # a window's replace waits this long to gather changes
 
 
 @dataclass(frozen=True)
@@ -169,5 +171,6 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         e.staging,
         tuple(destinations),
         e.retry_base_seconds,
+        e.coalesce_seconds,
     )
     return Settings(partners=partners, host_tokens=tokens, export=export)

@@ -95,6 +95,7 @@ token = "{HOST_TOKENS["marlowes-kitchen"]}"
 interval_minutes = 60
 days = 2
 retry_base_seconds = 0.2
+coalesce_seconds = 0.2
 staging = "{tmp / "staging"}"
 
 [[export.destinations]]
