@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -41,10 +42,15 @@ ESTIMATE_MIN_WIDTH = 15 * 60  # seconds: a seat time is a window, never a promis
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
+@lru_cache(maxsize=4096)  # the same few field names arrive again and again
+def _snake_key(key: str) -> str:
+    return _CAMEL.sub(r"_\1", key).lower()
+
+
 def snake_case(value: Any) -> Any:
     """Keys of every object turned from lowerCamelCase to snake_case (values untouched)."""
     if isinstance(value, dict):
-        return {_CAMEL.sub(r"_\1", str(k)).lower(): snake_case(v) for k, v in value.items()}
+        return {_snake_key(str(k)): snake_case(v) for k, v in value.items()}
     if isinstance(value, list):
         return [snake_case(v) for v in value]
     return value
