@@ -9,6 +9,7 @@ gracefully (requests in flight finish), then the threads, then the store.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -30,6 +31,7 @@ from feed.settings import Settings
 
 log = logging.getLogger("hoststand.serve")
 SWEEP_SECONDS = 30.0
+GC_GEN0_THRESHOLD = 100_000  # allocations between young collections (default 700)
 
 
 def sweep_no_shows(receiver: Receiver) -> int:
@@ -148,6 +150,11 @@ class GracefulServer(uvicorn.Server):
 
 
 def serve(app: FastAPI, host: str, port: int) -> None:
+    # The replayed days are many small long-lived objects; Python's default collector keeps
+    # walking them (gen-2 pauses of tens of ms showed as booking p99 92 ms vs 62 ms).
+    # Freeze what start-up built and collect the young generation less often.
+    gc.freeze()
+    gc.set_threshold(GC_GEN0_THRESHOLD, 50, 1000)
     config_ = uvicorn.Config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10
     )
