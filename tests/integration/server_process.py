@@ -101,14 +101,15 @@ def start_server(db: Path, now: datetime = NOW, log: Path | None = None) -> Serv
         )
     server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
     try:
-        _wait_healthy(server)
+        wait_healthy(server)
     except BaseException:
         server.stop(kill=True)
         raise
     return server
 
 
-def _wait_healthy(server: ServerProcess) -> None:
+def wait_healthy(server: ServerProcess) -> None:
+    """Wait for /healthz, or raise with the server's output if it exits or never answers."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if server.process.poll() is not None:

@@ -8,7 +8,6 @@ import base64
 import os
 import random
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,11 +23,11 @@ from tests.integration.server_process import (
     HOST_TOKENS,
     HOSTSTAND,
     NOW,
-    STARTUP_SECONDS,
     TIMEOUT,
     ServerProcess,
     free_port,
     running_server,
+    wait_healthy,
 )
 
 MARLOWES = "marlowes-kitchen"
@@ -228,21 +227,6 @@ def fill_floor(server: ServerProcess) -> dict[str, str]:
     return dict(tables)
 
 
-def _wait_healthy(server: ServerProcess) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"hoststand serve exited early:\n{server.output()}")
-        try:
-            with requests.get(f"{server.base}/healthz", timeout=1) as reply:
-                if reply.status_code == 200:
-                    return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"hoststand serve did not answer /healthz:\n{server.output()}")
-
-
 @contextmanager
 def server_with_settings(db: Path, settings: Path) -> Iterator[ServerProcess]:
     """`hoststand serve` at NOW with our own settings file (the helper uses the sample one)."""
@@ -260,7 +244,7 @@ def server_with_settings(db: Path, settings: Path) -> Iterator[ServerProcess]:
         )
     server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
     try:
-        _wait_healthy(server)
+        wait_healthy(server)
         yield server
     finally:
         server.stop()
