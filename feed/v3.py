@@ -14,7 +14,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from feed import statuses
 from feed.partner_api import PartnerApi
@@ -103,7 +102,7 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
             return _send(problem(statuses.BAD_ARGUMENTS, f"body is not JSON: {exc}"))
         if not isinstance(payload, dict):
             return _send(problem(statuses.BAD_ARGUMENTS, "the body must be a JSON object"))
-        return _send(await run_in_threadpool(method, partner, payload))
+        return _send(method(partner, payload))  # on the loop: see feed/server.py
 
     @routes.get("/HealthCheck", responses={200: _OBJECT, 401: _ERROR})
     async def health_check(request: Request) -> JSONResponse:
