@@ -176,6 +176,11 @@ class LogStore(Protocol):
         """Just the operations of a log, in seq order: enough to rebuild the day's state."""
         ...
 
+    def version(self) -> int:
+        """A number that changes whenever anything is committed, by any writer: readers
+        holding state skip re-reading the log while it stays the same."""
+        ...
+
     def service_dates(self, merchant_id: str) -> list[date]:
         """The days that have at least one entry, in order."""
         ...

@@ -122,6 +122,8 @@ class SQLiteStore:
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._group = threading.Condition()  # guards _queue and _writing (group commit)
+        self._watch: sqlite3.Connection | None = None  # only reads PRAGMA data_version
+        self._watch_lock = threading.Lock()
         self._queue: list[_Job] = []
         self._writing = False
         self._closed = False
@@ -490,6 +492,19 @@ class SQLiteStore:
             ).fetchall()
         return [json.loads(row[0]) for row in rows]
 
+    def version(self) -> int:
+        # PRAGMA data_version on a connection that never writes changes whenever any other
+        # connection, in this process or another, commits: a cheap "has anything changed".
+        with self._watch_lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            if self._watch is None:
+                self._watch = self._connect()
+            try:
+                return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise translate(exc) from exc
+
     def service_dates(self, merchant_id: str) -> list[date]:
         with self._connection() as conn:
             rows = conn.execute(
@@ -541,6 +556,10 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close every idle connection; one still in use is closed when its call ends."""
+        with self._watch_lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []

@@ -102,6 +102,7 @@ class _Day:
     def __init__(self, stand: HostStand) -> None:
         self.stand = stand
         self.next_seq = 0
+        self.version: int | None = None  # the store's version when the log was last read
         self.meta: dict[str, dict[str, Any]] = {}  # reservation/party id -> its booking details
 
     def replay(self, entries: list[LogEntry]) -> None:
@@ -135,8 +136,11 @@ class DayBook:
         if cached is None:
             cached = _Day(HostStand(self.restaurant.floor))
             self._days[day] = cached
-        merchant = self.restaurant.merchant_id
-        cached.replay(self.store.entries(merchant, day, after_seq=cached.next_seq - 1))
+        version = self.store.version()  # read before the entries: a later commit bumps it
+        if cached.version != version:
+            merchant = self.restaurant.merchant_id
+            cached.replay(self.store.entries(merchant, day, after_seq=cached.next_seq - 1))
+            cached.version = version
         return cached
 
     def stand(self, day: date) -> HostStand:

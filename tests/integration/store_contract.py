@@ -261,6 +261,17 @@ class StoreContract:
         assert store.operations(MERCHANT, DAY) == [entry(n).operation for n in range(3)]
         assert store.operations(MERCHANT, NEXT_DAY) == []
 
+    def test_the_version_changes_with_every_commit_and_only_then(self, store: LogStore) -> None:
+        before = store.version()
+        assert store.version() == before
+        store.entries(MERCHANT, DAY)  # reading changes nothing
+        assert store.version() == before
+        store.append(MERCHANT, DAY, 0, [entry(0)])
+        after = store.version()
+        assert after != before
+        store.remember("webhook", "k", 1)
+        assert store.version() != after
+
     def test_replaying_the_stored_log_gives_the_stored_results(self, store: LogStore) -> None:
         stand = HostStand()
         for seq, operation in enumerate(SERVICE):

@@ -340,6 +340,9 @@ class _RacedStore:
     def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
         return self.inner.entries(merchant_id, service_date, after_seq)
 
+    def version(self) -> int:
+        return self.inner.version()
+
     def operations(self, merchant_id: str, service_date: date) -> list[list[object]]:
         return self.inner.operations(merchant_id, service_date)
 
