@@ -36,6 +36,7 @@ from feed.restaurant import Restaurant
 
 BOOKING_SCOPE = "booking"  # idempotency scope of the booking index: id -> merchant, day, partner
 MAX_ATTEMPTS = 20  # optimistic retries against concurrent writers of the same day
+DAYS_KEPT = 64  # replayed days kept in memory per restaurant (a long-running server)
 
 # Why a booking was refused, in words a host or partner can act on.
 SLOT_UNAVAILABLE = "slot unavailable"
@@ -132,10 +133,12 @@ class DayBook:
     # -- state --------------------------------------------------------------------
 
     def _load(self, day: date) -> _Day:
-        cached = self._days.get(day)
+        cached = self._days.pop(day, None)
         if cached is None:
             cached = _Day(HostStand(self.restaurant.floor))
-            self._days[day] = cached
+            while len(self._days) >= DAYS_KEPT:  # least recently used first
+                del self._days[next(iter(self._days))]
+        self._days[day] = cached  # (re)inserted last: dict order is recency
         version = self.store.version()  # read before the entries: a later commit bumps it
         if cached.version != version:
             merchant = self.restaurant.merchant_id

@@ -463,3 +463,22 @@ def test_booking_on_a_closed_day_is_refused_as_closed(
     refused(DayBook(store, marlowes).book(christmas, slot, 2, DAY_BEFORE), "closed")
     refused(DayBook(store, marlowes).operate(christmas, DAY_BEFORE, "walk_in", "P1", 2), "closed")
     assert store.entries("marlowes-kitchen", christmas) == []
+
+
+def test_a_long_running_book_keeps_few_days_in_memory_and_reloads_the_others(
+    store: SQLiteStore, marlowes: Restaurant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from feed import days as days_module
+
+    monkeypatch.setattr(days_module, "DAYS_KEPT", 2)
+    book = DayBook(store, marlowes)
+    days_ = [FRIDAY + timedelta(days=n) for n in range(4)]  # Fri..Mon, all serve dinner
+    ids = []
+    for day in days_:
+        ids.append(
+            booked(book.book(day, slot_at(marlowes, day, 19, 0), 4, DAY_BEFORE)).operation[2]
+        )
+    assert len(book._days) == 2  # only the two most recently used days stay replayed
+    first = book.stand(days_[0])  # evicted: replayed again from the log
+    assert first.book.get(ids[0]) is not None
+    assert [r.id for r, _ in book.reservations(days_[0])] == [ids[0]]
