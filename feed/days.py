@@ -151,6 +151,14 @@ class DayBook:
         with self._lock:
             return self._load(day).stand
 
+    def overdue(self, day: date, now: datetime) -> bool:
+        """Is a still-booked reservation past its hold at `now` (a no-show the log has not
+        recorded yet, because nothing has happened on that day since)?"""
+        ts = self.minute(day, now)
+        with self._lock:
+            booked = self._load(day).stand.book.booked()
+        return any(r.at + config.HOLD_AFTER_MINUTES <= ts for r in booked)
+
     def details(self, day: date, party_id: str) -> dict[str, Any]:
         """Booking details stored with a reservation or walk-in (party size, name, source)."""
         with self._lock:

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from engine.log import ConcurrencyConflict, StoreUnavailable
 from feed import statuses, v3
 from feed.days import new_booking_id
 from feed.partner_api import PartnerApi
@@ -135,6 +136,14 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
         where = ".".join(str(p) for p in first.get("loc", ()))
         return _send(problem(statuses.INVALID_REQUEST, f"{where}: {first.get('msg')}"))
+
+    @app.exception_handler(StoreUnavailable)
+    @app.exception_handler(ConcurrencyConflict)
+    async def _busy(_request: Request, exc: Exception) -> JSONResponse:
+        # The database stayed locked, or other writers kept winning: nothing was changed,
+        # and the same request may simply be sent again.
+        reply = problem(statuses.UNAVAILABLE, f"the store is busy, retry: {exc}")
+        return send(reply, {"Retry-After": "1"})
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -19,7 +19,6 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
-from engine import config
 from engine.log import LogStore
 from feed.notify import Notifier
 from feed.outbox import OutboxSender
@@ -42,9 +41,7 @@ def sweep_no_shows(receiver: Receiver) -> int:
         day = receiver.today(book.restaurant, now)
         if day is None:
             continue
-        ts = book.minute(day, now)
-        stand = book.stand(day)
-        if any(r.at + config.HOLD_AFTER_MINUTES <= ts for r in stand.book.booked()):
+        if book.overdue(day, now):
             book.operate(day, now, "board", meta={"source": "clock"})
             swept += 1
     return swept

@@ -1,0 +1,92 @@
+"""A store that stays locked is the receiver's problem, not the client's: 503, Retry-After."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine.log import StoreUnavailable
+from engine.sqlite_store import SQLiteStore
+from feed.receiver import Receiver
+from feed.restaurant import load_restaurant
+from feed.server import create_app
+from feed.settings import load_settings
+from feed.signing import sign
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
+
+
+class LockedStore(SQLiteStore):
+    """A real store whose reads of idempotency records find the database locked."""
+
+    def recall(self, scope: str, key: str) -> Any:
+        raise StoreUnavailable("database is locked")
+
+
+def call(
+    app: Any, path: str, body: bytes, headers: dict[str, str]
+) -> tuple[int, dict[str, str], Any]:
+    """One HTTP request straight through the ASGI app (no network, no extra client library)."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8080),
+    }
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    data = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    headers_out = {k.decode(): v.decode() for k, v in start["headers"]}
+    return start["status"], headers_out, json.loads(data)
+
+
+def test_a_locked_store_answers_503_with_retry_after_and_the_error_shape(tmp_path: Path) -> None:
+    settings = load_settings(REPO / "samples" / "server.toml")
+    store = LockedStore(tmp_path / "hoststand.db")
+    try:
+        receiver = Receiver(
+            [load_restaurant(REPO / "samples" / "marlowes.toml")], store, settings, lambda: NOW
+        )
+        body = json.dumps(
+            {
+                "id": "e1",
+                "type": "reservation.requested",
+                "merchant_id": "marlowes-kitchen",
+                "data": {"party_size": 2, "start": "2026-12-04T19:00:00+00:00"},
+            }
+        ).encode()
+        secret = settings.partners["tablefinder"].secret
+        assert secret is not None
+        signature = sign(secret, int(NOW.timestamp()), body)
+        status, headers, reply = call(
+            create_app(receiver),
+            "/webhooks/tablefinder",
+            body,
+            {"content-type": "application/json", "hoststand-signature": signature},
+        )
+    finally:
+        store.close()
+    assert status == 503
+    assert headers["retry-after"] == "1"
+    assert reply["error"]["code"] == "unavailable"
+    assert set(reply) == {"error"} and set(reply["error"]) == {"code", "message"}
