@@ -115,6 +115,12 @@ def _units(floor: FloorPlan) -> _Units:
     return units
 
 
+def release(floor: FloorPlan) -> None:
+    """Drop what was worked out for this floor (an export done with a restaurant: memory
+    must not grow with the number of restaurants it covers)."""
+    _UNITS.pop(id(floor), None)
+
+
 def bookable_tables(floor: FloorPlan, booked: Iterable[Booking], at: int) -> frozenset[str]:
     """Tables no still-booked reservation uses less than 30 minutes from `at`."""
     units = _units(floor)

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.log import LogStore
 from feed import calendar
-from feed.availability import spots_total
+from feed.availability import release, spots_total
 from feed.days import DayBook
 from feed.documents import availability_entry, merchant_record, service_record
 from feed.restaurant import Restaurant
@@ -86,6 +86,7 @@ def merchant_days(
             if counter is not None:
                 counter.slots += len(starts)
             yield starts, opens
+        release(r.floor)  # done with this restaurant: its matchings are not needed again
 
     return MerchantDays(
         r.merchant_id,

@@ -244,3 +244,13 @@ def test_a_cancellation_gives_back_exactly_what_the_booking_took(
     if rid is not None:
         day.cancel(rid)
     assert day.grid() == before
+
+
+def test_releasing_a_floor_forgets_its_work_but_not_its_answers() -> None:
+    from engine import MARLOWES
+    from feed import availability
+
+    before = [availability.spots_total(MARLOWES, n) for n in range(1, 11)]
+    availability.release(MARLOWES)
+    assert id(MARLOWES) not in availability._UNITS
+    assert [availability.spots_total(MARLOWES, n) for n in range(1, 11)] == before
