@@ -45,12 +45,3 @@ class Rejected:
 
     def __str__(self) -> str:
         return f"error: {self.code}"
-
-
-def error_code(result: object) -> str | None:
-    """The code of a rejection, whether a value or already written as "error: <code>"."""
-    if isinstance(result, Rejected):
-        return result.code
-    if isinstance(result, str) and result.startswith("error: "):
-        return result[len("error: ") :]
-    return None
