@@ -127,6 +127,8 @@ class DayBook:
         self.restaurant = restaurant
         self.notifier = notifier
         self._days: dict[date, _Day] = {}
+        # day -> ((minute, log version, next seq), slot minute -> spots_open by party size)
+        self._grids: dict[date, tuple[tuple[int, int | None, int], dict[int, list[int]]]] = {}
         # Server threads share a DayBook; the cached states are not safe to change concurrently.
         self._lock = threading.RLock()
 
@@ -321,18 +323,38 @@ class DayBook:
         return self.spots_many(day, [(slot, party_size)], now)[0]
 
     def spots_many(self, day: date, wanted: Sequence[tuple[Slot, int]], now: datetime) -> list[int]:
-        """`spots` for several (slot, party size) of one day, reading the day's log once."""
+        """`spots` for several (slot, party size) of one day.
+
+        The day's whole grid is worked out once per minute and log version and then read,
+        so a burst of lookups (partners poll) costs a dictionary look-up per slot."""
         ts = self.minute(day, now)
         with self._lock:
-            stand = self._load(day).stand
+            state = self._load(day)
+            stand = state.stand
             if stand.last_ts is not None:
                 ts = max(ts, stand.last_ts)
-            booked = still_booked(stand, ts)
-        floor = self.restaurant.floor
-        return [
-            spots_open(floor, booked, slot.minute, n) if slot.minute > ts else 0
-            for slot, n in wanted
-        ]
+            key = (ts, state.version, state.next_seq)
+            cached = self._grids.get(day)
+            if cached is None or cached[0] != key:
+                booked = still_booked(stand, ts)
+                minutes = [s.minute for s in calendar.slots(self.restaurant, day)]
+                sizes = range(1, self.restaurant.max_party_size + 1)
+                rows = day_opens(self.restaurant.floor, booked, minutes, sizes)
+                if len(self._grids) >= DAYS_KEPT:
+                    self._grids.clear()
+                cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
+            grid = cached[1]
+            out: list[int] = []
+            for slot, n in wanted:
+                row = grid.get(slot.minute)
+                if slot.minute <= ts:
+                    out.append(0)
+                elif row is not None and 1 <= n <= len(row):
+                    out.append(row[n - 1])
+                else:  # not one of the day's slots: ask the rules directly
+                    booked = still_booked(stand, ts)
+                    out.append(spots_open(self.restaurant.floor, booked, slot.minute, n))
+        return out
 
     def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:
         """Results of operations at `now` on a copy of the day: nothing changes, nothing is

@@ -482,3 +482,23 @@ def test_a_long_running_book_keeps_few_days_in_memory_and_reloads_the_others(
     first = book.stand(days_[0])  # evicted: replayed again from the log
     assert first.book.get(ids[0]) is not None
     assert [r.id for r, _ in book.reservations(days_[0])] == [ids[0]]
+
+
+def test_cached_spots_follow_bookings_made_here_and_by_another_process(
+    db: Path, marlowes: Restaurant
+) -> None:
+    first, second = SQLiteStore(db), SQLiteStore(db)
+    try:
+        here, elsewhere = DayBook(first, marlowes), DayBook(second, marlowes)
+        slot = slot_at(marlowes, FRIDAY, 19, 0)
+        assert here.spots_many(FRIDAY, [(slot, 4)], DAY_BEFORE) == [4]
+        booked(elsewhere.book(FRIDAY, slot, 4, DAY_BEFORE))  # another process's writer
+        assert here.spots_many(FRIDAY, [(slot, 4)], DAY_BEFORE) == [3]
+        booked(here.book(FRIDAY, slot, 4, DAY_BEFORE))
+        # two of the three 4-tops are booked; a couple fits the 2-tops and the 4-tops
+        assert here.spots_many(FRIDAY, [(slot, 4), (slot, 2)], DAY_BEFORE) == [2, 3]
+        expected = [row(here, FRIDAY, slot, DAY_BEFORE)[n][0] for n in range(1, 11)]
+        assert here.spots_many(FRIDAY, [(slot, n) for n in range(1, 11)], DAY_BEFORE) == expected
+    finally:
+        first.close()
+        second.close()
