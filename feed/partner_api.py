@@ -147,9 +147,9 @@ class WaitlistEntryIdRequest(_Req):
 RequestT = TypeVar("RequestT", bound=BaseModel)
 
 
-def parse(model: type[RequestT], payload: Any) -> RequestT | Reply:
+def parse(model: type[RequestT], payload: Any, *, normalised: bool = False) -> RequestT | Reply:
     try:
-        return model.model_validate(snake_case(payload))
+        return model.model_validate(payload if normalised else snake_case(payload))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
@@ -235,14 +235,15 @@ class PartnerApi:
     # -- booking server ----------------------------------------------------------------------
 
     def lookup(self, partner: Partner, payload: Any) -> Reply:
-        req = parse(LookupRequest, payload)
+        normalised = snake_case(payload)
+        req = parse(LookupRequest, normalised, normalised=True)
         if isinstance(req, Reply):
             return req
         book = self._book_of(partner, req.merchant_id)
         if isinstance(book, Reply):
             return book
         r, now = book.restaurant, self.clock()
-        raw = snake_case(payload).get("slot_time", [])
+        raw = normalised.get("slot_time", [])
         available = [False] * len(req.slot_time)
         by_day: dict[date, list[tuple[int, Any, int]]] = {}  # one log read per day asked
         for i, slot_time in enumerate(req.slot_time):
