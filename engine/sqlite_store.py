@@ -545,10 +545,12 @@ class SQLiteStore:
 
     def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, JSON]]:
         with self._connection() as conn:
+            # A range on the primary key (scope, key), so it is an index seek, not a scan of
+            # every record of the scope; substr() checks the prefix exactly.
             rows = conn.execute(
-                "SELECT key, value FROM idempotency WHERE scope = ? AND substr(key, 1, ?) = ?"
-                " ORDER BY key",
-                (scope, len(prefix), prefix),
+                "SELECT key, value FROM idempotency WHERE scope = ? AND key >= ? AND key < ?"
+                " AND substr(key, 1, ?) = ? ORDER BY key",
+                (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix),
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
