@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine import PartyState
 from engine.errors import RESERVATION_NOT_ACTIVE, Rejected
 from engine.holds import ReservationStatus
-from engine.log import DuplicateKey, LogStore, Remember, StoreUnavailable
+from engine.log import DuplicateKey, LogStore, Remember
 from engine.stand import Result
 from feed import calendar, statuses
 from feed.availability import spots_total
@@ -329,8 +329,6 @@ class PartnerApi:
             if dup.scope == token_scope:  # the same token, concurrently: one booking only
                 return Reply(200, dup.value)
             raise
-        except StoreUnavailable as exc:
-            return problem(statuses.UNAVAILABLE, str(exc))
         if isinstance(outcome, Refused) or outcome.rejected is not None:
             return failure(SLOT_UNAVAILABLE, getattr(outcome, "message", "no table left"))
         return Reply(200, response)
@@ -382,20 +380,17 @@ class PartnerApi:
             "moves": moves,
         }
         meta = {"source": "partner", "partner": partner.id, "booking_id": booking_id}
-        try:
-            outcome = book.move(
-                date.fromisoformat(str(index["day"])),
-                str(index["reservation_id"]),
-                day,
-                slot,
-                size,
-                now,
-                engine_id,
-                meta,
-                lambda _op: [(BOOKING_SCOPE, booking_id, moved)],
-            )
-        except StoreUnavailable as exc:
-            return problem(statuses.UNAVAILABLE, str(exc))
+        outcome = book.move(
+            date.fromisoformat(str(index["day"])),
+            str(index["reservation_id"]),
+            day,
+            slot,
+            size,
+            now,
+            engine_id,
+            meta,
+            lambda _op: [(BOOKING_SCOPE, booking_id, moved)],
+        )
         if isinstance(outcome, Refused):
             if outcome.code == RESERVATION_NOT_ACTIVE:
                 return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
@@ -410,12 +405,9 @@ class PartnerApi:
         if status != CONFIRMED:
             return failure(BOOKING_NOT_CANCELLABLE, "the booking is past or no-show")
         day = date.fromisoformat(str(index["day"]))
-        try:
-            outcome = book.operate(
-                day, now, "cancel", str(index["reservation_id"]), keep_rejected=False
-            )
-        except StoreUnavailable as exc:
-            return problem(statuses.UNAVAILABLE, str(exc))
+        outcome = book.operate(
+            day, now, "cancel", str(index["reservation_id"]), keep_rejected=False
+        )
         if isinstance(outcome, Refused) or isinstance(outcome.result, Rejected):
             return failure(BOOKING_NOT_CANCELLABLE, "the booking can no longer be cancelled")
         return Reply(200, {"booking": self._booking(booking_id, index, CANCELED)})
@@ -576,8 +568,6 @@ class PartnerApi:
             if dup.scope == token_scope:
                 return Reply(200, dup.value)
             raise
-        except StoreUnavailable as exc:
-            return problem(statuses.UNAVAILABLE, str(exc))
         if isinstance(outcome, Refused):
             return failure("MERCHANT_CLOSED", outcome.message, key)
         if isinstance(outcome.result, Rejected):
@@ -634,8 +624,5 @@ class PartnerApi:
         party = book.stand(day).parties.get(req.waitlist_entry_id)
         if party is None or party.state is not PartyState.WAITING:
             return Reply(200, {})  # already gone: deleting again changes nothing
-        try:
-            book.operate(day, self.clock(), "leave", req.waitlist_entry_id, keep_rejected=False)
-        except StoreUnavailable as exc:
-            return problem(statuses.UNAVAILABLE, str(exc))
+        book.operate(day, self.clock(), "leave", req.waitlist_entry_id, keep_rejected=False)
         return Reply(200, {})

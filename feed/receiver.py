@@ -19,11 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import Rejected
 from engine.errors import UNKNOWN_RESERVATION
-from engine.log import DuplicateKey, LogStore, Remember, StoreUnavailable
+from engine.log import DuplicateKey, LogStore, Remember
 from engine.stand import Result
 from feed import calendar, statuses
 from feed.clock import parse_instant, real_now
-from feed.days import BOOKING_SCOPE, NOT_A_SLOT, Applied, DayBook, Refused, new_booking_id
+from feed.days import BOOKING_SCOPE, NOT_A_SLOT, DayBook, Refused, new_booking_id
 from feed.notify import Notifier
 from feed.restaurant import Restaurant
 from feed.settings import Partner, Settings
@@ -222,11 +222,7 @@ class Receiver:
         def remember(operation: list[Any], _result: Result) -> list[Remember]:
             return [record(reply_for(operation))] if record is not None else []
 
-        outcome = self._guard(
-            lambda: book.book(day, slot, party_size, now, meta, booking_id, remember)
-        )
-        if isinstance(outcome, Reply):
-            return outcome, False
+        outcome = book.book(day, slot, party_size, now, meta, booking_id, remember)
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message), False
         if outcome.rejected is not None:  # availability chose a unit the engine refused: a bug
@@ -267,26 +263,15 @@ class Receiver:
         engine_id = str(index.get("reservation_id", reservation_id))  # moved: a new engine id
         # Who asked is logged: a partner is not notified of its own cancellation.
         meta = {"source": "partner", "partner": partner_id} if partner_id else {"source": "host"}
-        outcome = self._guard(
-            lambda: book.operate(
-                day, now, name, engine_id, meta=meta, remember=remember, keep_rejected=False
-            )
+        outcome = book.operate(
+            day, now, name, engine_id, meta=meta, remember=remember, keep_rejected=False
         )
-        if isinstance(outcome, Reply):
-            return outcome, False
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message), False
         if isinstance(outcome.result, Rejected):
             code = outcome.result.code
             return problem(code, f"{name} refused: {code}"), False
         return reply_for(outcome.result), True
-
-    @staticmethod
-    def _guard(call: Callable[[], Applied | Refused]) -> Applied | Refused | Reply:
-        try:
-            return call()
-        except StoreUnavailable as exc:
-            return problem(statuses.UNAVAILABLE, f"the store is busy, retry: {exc}")
 
     # -- the host tablet ------------------------------------------------------------------
 
@@ -318,11 +303,7 @@ class Receiver:
         day = self.today(book.restaurant, now)
         if day is None:
             return problem(statuses.NO_SERVICE_TODAY, f"{book.restaurant.name} is closed today")
-        outcome = self._guard(
-            lambda: book.operate(day, now, name, *args, meta=meta, keep_rejected=False)
-        )
-        if isinstance(outcome, Reply):
-            return outcome
+        outcome = book.operate(day, now, name, *args, meta=meta, keep_rejected=False)
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message)
         if isinstance(outcome.result, Rejected):

@@ -90,3 +90,48 @@ def test_a_locked_store_answers_503_with_retry_after_and_the_error_shape(tmp_pat
     assert headers["retry-after"] == "1"
     assert reply["error"]["code"] == "unavailable"
     assert set(reply) == {"error"} and set(reply["error"]) == {"code", "message"}
+
+
+class OnceLockedStore(SQLiteStore):
+    """A real store whose first append finds the database locked."""
+
+    locked = True
+
+    def append_all(self, *args: Any, **kwargs: Any) -> None:
+        if self.locked:
+            self.locked = False
+            raise StoreUnavailable("database is locked")
+        super().append_all(*args, **kwargs)
+
+
+def test_a_delivery_that_met_a_busy_store_is_processed_afresh_when_retried(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(REPO / "samples" / "server.toml")
+    store = OnceLockedStore(tmp_path / "hoststand.db")
+    try:
+        receiver = Receiver(
+            [load_restaurant(REPO / "samples" / "marlowes.toml")], store, settings, lambda: NOW
+        )
+        app = create_app(receiver)
+        body = json.dumps(
+            {
+                "id": "e2",
+                "type": "reservation.requested",
+                "merchant_id": "marlowes-kitchen",
+                "data": {"party_size": 2, "start": "2026-12-04T19:00:00+00:00"},
+            }
+        ).encode()
+        secret = settings.partners["tablefinder"].secret
+        assert secret is not None
+        headers = {
+            "content-type": "application/json",
+            "hoststand-signature": sign(secret, int(NOW.timestamp()), body),
+        }
+        first, _, _ = call(app, "/webhooks/tablefinder", body, headers)
+        second, _, reply = call(app, "/webhooks/tablefinder", body, headers)
+    finally:
+        store.close()
+    assert first == 503
+    assert second == 200  # the 503 was not stored as this event's answer
+    assert reply["status"] == "booked"
