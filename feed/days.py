@@ -166,6 +166,12 @@ class DayBook:
         with self._lock:
             return dict(self._load(day).meta.get(party_id, {}))
 
+    def op_ts(self, day: date, stand: HostStand, now: datetime) -> int:
+        """An operation's ts: the server's clock in minutes since the day's opening, never
+        below the log's last ts (PRODUCT.md section 2)."""
+        ts = self.minute(day, now)
+        return ts if stand.last_ts is None else max(ts, stand.last_ts)
+
     def minute(self, day: date, now: datetime) -> int:
         return calendar.minute_of(self.restaurant, day, now)
 
@@ -196,9 +202,7 @@ class DayBook:
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
                 state = self._load(day)
-                ts = self.minute(day, now)
-                if state.stand.last_ts is not None:
-                    ts = max(ts, state.stand.last_ts)
+                ts = self.op_ts(day, state.stand, now)
                 operation = build(state.stand, ts)
                 if isinstance(operation, Refused):
                     return operation
@@ -327,12 +331,10 @@ class DayBook:
 
         The day's whole grid is worked out once per minute and log version and then read,
         so a burst of lookups (partners poll) costs a dictionary look-up per slot."""
-        ts = self.minute(day, now)
         with self._lock:
             state = self._load(day)
             stand = state.stand
-            if stand.last_ts is not None:
-                ts = max(ts, stand.last_ts)
+            ts = self.op_ts(day, stand, now)
             key = (ts, state.version, state.next_seq)
             cached = self._grids.get(day)
             if cached is None or cached[0] != key:
@@ -362,9 +364,7 @@ class DayBook:
         with self._lock:
             state = self._load(day)
             stand = copy.deepcopy(state.stand)
-        ts = self.minute(day, now)
-        if stand.last_ts is not None:
-            ts = max(ts, stand.last_ts)
+        ts = self.op_ts(day, stand, now)
         return [stand.apply([op[0], ts, *op[1:]]) for op in operations]
 
     def move(
@@ -417,19 +417,14 @@ class DayBook:
             self._days.pop(old_day, None)
             self._days.pop(new_day, None)
 
-        def clamp(day: date, state: _Day) -> int:
-            ts = self.minute(day, now)
-            last = state.stand.last_ts
-            return ts if last is None else max(ts, last)
-
         old_seq, new_seq = old.next_seq, new.next_seq
         old_before, new_before = _booked_ids(old.stand), _booked_ids(new.stand)
-        cancel = ["cancel", clamp(old_day, old), old_reservation]
+        cancel = ["cancel", self.op_ts(old_day, old.stand, now), old_reservation]
         cancelled = old.stand.apply(cancel)
         if isinstance(cancelled, Rejected):
             forget()
             return Refused(cancelled.code, f"the booking cannot be moved: {cancelled.code}")
-        ts = clamp(new_day, new)
+        ts = self.op_ts(new_day, new.stand, now)
         if slot.minute <= ts:
             forget()
             return Refused(SLOT_IN_PAST, f"{slot.local.isoformat()} has already started")
