@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engine import PartyState
+from engine import Party, PartyState
 from engine.errors import RESERVATION_NOT_ACTIVE, Rejected
 from engine.holds import ReservationStatus
 from engine.log import DuplicateKey, LogStore, Remember
@@ -580,16 +580,26 @@ class PartnerApi:
             return problem(statuses.BAD_ARGUMENTS, f"unknown waitlist entry {entry_id!r}")
         return index
 
-    def get_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
+    def _waiting_party(
+        self, partner: Partner, payload: Any
+    ) -> tuple[str, dict[str, Any], DayBook, date, Party | None] | Reply:
+        """The entry a request names: its id, index record, day and engine party."""
         req = parse(WaitlistEntryIdRequest, payload)
         if isinstance(req, Reply):
             return req
-        index = self._entry(partner, req.waitlist_entry_id)
+        entry_id = req.waitlist_entry_id
+        index = self._entry(partner, entry_id)
         if isinstance(index, Reply):
             return index
         book = self.books[str(index["merchant_id"])]
         day = date.fromisoformat(str(index["day"]))
-        party = book.stand(day).parties.get(req.waitlist_entry_id)
+        return entry_id, index, book, day, book.stand(day).parties.get(entry_id)
+
+    def get_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
+        found = self._waiting_party(partner, payload)
+        if isinstance(found, Reply):
+            return found
+        _, index, book, day, party = found
         opening = calendar.opening_instant(book.restaurant, day)
         times: dict[str, int] = {"created_time_seconds": int(index["created_time_seconds"])}
         state = "WAITING"
@@ -613,16 +623,11 @@ class PartnerApi:
         return Reply(200, {"waitlist_entry": entry})
 
     def delete_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
-        req = parse(WaitlistEntryIdRequest, payload)
-        if isinstance(req, Reply):
-            return req
-        index = self._entry(partner, req.waitlist_entry_id)
-        if isinstance(index, Reply):
-            return index
-        book = self.books[str(index["merchant_id"])]
-        day = date.fromisoformat(str(index["day"]))
-        party = book.stand(day).parties.get(req.waitlist_entry_id)
+        found = self._waiting_party(partner, payload)
+        if isinstance(found, Reply):
+            return found
+        entry_id, _, book, day, party = found
         if party is None or party.state is not PartyState.WAITING:
             return Reply(200, {})  # already gone: deleting again changes nothing
-        book.operate(day, self.clock(), "leave", req.waitlist_entry_id, keep_rejected=False)
+        book.operate(day, self.clock(), "leave", entry_id, keep_rejected=False)
         return Reply(200, {})
