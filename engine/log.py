@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from engine.booked import BookedDay
 
 # A JSON value: whatever `json.dumps` accepts and `json.loads` gives back. `Any` rather than a
 # recursive alias because dict/list invariance would make callers cast every literal.
@@ -174,6 +177,11 @@ class LogStore(Protocol):
 
     def operations(self, merchant_id: str, service_date: date) -> list[list[JSON]]:
         """Just the operations of a log, in seq order: enough to rebuild the day's state."""
+        ...
+
+    def booked(self, merchant_id: str, first: date, last: date) -> dict[date, BookedDay]:
+        """engine.booked.fold of every log from `first` to `last` (days without entries are
+        left out): what the days leave booked, without replaying the engine."""
         ...
 
     def version(self) -> int:

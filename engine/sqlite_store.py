@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 from types import TracebackType
 
+from engine.booked import ENDS_RESERVATION, BookedDay
 from engine.log import (
     JSON,
     ConcurrencyConflict,
@@ -30,6 +31,7 @@ from engine.log import (
     StoreUnavailable,
     check_append,
 )
+from engine.stand import ARITY
 
 SCHEMA_VERSION = 2  # 2: outbox and exports
 CLAIM_SECONDS = 120.0  # a sender holding a message longer than this has died
@@ -88,6 +90,33 @@ def translate(exc: sqlite3.Error) -> StoreError:
     if name in _UNAVAILABLE or name in _CANNOT_OPEN:
         return StoreUnavailable(f"database unavailable: {exc}")
     return StoreError(f"{type(exc).__name__}: {exc}")
+
+
+# The engine's shape check (engine.booked.valid_shape_ts) in SQL: the entry's ts, or NULL.
+_SHAPE_TS = (
+    "CASE WHEN json_type(operation, '$[1]') = 'integer'"
+    " AND json_array_length(operation) = CASE json_extract(operation, '$[0]')"
+    + "".join(f" WHEN '{name}' THEN {arity}" for name, arity in ARITY.items())
+    + " END THEN json_extract(operation, '$[1]') END"
+)
+# engine.booked.fold in SQL: per day, the last valid ts, then the reservations a success
+# started or ended (in seq order), read with json_extract instead of a replay.
+_BOOKED_SQL = f"""
+WITH days AS (
+    SELECT service_date, seq, operation, result, {_SHAPE_TS} AS ts
+    FROM log_entries WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
+)
+SELECT service_date, -1, NULL, MAX(ts), NULL, NULL FROM days GROUP BY service_date
+UNION ALL
+SELECT service_date, seq, json_extract(operation, '$[0]'), json_extract(operation, '$[2]'),
+       json_extract(operation, '$[3]'), json_extract(operation, '$[4]')
+FROM days
+WHERE ts IS NOT NULL AND (
+    (json_extract(operation, '$[0]') = 'reserve' AND result = 'true')
+    OR (json_extract(operation, '$[0]') IN {ENDS_RESERVATION!r}
+        AND substr(result, 1, 7) <> '"error:'))
+ORDER BY 1, 2
+"""
 
 
 def _dumps(value: JSON) -> str:
@@ -491,6 +520,21 @@ class SQLiteStore:
                 (merchant_id, service_date.isoformat()),
             ).fetchall()
         return [json.loads(row[0]) for row in rows]
+
+    def booked(self, merchant_id: str, first: date, last: date) -> dict[date, BookedDay]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                _BOOKED_SQL, (merchant_id, first.isoformat(), last.isoformat())
+            ).fetchall()
+        days: dict[str, BookedDay] = {}
+        for service_date, _seq, name, value, unit, at in rows:
+            if name is None:  # the day's row: its last valid ts
+                days[service_date] = BookedDay(last_ts=value)
+            elif name == "reserve":
+                days[service_date].reservations[value] = (unit, at)
+            else:
+                days[service_date].reservations.pop(value, None)
+        return {date.fromisoformat(d): day for d, day in days.items()}
 
     def version(self) -> int:
         # PRAGMA data_version on a connection that never writes changes whenever any other

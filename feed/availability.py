@@ -141,6 +141,18 @@ def spots_open(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> 
     return units.open(bookable, units.live_combos(bookable), n)
 
 
+def unit_bookings(floor: FloorPlan, reservations: Iterable[tuple[str, int]]) -> list[Booking]:
+    """(unit, at) pairs as bookings: a unit is a table id or a combo id ("T5+T6"). A unit
+    this floor does not know holds nothing here."""
+    out: list[Booking] = []
+    for unit, at in reservations:
+        if floor.table(unit) is not None:
+            out.append(((unit,), at))
+        elif (combo := floor.combo(unit)) is not None:
+            out.append((combo.tables, at))
+    return out
+
+
 def day_grid(
     floor: FloorPlan, booked: Iterable[Booking], minutes: Iterable[int], sizes: Iterable[int]
 ) -> dict[tuple[int, int], tuple[int, int]]:

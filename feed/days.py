@@ -17,6 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from engine import HostStand, Rejected, config
+from engine.booked import BookedDay
 from engine.holds import Reservation
 from engine.log import (
     ConcurrencyConflict,
@@ -29,7 +30,14 @@ from engine.log import (
 )
 from engine.stand import Result
 from feed import calendar
-from feed.availability import Booking, choose_unit, day_grid, day_opens, spots_open
+from feed.availability import (
+    Booking,
+    choose_unit,
+    day_grid,
+    day_opens,
+    spots_open,
+    unit_bookings,
+)
 from feed.calendar import Slot
 from feed.notify import Notifier
 from feed.restaurant import Restaurant
@@ -514,10 +522,11 @@ class DayBook:
         return rows
 
     def day_block(
-        self, day: date, now: datetime, sizes: Sequence[int]
+        self, day: date, now: datetime, sizes: Sequence[int], booked: BookedDay | None = None
     ) -> tuple[list[int], list[list[int]]]:
         """The day's future slots as (starts, spots_open per slot and size): the export's
-        block, with no per-cell objects."""
+        block, with no per-cell objects. `booked` is the day's log folded by the store (the
+        export asks for all its days at once); without it the store is asked for this day."""
         r = self.restaurant
         slots = calendar.slots(r, day, keep=False)
         if not slots:
@@ -526,13 +535,12 @@ class DayBook:
         with self._lock:
             cached = self._days.get(day)
             if cached is not None:
-                stand = self._load(day).stand
-            else:  # an export reads each day once: replay the operations, cache nothing
-                stand = HostStand(r.floor)
-                for operation in self.store.operations(r.merchant_id, day):
-                    stand.apply(operation)
-            booked = still_booked(stand, ts)
-        opens = day_opens(r.floor, booked, [s.minute for s in slots], sizes)
+                bookings = still_booked(self._load(day).stand, ts)
+            else:  # an export reads each day once: fold the log, replay nothing
+                if booked is None:
+                    booked = self.store.booked(r.merchant_id, day, day).get(day, BookedDay())
+                bookings = unit_bookings(r.floor, booked.still_booked(ts))
+        opens = day_opens(r.floor, bookings, [s.minute for s in slots], sizes)
         now_sec = int(now.timestamp())
         keep = [i for i, s in enumerate(slots) if s.start_sec > now_sec and s.minute > ts]
         if len(keep) == len(slots):

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.booked import BookedDay
 from engine.log import LogStore
 from feed import calendar
 from feed.availability import release, spots_total
@@ -81,8 +82,11 @@ def merchant_days(
     sizes = tuple(n for n in range(1, r.max_party_size + 1) if spots_total(r.floor, n) > 0)
 
     def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
-        for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
-            starts, opens = book.day_block(day, now, sizes)
+        ahead = calendar.days_ahead(r, now, min(days, r.horizon_days))
+        # One query folds every day's log (engine.booked): no replay, no query per day.
+        booked = book.store.booked(r.merchant_id, ahead[0], ahead[-1]) if ahead else {}
+        for day in ahead:
+            starts, opens = book.day_block(day, now, sizes, booked.get(day, BookedDay()))
             if counter is not None:
                 counter.slots += len(starts)
             yield starts, opens

@@ -7,9 +7,12 @@ timestamp; file names sort in shard order.
 
 from __future__ import annotations
 
+import mmap
 import operator
 import os
+import queue
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,7 +47,7 @@ from feed.documents import (
 )
 
 T = TypeVar("T")
-BATCH_ENTRIES = 10_000  # entries per write and per progress report
+BATCH_ENTRIES = 10_000  # entries per progress report (and per write on the entry paths)
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,117 @@ def feed_filename(
 
 
 class _ByteSink(Protocol):
-    def write(self, data: bytes, /) -> int: ...
+    def write(self, data: bytes | memoryview, /) -> int: ...
+
+
+_BatchWriter = Callable[[list[bytes | memoryview]], object]
+
+
+class _BackgroundWriter:
+    """Writes on a thread of its own, so the next day block is encoded while the kernel
+    takes the last ones (and zlib compresses them): both let go of the GIL. Chunks are
+    handed over about a MiB at a time, in one `writev` each, and at most a few MiB wait, so
+    memory stays flat. The thread's error comes back on the next call."""
+
+    BATCH_BYTES = 1 << 20
+    QUEUED = 8  # batches
+
+    def __init__(self, write_batch: _BatchWriter) -> None:
+        self._write_batch = write_batch
+        self._queue: queue.Queue[list[bytes | memoryview] | None] = queue.Queue(self.QUEUED)
+        self._batch: list[bytes | memoryview] = []
+        self._size = 0
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="feed-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._write_batch(batch)
+                except BaseException as exc:  # handed to the producer, not lost in a thread
+                    self._error = exc
+
+    def write(self, data: bytes | memoryview, /) -> int:
+        if self._error is not None:
+            raise self._error
+        self._batch.append(data)
+        self._size += len(data)
+        if self._size >= self.BATCH_BYTES:
+            self._queue.put(self._batch)
+            self._batch, self._size = [], 0
+        return len(data)
+
+    def close(self, *, quiet: bool = False) -> None:
+        """Write what is left and wait for the thread; raise what went wrong (unless `quiet`:
+        the caller is already raising)."""
+        if self._batch and self._error is None and not quiet:
+            self._queue.put(self._batch)
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None and not quiet:
+            raise self._error
+
+
+class _DirectWriter:
+    """Writes through O_DIRECT: from one reused, aligned buffer straight to the disk.
+
+    A feed is hundreds of MB written once and read at most once (by the uploader): through
+    the page cache every MB is fresh memory to fault in, and the cache loses what the server
+    reads all day (the database). Direct I/O needs aligned buffers, offsets and lengths, so
+    the last block is padded and the file cut back to its true length."""
+
+    BLOCK = 4096
+    BUFFER = 4 << 20
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = mmap.mmap(-1, self.BUFFER)  # anonymous maps are page aligned
+        self.used = 0
+        self.length = 0
+
+    def write_batch(self, batch: list[bytes | memoryview]) -> None:
+        for data in batch:
+            view = memoryview(data)
+            while view:
+                take = min(len(view), self.BUFFER - self.used)
+                self.buffer[self.used : self.used + take] = view[:take]
+                self.used += take
+                view = view[take:]
+                if self.used == self.BUFFER:
+                    self._write(self.BUFFER)
+
+    def _write(self, size: int) -> None:
+        view = memoryview(self.buffer)[:size]
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        finally:
+            view.release()
+        self.length += self.used
+        self.used = 0
+
+    def finish(self) -> None:
+        """Write the last, padded block and cut the file to its length."""
+        if self.used:
+            padded = -(-self.used // self.BLOCK) * self.BLOCK
+            self.buffer[self.used : padded] = bytes(padded - self.used)
+            self._write(padded)
+        os.ftruncate(self.fd, self.length)
+        self.buffer.close()
+
+
+def _open_direct(path: Path) -> int | None:
+    """`path` opened again for direct I/O, or None where the system or file system has none
+    (tmpfs, macOS): the caller then writes through the page cache."""
+    flag = getattr(os, "O_DIRECT", 0)
+    if not flag:
+        return None
+    try:
+        return os.open(path, os.O_WRONLY | flag)
+    except OSError:
+        return None
 
 
 @contextmanager
@@ -101,9 +214,17 @@ def _atomic_output(path: Path, *, gzip: bool) -> Iterator[_ByteSink]:
             if gzip:
                 # mtime=0 and an empty filename keep the gzip header the same on every run.
                 with GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
-                    yield gz
+                    yield from _in_background(lambda batch: gz.write(b"".join(batch)))
+            elif (direct_fd := _open_direct(temp)) is not None:
+                try:
+                    direct = _DirectWriter(direct_fd)
+                    yield from _in_background(direct.write_batch)
+                    direct.finish()
+                    os.fsync(direct_fd)
+                finally:
+                    os.close(direct_fd)
             else:
-                yield raw
+                yield from _in_background(raw.writelines)
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(temp, path)
@@ -116,6 +237,16 @@ def _atomic_output(path: Path, *, gzip: bool) -> Iterator[_ByteSink]:
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def _in_background(write_batch: _BatchWriter) -> Iterator[_ByteSink]:
+    writer = _BackgroundWriter(write_batch)
+    try:
+        yield writer
+    except BaseException:
+        writer.close(quiet=True)  # the thread must be gone before the file closes
+        raise
+    writer.close()
 
 
 def write_availability_feed(
@@ -260,14 +391,14 @@ def write_availability_days(
     metadata = _metadata(shard_number, total_shards, nonce, generation_timestamp)
     low = max(now_sec, MIN_TIMESTAMP_SEC)
 
-    def encoded() -> Iterator[tuple[str, int]]:
+    def encoded() -> Iterator[tuple[bytes, int]]:
         for m in merchants:
             if not m.sizes:
                 continue
             width = len(m.sizes)
             if not len(m.durations) == len(m.totals) == width:
                 raise refuse(SCHEMA_VIOLATION, f"{m.merchant_id}: sizes, turns, totals differ")
-            templates: dict[int, tuple[str, list[int]]] = {}
+            slot_parts = _SlotParts(m)
             last_start = -1
             checked = False
             for starts, opens in m.days:
@@ -277,21 +408,17 @@ def write_availability_days(
                 if not checked:
                     _check_constants(m, starts[0], now_sec, metadata)
                     checked = True
-                if count not in templates:
-                    templates[count] = (_day_template(m, count), list(m.totals) * count)
-                template, totals = templates[count]
-                flat = list(chain.from_iterable(opens))
+                keys = list(map(tuple, opens))
                 if not (
-                    len(opens) == count
-                    and len(flat) == count * width
-                    and set(map(type, flat)) <= {int}
+                    len(keys) == count
+                    # by type: 1.0 and True would find the row of 1 in the cache of rows
+                    and set(map(type, chain.from_iterable(keys))) <= {int}
+                    and slot_parts.take(keys)
                     and set(map(type, starts)) <= {int}
                     and starts[0] > last_start
                     and low <= starts[0]
                     and starts[-1] <= MAX_TIMESTAMP_SEC
                     and all(map(operator.lt, starts, islice(starts, 1, None)))
-                    and min(flat) >= 0
-                    and all(map(operator.le, flat, totals))
                 ):
                     rows = [
                         (start, d, n, o, t)
@@ -301,15 +428,56 @@ def write_availability_days(
                     _row_check(m, rows, now_sec)
                     raise refuse(SCHEMA_VIOLATION, f"{m.merchant_id}: a malformed day block")
                 last_start = starts[-1]
-                values = [
-                    x
-                    for start, row in zip(starts, opens, strict=True)
-                    for o in row
-                    for x in (start, o)
-                ]
-                yield template % tuple(values), count * width
+                parts = slot_parts.parts
+                day = [(b"%d" % s).join(parts[k]) for s, k in zip(starts, keys, strict=True)]
+                yield b"".join(day), count * width
 
     return _write_chunks(path, metadata, encoded(), gzip, progress)
+
+
+class _SlotParts:
+    """One merchant's slot encoded around its start: a slot's entries (each preceded by a
+    comma) are `str(start).join(parts)`, and the parts depend only on the slot's spots_open
+    per size. Slots share rows (an empty floor, a quiet hour), so each row is checked and
+    encoded once per merchant."""
+
+    def __init__(self, m: MerchantDays) -> None:
+        mode = CONFIRMATION_MODE_SYNCHRONOUS
+        self.totals = m.totals
+        prefix = (
+            f'{{"merchant_id":{encode_json(m.merchant_id)},'
+            f'"service_id":{encode_json(m.service_id)},"start_sec":'
+        ).encode()
+        self.head = b"," + prefix
+        # After the start: up to spots_open, then from spots_open to the entry's end.
+        self.middles = [
+            f',"duration_sec":{d},"spots_total":{t},"spots_open":'.encode()
+            for d, t in zip(m.durations, m.totals, strict=True)
+        ]
+        self.tails = [
+            f',"resources":{{"party_size":{n}}},"confirmation_mode":"{mode}"}}'.encode()
+            for n in m.sizes
+        ]
+        self.parts: dict[tuple[int, ...], list[bytes]] = {}
+
+    def take(self, keys: list[tuple[int, ...]]) -> bool:
+        """Encode the rows not seen before; False if one is not a valid row of spots_open.
+        The caller has checked that every value is an int."""
+        for key in set(keys).difference(self.parts):
+            if not (
+                len(key) == len(self.totals)
+                and min(key) >= 0
+                and all(map(operator.le, key, self.totals))
+            ):
+                return False
+            parts = [self.head]
+            last = len(key) - 1
+            for i, (middle, spots_open, tail) in enumerate(
+                zip(self.middles, key, self.tails, strict=True)
+            ):
+                parts.append(middle + b"%d" % spots_open + tail + (b"" if i == last else self.head))
+            self.parts[key] = parts
+        return True
 
 
 def _check_constants(m: MerchantDays, start: int, now_sec: int, metadata: Record) -> None:
@@ -332,21 +500,6 @@ def _row_check(m: MerchantDays, rows: list[Row], now_sec: int) -> None:
                 m.merchant_id, m.service_id, start, duration, n, spots_open, spots_total
             )
         )
-
-
-def _day_template(m: MerchantDays, count: int) -> str:
-    """`%`-template of `count` slots: a start and a spots_open per entry."""
-    prefix = (
-        f'{{"merchant_id":{encode_json(m.merchant_id)},"service_id":{encode_json(m.service_id)},'
-        '"start_sec":'
-    ).replace("%", "%%")
-    mode = CONFIRMATION_MODE_SYNCHRONOUS
-    slot = ",".join(
-        f'{prefix}%d,"duration_sec":{d},"spots_total":{t},"spots_open":%d,'
-        f'"resources":{{"party_size":{n}}},"confirmation_mode":"{mode}"}}'
-        for n, d, t in zip(m.sizes, m.durations, m.totals, strict=True)
-    )
-    return ",".join([slot] * count)
 
 
 def _metadata(
@@ -376,40 +529,41 @@ def _write_entries(
     gzip: bool,
     progress: Callable[[int], None] | None,
 ) -> FileStats:
-    return _write_chunks(path, metadata, ((text, 1) for text in encoded), gzip, progress)
+    def batches() -> Iterator[tuple[bytes, int]]:
+        while batch := list(islice(encoded, BATCH_ENTRIES)):
+            yield ("," + ",".join(batch)).encode("utf-8"), len(batch)
+
+    return _write_chunks(path, metadata, batches(), gzip, progress)
 
 
 def _write_chunks(
     path: Path,
     metadata: Record,
-    chunks: Iterator[tuple[str, int]],
+    chunks: Iterator[tuple[bytes, int]],
     gzip: bool,
     progress: Callable[[int], None] | None,
 ) -> FileStats:
-    """Write the document around `chunks` of (comma-joined entries, how many)."""
+    """Write the document around `chunks` of (entries each preceded by a comma, how many).
+
+    Chunks are written as they come (a day of one restaurant, a batch of entries): small
+    buffers are reused while they are hot, where one large string per write would be fresh
+    memory every time."""
     written = 0
+    reported = 0
     head = '{"metadata":' + encode_json(metadata) + ',"service_availability":[{"availability":['
     with _atomic_output(path, gzip=gzip) as out:
         out.write(head.encode("utf-8"))
-        batch: list[str] = []
-        pending = 0
-
-        def flush() -> None:
-            nonlocal written, batch, pending
-            # Entries are comma-separated; only the very first has no comma before it.
-            out.write((("," if written else "") + ",".join(batch)).encode("utf-8"))
-            written += pending
-            batch, pending = [], 0
-            if progress is not None:
+        for data, count in chunks:
+            if not count:
+                continue
+            # Only the very first entry has no comma before it.
+            out.write(data if written else memoryview(data)[1:])
+            written += count
+            if progress is not None and written - reported >= BATCH_ENTRIES:
                 progress(written)
-
-        for text, count in chunks:
-            batch.append(text)
-            pending += count
-            if pending >= BATCH_ENTRIES:
-                flush()
-        if batch or not written:
-            flush()  # the last call reports the total, also for an empty feed
+                reported = written
+        if progress is not None:
+            progress(written)  # the last call reports the total, also for an empty feed
         out.write(b"]}]}\n")
     return FileStats(path=path, bytes=path.stat().st_size, entries=written)
 
