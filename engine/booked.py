@@ -28,6 +28,22 @@ class BookedDay:
     last_ts: int | None = None
     reservations: dict[str, tuple[str, int]] = field(default_factory=dict)  # id -> (unit, at)
 
+    def take(
+        self,
+        ts: int | None,
+        starts: str | None,
+        ends: str | None,
+        unit: str | None = None,
+        at: int | None = None,
+    ) -> None:
+        """Fold in one entry's `change`."""
+        if ts is not None and (self.last_ts is None or ts > self.last_ts):
+            self.last_ts = ts
+        if starts is not None and unit is not None and at is not None:
+            self.reservations[starts] = (unit, at)
+        elif ends is not None:
+            self.reservations.pop(ends, None)
+
     def still_booked(self, ts: int) -> list[tuple[str, int]]:
         """(unit, at) of the reservations still holding or blocking tables at minute `ts`
         (a later `ts` than the log's last one expires the no-shows due by then)."""
@@ -56,18 +72,29 @@ def valid_shape_ts(operation: Any) -> int | None:
     return ts if is_int(ts) else None
 
 
+# What one entry means to the fold: (valid-shape ts, id it starts, id it ends, unit, at).
+# A store can keep these beside the entry and fold plain columns.
+Change = tuple[int | None, str | None, str | None, str | None, int | None]
+NO_CHANGE: Change = (None, None, None, None, None)
+
+
+def change(operation: Any, result: Any) -> Change:
+    """One entry as the fold sees it. A success implies a valid shape (the engine checks
+    the shape before anything else), so only a valid shape is ever read further."""
+    ts = valid_shape_ts(operation)
+    if ts is None:
+        return NO_CHANGE
+    name = operation[0]
+    if name == "reserve" and result is True:
+        return ts, operation[2], None, operation[3], operation[4]
+    if name in ENDS_RESERVATION and succeeded(result):
+        return ts, None, operation[2], None, None
+    return ts, None, None, None, None
+
+
 def fold(entries: Iterable[tuple[Any, Any]]) -> BookedDay:
     """The reference fold over a log's (operation, result) pairs, in seq order."""
     day = BookedDay()
     for operation, result in entries:
-        ts = valid_shape_ts(operation)
-        if ts is None:
-            continue
-        if day.last_ts is None or ts > day.last_ts:
-            day.last_ts = ts
-        name = operation[0]
-        if name == "reserve" and result is True:
-            day.reservations[operation[2]] = (operation[3], operation[4])
-        elif name in ENDS_RESERVATION and succeeded(result):
-            day.reservations.pop(operation[2], None)
+        day.take(*change(operation, result))
     return day

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from types import TracebackType
 
-from engine.booked import ENDS_RESERVATION, BookedDay
+from engine.booked import BookedDay, Change, change
 from engine.log import (
     JSON,
     ConcurrencyConflict,
@@ -31,9 +31,8 @@ from engine.log import (
     StoreUnavailable,
     check_append,
 )
-from engine.stand import ARITY
 
-SCHEMA_VERSION = 2  # 2: outbox and exports
+SCHEMA_VERSION = 3  # 2: outbox and exports; 3: each entry's change to the booked fold
 CLAIM_SECONDS = 120.0  # a sender holding a message longer than this has died
 
 SCHEMA = """
@@ -46,6 +45,12 @@ CREATE TABLE IF NOT EXISTS log_entries (
     result       TEXT NOT NULL,
     received_at  REAL NOT NULL,
     meta         TEXT NOT NULL,
+    -- engine.booked.change(operation, result), kept so the fold reads plain columns
+    fold_ts      INTEGER,  -- ts of an operation of valid shape
+    starts       TEXT,     -- the reservation a successful reserve starts
+    ends         TEXT,     -- the reservation a successful cancel or check_in ends
+    unit         TEXT,
+    at           INTEGER,
     PRIMARY KEY (merchant_id, service_date, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -92,31 +97,60 @@ def translate(exc: sqlite3.Error) -> StoreError:
     return StoreError(f"{type(exc).__name__}: {exc}")
 
 
-# The engine's shape check (engine.booked.valid_shape_ts) in SQL: the entry's ts, or NULL.
-_SHAPE_TS = (
-    "CASE WHEN json_type(operation, '$[1]') = 'integer'"
-    " AND json_array_length(operation) = CASE json_extract(operation, '$[0]')"
-    + "".join(f" WHEN '{name}' THEN {arity}" for name, arity in ARITY.items())
-    + " END THEN json_extract(operation, '$[1]') END"
-)
-# engine.booked.fold in SQL: per day, the last valid ts, then the reservations a success
-# started or ended (in seq order), read with json_extract instead of a replay.
-_BOOKED_SQL = f"""
-WITH days AS (
-    SELECT service_date, seq, operation, result, {_SHAPE_TS} AS ts
-    FROM log_entries WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
-)
-SELECT service_date, -1, NULL, MAX(ts), NULL, NULL FROM days GROUP BY service_date
-UNION ALL
-SELECT service_date, seq, json_extract(operation, '$[0]'), json_extract(operation, '$[2]'),
-       json_extract(operation, '$[3]'), json_extract(operation, '$[4]')
-FROM days
-WHERE ts IS NOT NULL AND (
-    (json_extract(operation, '$[0]') = 'reserve' AND result = 'true')
-    OR (json_extract(operation, '$[0]') IN {ENDS_RESERVATION!r}
-        AND substr(result, 1, 7) <> '"error:'))
-ORDER BY 1, 2
+# engine.booked.fold over the stored changes, in two reads of one snapshot: each day's
+# last valid ts, then the reservations started or ended, in log order.
+_LAST_TS_SQL = """
+SELECT service_date, MAX(fold_ts) FROM log_entries
+WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
+GROUP BY service_date
 """
+_CHANGES_SQL = """
+SELECT service_date, starts, ends, unit, at FROM log_entries
+WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
+  AND (starts IS NOT NULL OR ends IS NOT NULL)
+ORDER BY service_date, seq
+"""
+_FOLD_COLUMNS = [
+    ("fold_ts", "INTEGER"),
+    ("starts", "TEXT"),
+    ("ends", "TEXT"),
+    ("unit", "TEXT"),
+    ("at", "INTEGER"),
+]
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _columns(change: Change) -> Change:
+    """A change as SQLite can store it: its integers are 64-bit, the engine's are not. A
+    ts or `at` beyond 2**63 minutes is clamped: no slot is near either, so no answer moves."""
+    ts, starts, ends, unit, at = change
+    low, high = _INT64
+    if ts is not None:
+        ts = min(max(ts, low), high)
+    if at is not None:
+        at = min(max(at, low), high)
+    return ts, starts, ends, unit, at
+
+
+def _add_fold_columns(conn: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: the fold's columns, filled in for the entries already stored."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(log_entries)")}
+    for name, kind in _FOLD_COLUMNS:
+        if name not in have:
+            conn.execute(f"ALTER TABLE log_entries ADD COLUMN {name} {kind}")
+    rows = conn.execute(
+        "SELECT merchant_id, service_date, seq, operation, result FROM log_entries"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE log_entries SET fold_ts = ?, starts = ?, ends = ?, unit = ?, at = ?"
+        " WHERE merchant_id = ? AND service_date = ? AND seq = ?",
+        [
+            (*_columns(change(json.loads(operation), json.loads(result))), merchant, day, seq)
+            for merchant, day, seq, operation, result in rows
+        ],
+    )
 
 
 def _dumps(value: JSON) -> str:
@@ -232,6 +266,8 @@ class SQLiteStore:
                 if statement.strip():
                     conn.execute(statement)
             row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+            if row[0] is not None and row[0] < 3:
+                _add_fold_columns(conn)
             if row[0] is None:
                 conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
             elif row[0] < SCHEMA_VERSION:  # the new tables were just created: say so
@@ -334,7 +370,8 @@ class SQLiteStore:
                 )
             conn.executemany(
                 "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
-                " received_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " received_at, meta, fold_ts, starts, ends, unit, at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         one.merchant_id,
@@ -344,6 +381,7 @@ class SQLiteStore:
                         _dumps(e.result),
                         float(e.received_at),
                         _dumps(e.meta),
+                        *_columns(change(e.operation, e.result)),
                     )
                     for i, e in enumerate(one.entries)
                 ],
@@ -522,18 +560,17 @@ class SQLiteStore:
         return [json.loads(row[0]) for row in rows]
 
     def booked(self, merchant_id: str, first: date, last: date) -> dict[date, BookedDay]:
+        args = (merchant_id, first.isoformat(), last.isoformat())
         with self._connection() as conn:
-            rows = conn.execute(
-                _BOOKED_SQL, (merchant_id, first.isoformat(), last.isoformat())
-            ).fetchall()
-        days: dict[str, BookedDay] = {}
-        for service_date, _seq, name, value, unit, at in rows:
-            if name is None:  # the day's row: its last valid ts
-                days[service_date] = BookedDay(last_ts=value)
-            elif name == "reserve":
-                days[service_date].reservations[value] = (unit, at)
-            else:
-                days[service_date].reservations.pop(value, None)
+            conn.execute("BEGIN")  # both reads see the same commits
+            try:
+                last_ts = conn.execute(_LAST_TS_SQL, args).fetchall()
+                changes = conn.execute(_CHANGES_SQL, args).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        days = {service_date: BookedDay(last_ts=ts) for service_date, ts in last_ts}
+        for service_date, starts, ends, unit, at in changes:
+            days[service_date].take(None, starts, ends, unit, at)
         return {date.fromisoformat(d): day for d, day in days.items()}
 
     def version(self) -> int:

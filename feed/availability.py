@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import weakref
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine import config
@@ -47,6 +47,9 @@ class _Units:
     # (bookable mask, sizes) -> spots_open per size; rows are shared, never changed
     open_rows: dict[tuple[int, tuple[int, ...]], list[int]] = field(default_factory=dict)
     combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
+    unit_masks: dict[str, int] = field(default_factory=dict)  # table or combo id -> tables
+    # live combos by the bookable tables that are in some combo (far fewer than all sets)
+    live_by_tables: dict[int, int] = field(default_factory=dict)
 
     def fit(self, n: int) -> int:
         """Mask of the units for n: tables below the large threshold, combos at or above."""
@@ -66,11 +69,52 @@ class _Units:
 
     def live_combos(self, bookable: int) -> int:
         """Mask of the combos whose two tables are both bookable."""
-        live = 0
-        for j, tables in enumerate(self.combo_tables):
-            if tables & bookable == tables:
-                live |= 1 << j
+        key = bookable & self.in_combos
+        live = self.live_by_tables.get(key)
+        if live is None:
+            live = 0
+            for j, tables in enumerate(self.combo_tables):
+                if tables & key == tables:
+                    live |= 1 << j
+            self.live_by_tables[key] = live
         return live
+
+    @functools.cached_property
+    def in_combos(self) -> int:
+        """Mask of the tables that are part of some combo."""
+        mask = 0
+        for tables in self.combo_tables:
+            mask |= tables
+        return mask
+
+    def row_of(self, sizes: tuple[int, ...]) -> Callable[[int], list[int]]:
+        """bookable mask -> spots_open per size in `sizes`: `open` for a whole row, with the
+        fit masks looked up once."""
+        plan = [(self.fit(n), n >= self.large_from) for n in sizes]
+        size = self.matcher.size
+        live_combos = self.live_combos
+        if not any(large for _, large in plan):
+            fits = [fit for fit, _ in plan]
+            return lambda bookable: [(fit & bookable).bit_count() for fit in fits]
+
+        def row(bookable: int) -> list[int]:
+            live = live_combos(bookable)
+            return [
+                size(fit & live) if large else (fit & bookable).bit_count() for fit, large in plan
+            ]
+
+        return row
+
+    def unit_mask(self, unit: str) -> int:
+        """Tables of a table id or combo id ("T5+T6"); 0 for a unit not on this floor."""
+        mask = self.unit_masks.get(unit)
+        if mask is None:
+            mask = self.bit.get(unit, 0)
+            for combo, tables in zip(self.combos, self.combo_tables, strict=True):
+                if combo.id == unit:
+                    mask = tables
+            self.unit_masks[unit] = mask
+        return mask
 
     def open(self, bookable: int, live: int, n: int) -> int:
         if n < self.large_from:
@@ -141,18 +185,6 @@ def spots_open(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> 
     return units.open(bookable, units.live_combos(bookable), n)
 
 
-def unit_bookings(floor: FloorPlan, reservations: Iterable[tuple[str, int]]) -> list[Booking]:
-    """(unit, at) pairs as bookings: a unit is a table id or a combo id ("T5+T6"). A unit
-    this floor does not know holds nothing here."""
-    out: list[Booking] = []
-    for unit, at in reservations:
-        if floor.table(unit) is not None:
-            out.append(((unit,), at))
-        elif (combo := floor.combo(unit)) is not None:
-            out.append((combo.tables, at))
-    return out
-
-
 def day_grid(
     floor: FloorPlan, booked: Iterable[Booking], minutes: Iterable[int], sizes: Iterable[int]
 ) -> dict[tuple[int, int], tuple[int, int]]:
@@ -172,29 +204,52 @@ def day_grid(
 def day_opens(
     floor: FloorPlan, booked: Iterable[Booking], minutes: Iterable[int], sizes: Sequence[int]
 ) -> list[list[int]]:
-    """spots_open per slot (rows, in `minutes` order) and party size (columns, `sizes` order).
-
-    Slots share bookable sets (a reservation blocks an hour at most), and days share them
-    too (an empty floor most of all), so each (set, sizes) row is worked out once per floor.
-    """
+    """spots_open per slot (rows, in `minutes` order) and party size (columns, `sizes` order)."""
     units = _units(floor)
+    return _day_rows(
+        units, [(at, units.tables_mask(tables)) for tables, at in booked], minutes, sizes
+    )
+
+
+def day_opens_of_units(
+    floor: FloorPlan,
+    reservations: Iterable[tuple[str, int]],
+    minutes: Iterable[int],
+    sizes: Sequence[int],
+) -> list[list[int]]:
+    """`day_opens` for reservations given as (unit, at): a table id or a combo id, as the
+    log stores them (engine.booked). A unit this floor does not know holds nothing here."""
+    units = _units(floor)
+    mask = units.unit_mask
+    return _day_rows(units, [(at, mask(unit)) for unit, at in reservations], minutes, sizes)
+
+
+def _day_rows(
+    units: _Units, booked: list[tuple[int, int]], minutes: Iterable[int], sizes: Sequence[int]
+) -> list[list[int]]:
+    """Slots share bookable sets (a reservation blocks an hour at most), and days share them
+    too (an empty floor most of all), so each (set, sizes) row is worked out once per floor.
+    `booked` is (at, tables mask) per still-booked reservation."""
     key_sizes = tuple(sizes)
-    by_at = sorted((at, units.tables_mask(tables)) for tables, at in booked)
+    by_at = sorted(booked)
     ats = [at for at, _ in by_at]
     shared = units.open_rows  # across days: the empty floor, above all
     today: dict[int, list[int]] = {}  # within the day: neighbouring slots share sets
     rows: list[list[int]] = []
+    make_row = None
+    all_tables = units.all_tables
     for minute in minutes:
         blocked = 0
         for i in range(bisect_left(ats, minute - WINDOW), bisect_right(ats, minute + WINDOW)):
             blocked |= by_at[i][1]
-        bookable = units.all_tables & ~blocked
+        bookable = all_tables & ~blocked
         row = today.get(bookable)
         if row is None:
             row = shared.get((bookable, key_sizes))
             if row is None:
-                live = units.live_combos(bookable)
-                row = [units.open(bookable, live, n) for n in key_sizes]
+                if make_row is None:
+                    make_row = units.row_of(key_sizes)
+                row = make_row(bookable)
                 if len(shared) < _OPEN_ROWS_SHARED:
                     shared[(bookable, key_sizes)] = row
             today[bookable] = row

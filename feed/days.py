@@ -35,8 +35,8 @@ from feed.availability import (
     choose_unit,
     day_grid,
     day_opens,
+    day_opens_of_units,
     spots_open,
-    unit_bookings,
 )
 from feed.calendar import Slot
 from feed.notify import Notifier
@@ -532,15 +532,15 @@ class DayBook:
         if not slots:
             return [], []
         ts = self.minute(day, now)
+        minutes = [s.minute for s in slots]
         with self._lock:
             cached = self._days.get(day)
             if cached is not None:
-                bookings = still_booked(self._load(day).stand, ts)
+                opens = day_opens(r.floor, still_booked(self._load(day).stand, ts), minutes, sizes)
             else:  # an export reads each day once: fold the log, replay nothing
                 if booked is None:
                     booked = self.store.booked(r.merchant_id, day, day).get(day, BookedDay())
-                bookings = unit_bookings(r.floor, booked.still_booked(ts))
-        opens = day_opens(r.floor, bookings, [s.minute for s in slots], sizes)
+                opens = day_opens_of_units(r.floor, booked.still_booked(ts), minutes, sizes)
         now_sec = int(now.timestamp())
         keep = [i for i, s in enumerate(slots) if s.start_sec > now_sec and s.minute > ts]
         if len(keep) == len(slots):

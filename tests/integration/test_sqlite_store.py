@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.log import ConcurrencyConflict, LogStore, StoreError, StoreUnavailable
+from engine.booked import fold
+from engine.log import ConcurrencyConflict, LogStore, NewEntry, StoreError, StoreUnavailable
 from engine.sqlite_store import SCHEMA_VERSION, SQLiteStore, translate
 from tests.integration.store_contract import DAY, MERCHANT, StoreContract, entry
 
@@ -72,6 +74,54 @@ def test_entries_survive_closing_and_reopening_the_file(db: Path) -> None:
 def test_opening_an_existing_file_keeps_its_one_schema_version(db: Path) -> None:
     SQLiteStore(db).close()
     SQLiteStore(db).close()
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    finally:
+        conn.close()
+
+
+# The log table as schema 2 had it, before each entry kept its change to the booked fold.
+SCHEMA_2_LOG = """
+CREATE TABLE log_entries (
+    merchant_id TEXT NOT NULL, service_date TEXT NOT NULL,
+    seq INTEGER NOT NULL CHECK (seq >= 0), operation TEXT NOT NULL, result TEXT NOT NULL,
+    received_at REAL NOT NULL, meta TEXT NOT NULL,
+    PRIMARY KEY (merchant_id, service_date, seq)
+) WITHOUT ROWID
+"""
+
+
+def test_a_schema_2_file_gets_the_fold_columns_filled_in_for_its_old_entries(db: Path) -> None:
+    log = [
+        (["reserve", 0, "r1", "T1", 100], True),
+        (["reserve", 0, "r2", "T5+T6", 100], True),
+        (["reserve", 1, "r3", "T2", 200], True),
+        (["cancel", 2, "r1"], []),
+        (["cancel", 3, "r1"], "error: reservation not active"),
+        (["reserve", 4, "r4", "T2", 210], "error: table conflict"),
+        (["board", 10**6, "x"], "error: invalid arguments"),  # not a valid shape: no expiry
+        (["check_in", 90, "r2"], "seated T5+T6"),
+    ]
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute(SCHEMA_2_LOG)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO schema_version VALUES (2)")
+    conn.executemany(
+        "INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, 0.0, '{}')",
+        [
+            (MERCHANT, DAY.isoformat(), seq, json.dumps(op), json.dumps(result))
+            for seq, (op, result) in enumerate(log)
+        ],
+    )
+    conn.close()
+    with SQLiteStore(db) as store:
+        booked = store.booked(MERCHANT, DAY, DAY)
+        assert booked == {DAY: fold(log)}
+        assert booked[DAY].last_ts == 90
+        assert booked[DAY].reservations == {"r3": ("T2", 200)}
+        store.append(MERCHANT, DAY, len(log), [NewEntry(["cancel", 91, "r3"], [], 0.0)])
+        assert store.booked(MERCHANT, DAY, DAY)[DAY].reservations == {}
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
@@ -270,7 +320,8 @@ def test_a_unique_key_violation_on_the_log_translates_to_a_concurrency_conflict(
     store.append(MERCHANT, DAY, 0, [entry(0)])
     error = driver_error(
         raw,
-        "INSERT INTO log_entries VALUES (?, ?, 0, '[]', 'null', 0.0, '{}')",
+        "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
+        " received_at, meta) VALUES (?, ?, 0, '[]', 'null', 0.0, '{}')",
         MERCHANT,
         "2024-03-09",
     )
