@@ -12,10 +12,12 @@ is not bookable at all, so the caller reports 0 open for it (the engine refuses 
 from __future__ import annotations
 
 import functools
+import operator
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from engine import config
 from engine.floor import Combo, FloorPlan, Table
@@ -24,10 +26,10 @@ from feed.matching import Matcher
 Booking = tuple[tuple[str, ...], int]  # a still-booked reservation: its tables and its `at`
 
 WINDOW = config.CONFLICT_MINUTES - 1  # a reservation blocks a table for abs(at' - at) <= 29
-# Rows kept per floor across days. Small on purpose: memory must not grow with the number of
-# restaurants an export covers, and the rows worth sharing (an empty floor, a quiet hour) are
-# the first ones met.
-_OPEN_ROWS_SHARED = 64
+# Rows kept per floor across days (an empty floor, a quiet hour recur). Bounded: a server
+# keeps every restaurant's floor, and about 1,000 rows are some 250 KB; an export releases
+# each floor once it is done with the restaurant.
+_OPEN_ROWS_SHARED = 1024
 
 
 @dataclass
@@ -44,8 +46,9 @@ class _Units:
     combo_tables: tuple[int, ...]  # combo j -> mask of its two tables
     matcher: Matcher
     table_fit: dict[int, int] = field(default_factory=dict)  # n -> tables fitting n
-    # (bookable mask, sizes) -> spots_open per size; rows are shared, never changed
-    open_rows: dict[tuple[int, tuple[int, ...]], list[int]] = field(default_factory=dict)
+    # blocked tables -> spots_open per size in `day_sizes`; rows are shared, never changed
+    day_rows: dict[int, list[int]] = field(default_factory=dict)
+    day_sizes: tuple[int, ...] = ()
     combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
     unit_masks: dict[str, int] = field(default_factory=dict)  # table or combo id -> tables
     # live combos by the bookable tables that are in some combo (far fewer than all sets)
@@ -228,33 +231,33 @@ def _day_rows(
     units: _Units, booked: list[tuple[int, int]], minutes: Iterable[int], sizes: Sequence[int]
 ) -> list[list[int]]:
     """Slots share bookable sets (a reservation blocks an hour at most), and days share them
-    too (an empty floor most of all), so each (set, sizes) row is worked out once per floor.
+    too (an empty floor most of all), so each row is worked out once per floor and sizes.
     `booked` is (at, tables mask) per still-booked reservation."""
     key_sizes = tuple(sizes)
-    by_at = sorted(booked)
-    ats = [at for at, _ in by_at]
-    shared = units.open_rows  # across days: the empty floor, above all
-    today: dict[int, list[int]] = {}  # within the day: neighbouring slots share sets
-    rows: list[list[int]] = []
-    make_row = None
-    all_tables = units.all_tables
-    for minute in minutes:
-        blocked = 0
-        for i in range(bisect_left(ats, minute - WINDOW), bisect_right(ats, minute + WINDOW)):
-            blocked |= by_at[i][1]
-        bookable = all_tables & ~blocked
-        row = today.get(bookable)
-        if row is None:
-            row = shared.get((bookable, key_sizes))
-            if row is None:
-                if make_row is None:
-                    make_row = units.row_of(key_sizes)
-                row = make_row(bookable)
-                if len(shared) < _OPEN_ROWS_SHARED:
-                    shared[(bookable, key_sizes)] = row
-            today[bookable] = row
-        rows.append(row)
-    return rows
+    minutes = list(minutes)
+    if not all(map(operator.le, minutes, islice(minutes, 1, None))):  # slots come in order
+        order = sorted(range(len(minutes)), key=minutes.__getitem__)
+        in_order = _day_rows(units, booked, [minutes[i] for i in order], key_sizes)
+        rows: list[list[int]] = [[]] * len(minutes)
+        for i, row in zip(order, in_order, strict=True):
+            rows[i] = row
+        return rows
+    # The tables each slot finds blocked: a reservation blocks the slots within 29 minutes.
+    blocked = [0] * len(minutes)
+    for at, mask in booked:
+        for k in range(bisect_left(minutes, at - WINDOW), bisect_right(minutes, at + WINDOW)):
+            blocked[k] |= mask
+    today = units.day_rows  # blocked tables -> row; across days: the empty floor, above all
+    if units.day_sizes != key_sizes or len(today) > _OPEN_ROWS_SHARED:
+        today.clear()
+        units.day_sizes = key_sizes
+    missing = set(blocked).difference(today)
+    if missing:
+        make_row = units.row_of(key_sizes)
+        all_tables = units.all_tables
+        for mask in missing:
+            today[mask] = make_row(all_tables & ~mask)
+    return [today[mask] for mask in blocked]
 
 
 def choose_unit(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> str | None:
