@@ -569,8 +569,11 @@ class SQLiteStore:
             finally:
                 conn.execute("COMMIT")
         days = {service_date: BookedDay(last_ts=ts) for service_date, ts in last_ts}
-        for service_date, starts, ends, unit, at in changes:
-            days[service_date].take(None, starts, ends, unit, at)
+        for service_date, starts, ends, unit, at in changes:  # BookedDay.take, inlined
+            if starts is not None:
+                days[service_date].reservations[starts] = (unit, at)
+            else:
+                days[service_date].reservations.pop(ends, None)
         return {date.fromisoformat(d): day for d, day in days.items()}
 
     def version(self) -> int:

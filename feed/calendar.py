@@ -58,6 +58,7 @@ def in_service(r: Restaurant, instant: datetime) -> date | None:
     return None
 
 
+_SLOTS_AT_KEPT = 10_000  # answers of slot_at_sec kept per restaurant (a horizon has ~2,000 slots)
 _SLOT_DAYS_KEPT = 400  # per restaurant: a booking horizon and then some
 
 
@@ -169,6 +170,19 @@ def slot_at(r: Restaurant, when: datetime) -> tuple[date, Slot] | None:
         if found is not None:
             return day, found
     return None
+
+
+def slot_at_sec(r: Restaurant, start_sec: int) -> tuple[date, Slot] | None:
+    """`slot_at` for a Unix second, remembered: partners ask for the same slots all day."""
+    known = r.memo.setdefault("slot_at_sec", {})
+    try:
+        return known[start_sec]  # type: ignore[no-any-return]
+    except KeyError:
+        pass
+    if len(known) >= _SLOTS_AT_KEPT:
+        known.clear()
+    found = known[start_sec] = slot_at(r, datetime.fromtimestamp(start_sec, UTC))
+    return found
 
 
 def days_ahead(r: Restaurant, now: datetime, days: int) -> list[date]:

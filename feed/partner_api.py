@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -156,6 +156,109 @@ def parse(model: type[RequestT], payload: Any, *, normalised: bool = False) -> R
         return problem(statuses.BAD_ARGUMENTS, f"{where}: {first['msg']}")
 
 
+# -- the lookup's plain case, without pydantic ----------------------------------------------
+# A 50-slot lookup spent most of its time validating 50 models. Requests in the plain
+# shape (known keys in either spelling, ints or digit strings in range) are read here;
+# anything else goes through LookupRequest, so the verdict is always pydantic's.
+
+_SLOT_KEYS = {
+    "service_id": "service_id",
+    "serviceId": "service_id",
+    "start_sec": "start_sec",
+    "startSec": "start_sec",
+    "duration_sec": "duration_sec",
+    "durationSec": "duration_sec",
+    "availability_tag": "availability_tag",
+    "availabilityTag": "availability_tag",
+    "resource_ids": "resource_ids",
+    "resourceIds": "resource_ids",
+}
+_RESOURCE_KEYS = {
+    "party_size": "party_size",
+    "partySize": "party_size",
+    "room_id": "room_id",
+    "roomId": "room_id",
+    "staff_id": "staff_id",
+    "staffId": "staff_id",
+}
+_LOOKUP_KEYS = {"merchant_id", "merchantId", "slot_time", "slotTime"}
+_NO_INT = -1
+PlainSlot = tuple[dict[str, Any], str | None, int, int | None, int | None]
+
+
+def _plain_int(value: Any, high: int) -> int:
+    """An int in 0..high given as a number or a string of digits, else _NO_INT."""
+    if type(value) is str and 0 < len(value) <= 12 and value.isascii() and value.isdigit():
+        if value[0] == "0" and value != "0":
+            return _NO_INT  # leading zeros: let pydantic have its say
+        value = int(value)
+    if type(value) is int and 0 <= value <= high:
+        return value
+    return _NO_INT
+
+
+def _plain_keys(value: Any, names: dict[str, str]) -> dict[str, Any] | None:
+    """The object with its keys in snake_case, if every key is a known one (once)."""
+    if type(value) is not dict:
+        return None
+    out = {names.get(k, ""): v for k, v in value.items()}
+    return out if len(out) == len(value) and "" not in out else None
+
+
+def _plain_slot(value: Any) -> PlainSlot | None:
+    slot = _plain_keys(value, _SLOT_KEYS)
+    if slot is None:
+        return None
+    service_id, tag = slot.get("service_id"), slot.get("availability_tag")
+    if not (service_id is None or type(service_id) is str) or not (tag is None or type(tag) is str):
+        return None
+    start = _plain_int(slot.get("start_sec"), 10**11)
+    duration = slot.get("duration_sec")
+    if duration is not None and (duration := _plain_int(duration, 10**9)) == _NO_INT:
+        return None
+    if start == _NO_INT:
+        return None
+    size = None
+    if "resource_ids" in slot:
+        resources = _plain_keys(slot["resource_ids"], _RESOURCE_KEYS)
+        if resources is None:
+            return None
+        for key in ("room_id", "staff_id"):
+            if not (resources.get(key) is None or type(resources.get(key)) is str):
+                return None
+        size = resources.get("party_size")
+        if size is not None and (size := _plain_int(size, 1000)) == _NO_INT:
+            return None
+        slot["resource_ids"] = resources
+    return slot, service_id, start, duration, size
+
+
+def _plain_lookup(payload: Any) -> tuple[str, list[PlainSlot]] | None:
+    """(merchant_id, slots) of a lookup in the plain shape, or None (use pydantic)."""
+    if type(payload) is not dict or not payload.keys() <= {
+        "merchant_id",
+        "merchantId",
+        "slot_time",
+        "slotTime",
+    }:
+        return None
+    if len(payload) > 2 or ("merchant_id" in payload and "merchantId" in payload):
+        return None
+    merchant_id = payload.get("merchant_id", payload.get("merchantId"))
+    slot_times = payload.get("slot_time", payload.get("slotTime", []))
+    if ("slot_time" in payload and "slotTime" in payload) or type(slot_times) is not list:
+        return None
+    if type(merchant_id) is not str or not merchant_id or len(slot_times) > 1000:
+        return None
+    slots = []
+    for value in slot_times:
+        slot = _plain_slot(value)
+        if slot is None:
+            return None
+        slots.append(slot)
+    return merchant_id, slots
+
+
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
     return Reply(200, {key: {"cause": cause, "description": description}})
 
@@ -225,7 +328,7 @@ class PartnerApi:
         """(day, slot) when this is a published slot for `size`, else None."""
         if not 1 <= size <= r.max_party_size or spots_total(r.floor, size) == 0:
             return None
-        found = calendar.slot_at(r, datetime.fromtimestamp(start_sec, UTC))
+        found = calendar.slot_at_sec(r, start_sec)
         if found is None:
             return None
         if duration_sec and duration_sec != r.duration_minutes(size) * 60:
@@ -235,21 +338,34 @@ class PartnerApi:
     # -- booking server ----------------------------------------------------------------------
 
     def lookup(self, partner: Partner, payload: Any) -> Reply:
-        normalised = snake_case(payload)
-        req = parse(LookupRequest, normalised, normalised=True)
-        if isinstance(req, Reply):
-            return req
-        book = self._book_of(partner, req.merchant_id)
+        fast = _plain_lookup(payload)
+        if fast is not None:
+            merchant_id, asked_slots = fast
+        else:  # anything unusual: pydantic, for its verdict and its error message
+            normalised = snake_case(payload)
+            req = parse(LookupRequest, normalised, normalised=True)
+            if isinstance(req, Reply):
+                return req
+            merchant_id = req.merchant_id
+            asked_slots = [
+                (
+                    echoed,
+                    t.service_id,
+                    t.start_sec,
+                    t.duration_sec,
+                    t.resource_ids.party_size if t.resource_ids else None,
+                )
+                for echoed, t in zip(normalised.get("slot_time", []), req.slot_time, strict=True)
+            ]
+        book = self._book_of(partner, merchant_id)
         if isinstance(book, Reply):
             return book
         r, now = book.restaurant, self.clock()
-        raw = normalised.get("slot_time", [])
-        available = [False] * len(req.slot_time)
+        available = [False] * len(asked_slots)
         by_day: dict[date, list[tuple[int, Any, int]]] = {}  # one log read per day asked
-        for i, slot_time in enumerate(req.slot_time):
-            size = slot_time.resource_ids.party_size if slot_time.resource_ids else None
-            if size and (slot_time.service_id in (None, r.service_id)):
-                found = self._slot_of(r, slot_time.start_sec, slot_time.duration_sec, size)
+        for i, (_, service_id, start_sec, duration_sec, size) in enumerate(asked_slots):
+            if size and (service_id is None or service_id == r.service_id):
+                found = self._slot_of(r, start_sec, duration_sec, size)
                 if found is not None:
                     day, slot = found
                     by_day.setdefault(day, []).append((i, slot, size))
@@ -258,8 +374,8 @@ class PartnerApi:
             for (i, _, _), open_ in zip(asked, spots, strict=True):
                 available[i] = open_ > 0
         answers = [
-            {"slot_time": echoed, "available": ok}
-            for echoed, ok in zip(raw, available, strict=True)
+            {"slot_time": asked[0], "available": ok}
+            for asked, ok in zip(asked_slots, available, strict=True)
         ]
         return Reply(200, {"slot_time_availability": answers})
 

@@ -14,11 +14,16 @@ from fastapi.responses import JSONResponse
 from feed.receiver import Reply
 
 
+def render(content: Any) -> bytes:
+    """A reply body as sent: compact JSON with sorted keys, UTF-8."""
+    return json.dumps(
+        content, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    ).encode("utf-8")
+
+
 class SortedJSONResponse(JSONResponse):
     def render(self, content: Any) -> bytes:
-        return json.dumps(
-            content, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        ).encode("utf-8")
+        return render(content)
 
 
 def send(reply: Reply, headers: dict[str, str] | None = None) -> SortedJSONResponse:

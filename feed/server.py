@@ -21,6 +21,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from engine.log import ConcurrencyConflict, StoreUnavailable
 from feed import statuses, v3
 from feed.days import new_booking_id
+from feed.hotpaths import HotPaths, Route, busy, too_large
+from feed.hotpaths import Request as HotRequest
 from feed.partner_api import PartnerApi
 from feed.receiver import Receiver, Reply, problem
 from feed.responses import send
@@ -140,10 +142,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     @app.exception_handler(StoreUnavailable)
     @app.exception_handler(ConcurrencyConflict)
     async def _busy(_request: Request, exc: Exception) -> JSONResponse:
-        # The database stayed locked, or other writers kept winning: nothing was changed,
-        # and the same request may simply be sent again.
-        reply = problem(statuses.UNAVAILABLE, f"the store is busy, retry: {exc}")
-        return send(reply, {"Retry-After": "1"})
+        return send(*busy(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -178,9 +177,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         """A signed partner event: reservation.requested, .checked_in or .cancelled."""
         body = await _read_body(request)
         if body is None:
-            return _send(
-                problem(statuses.BODY_TOO_LARGE, f"bodies are {MAX_BODY_BYTES} bytes at most")
-            )
+            return send(*too_large(MAX_BODY_BYTES))
         signature = request.headers.get(SIGNATURE_HEADER)
         reply = receiver.webhook(partner_id, signature, body)
         return _send(reply)
@@ -296,3 +293,22 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         return _send(receiver.host_reservations(merchant_id, day))
 
     return app
+
+
+def hot_app(app: FastAPI, receiver: Receiver) -> HotPaths:
+    """`app` behind feed.hotpaths: v3 calls and signed webhooks skip FastAPI's machinery."""
+    api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+    header = SIGNATURE_HEADER.lower()
+
+    def webhook(request: HotRequest) -> tuple[Reply, None]:
+        return receiver.webhook(request.tail, request.headers.get(header), request.body), None
+
+    def partner_id(tail: str) -> bool:  # as the route's {partner_id}: one segment, 1-200
+        return 0 < len(tail) <= 200 and "/" not in tail
+
+    return HotPaths(
+        app,
+        exact=v3.hot_routes(api, receiver.settings),
+        prefixes={"/webhooks/": Route(webhook, headers=(header,), accepts_tail=partner_id)},
+        max_body=MAX_BODY_BYTES,
+    )

@@ -16,6 +16,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from feed import statuses
+from feed.hotpaths import Answer, Route
+from feed.hotpaths import Request as HotRequest
 from feed.partner_api import PartnerApi
 from feed.receiver import Reply, problem
 from feed.responses import send
@@ -81,37 +83,54 @@ def basic_partner(settings: Settings, authorization: str | None) -> Partner | No
     return None
 
 
+def _headers(reply: Reply) -> dict[str, str] | None:
+    return {"WWW-Authenticate": 'Basic realm="hoststand"'} if reply.status == 401 else None
+
+
 def _send(reply: Reply) -> JSONResponse:
-    headers = {"WWW-Authenticate": 'Basic realm="hoststand"'} if reply.status == 401 else None
-    return send(reply, headers)
+    return send(reply, _headers(reply))
 
 
-def router(api: PartnerApi, settings: Settings) -> APIRouter:
-    routes = APIRouter(prefix="/v3", tags=["partner v3"])
-
-    async def call(request: Request, method: Callable[[Partner, Any], Reply]) -> JSONResponse:
-        partner = basic_partner(settings, request.headers.get("authorization"))
-        if partner is None:
-            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return _send(problem(statuses.BODY_TOO_LARGE, f"at most {MAX_BODY_BYTES} bytes"))
+def answer(
+    settings: Settings,
+    method: Callable[[Partner, Any], Reply],
+    authorization: str | None,
+    body: bytes,
+) -> Answer:
+    """One v3 call: Basic auth, the body as a JSON object, then `method`. The FastAPI route
+    and the hot path (feed.hotpaths) both answer through here."""
+    partner = basic_partner(settings, authorization)
+    if partner is None:
+        reply = problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials")
+    elif len(body) > MAX_BODY_BYTES:
+        reply = problem(statuses.BODY_TOO_LARGE, f"bodies are {MAX_BODY_BYTES} bytes at most")
+    else:
         try:
             payload = json.loads(body or b"{}")
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _send(problem(statuses.BAD_ARGUMENTS, f"body is not JSON: {exc}"))
-        if not isinstance(payload, dict):
-            return _send(problem(statuses.BAD_ARGUMENTS, "the body must be a JSON object"))
-        return _send(method(partner, payload))  # on the loop: see feed/server.py
+            reply = problem(statuses.BAD_ARGUMENTS, f"body is not JSON: {exc}")
+        else:
+            if not isinstance(payload, dict):
+                reply = problem(statuses.BAD_ARGUMENTS, "the body must be a JSON object")
+            else:
+                reply = method(partner, payload)  # on the loop: see feed/server.py
+    return reply, _headers(reply)
 
-    @routes.get("/HealthCheck", responses={200: _OBJECT, 401: _ERROR})
-    async def health_check(request: Request) -> JSONResponse:
-        """200 when the booking server is up (Basic auth as for every call)."""
-        if basic_partner(settings, request.headers.get("authorization")) is None:
-            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
-        return send(Reply(200, {}))
 
-    endpoints: dict[str, tuple[Callable[[Partner, Any], Reply], str]] = {
+def hot_routes(api: PartnerApi, settings: Settings) -> dict[str, Route]:
+    """The v3 POST endpoints for feed.hotpaths, by path."""
+
+    def route(method: Callable[[Partner, Any], Reply]) -> Route:
+        def handle(request: HotRequest) -> Answer:
+            return answer(settings, method, request.headers.get("authorization"), request.body)
+
+        return Route(handle, headers=("authorization",))
+
+    return {f"/v3/{name}": route(method) for name, (method, _) in endpoints(api).items()}
+
+
+def endpoints(api: PartnerApi) -> dict[str, tuple[Callable[[Partner, Any], Reply], str]]:
+    return {
         "BatchAvailabilityLookup": (api.lookup, "Is each slot bookable right now?"),
         "CreateBooking": (api.create_booking, "Book a slot (idempotent on the token)."),
         "UpdateBooking": (api.update_booking, "Cancel, move or resize a booking."),
@@ -123,13 +142,29 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
         "DeleteWaitlistEntry": (api.delete_waitlist_entry, "Leave the waitlist."),
     }
 
+
+def router(api: PartnerApi, settings: Settings) -> APIRouter:
+    routes = APIRouter(prefix="/v3", tags=["partner v3"])
+
+    async def call(request: Request, method: Callable[[Partner, Any], Reply]) -> JSONResponse:
+        body = await request.body()
+        reply, headers = answer(settings, method, request.headers.get("authorization"), body)
+        return send(reply, headers)
+
+    @routes.get("/HealthCheck", responses={200: _OBJECT, 401: _ERROR})
+    async def health_check(request: Request) -> JSONResponse:
+        """200 when the booking server is up (Basic auth as for every call)."""
+        if basic_partner(settings, request.headers.get("authorization")) is None:
+            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
+        return send(Reply(200, {}))
+
     def handler(method: Callable[[Partner, Any], Reply]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> JSONResponse:
             return await call(request, method)
 
         return endpoint
 
-    for name, (method, summary) in endpoints.items():
+    for name, (method, summary) in endpoints(api).items():
         routes.add_api_route(
             f"/{name}",
             handler(method),

@@ -1,0 +1,143 @@
+"""The busiest POSTs (partner v3 calls and signed webhooks) answered in plain ASGI.
+
+FastAPI's routing, dependency solving and middleware stack cost more per request than the
+work of a 50-slot availability lookup itself. These endpoints take a raw JSON body and do
+their own checks, so nothing is lost by skipping it: this layer reads the body (capped),
+calls the same function the FastAPI route calls, and writes the same bytes. Anything it
+does not recognise (another method, a path parameter FastAPI would refuse) goes on to
+FastAPI untouched, and /openapi.json still documents every route.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.log import ConcurrencyConflict, StoreUnavailable
+from feed import statuses
+from feed.receiver import Reply, problem
+from feed.responses import render
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a hot-path handler is given: the path's tail, the headers it asked for, the body."""
+
+    tail: str  # the path after the route's prefix ("" for an exact path)
+    headers: dict[str, str]
+    body: bytes
+
+
+Answer = tuple[Reply, dict[str, str] | None]  # the reply and extra response headers
+Handler = Callable[[Request], Answer]
+
+
+@dataclass(frozen=True)
+class Route:
+    handler: Handler
+    headers: tuple[str, ...] = ()  # lower-case names of the request headers it reads
+    accepts_tail: Callable[[str], bool] | None = None  # a prefix route: which tails it takes
+
+
+def busy(exc: Exception) -> Answer:
+    """The store stayed locked or other writers kept winning: nothing changed, retry."""
+    return problem(statuses.UNAVAILABLE, f"the store is busy, retry: {exc}"), {"Retry-After": "1"}
+
+
+def too_large(limit: int) -> Answer:
+    return problem(statuses.BODY_TOO_LARGE, f"bodies are {limit} bytes at most"), None
+
+
+class HotPaths:
+    """ASGI middleware: POST to an exact path in `exact`, or under a prefix in `prefixes`,
+    is answered by its route; everything else goes to `app`."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        exact: dict[str, Route],
+        prefixes: dict[str, Route] | None = None,
+        max_body: int,
+    ) -> None:
+        self.app = app
+        self.exact = exact
+        self.prefixes = prefixes or {}
+        self.max_body = max_body
+
+    def _route(self, path: str) -> tuple[Route, str] | None:
+        route = self.exact.get(path)
+        if route is not None:
+            return route, ""
+        for prefix, route in self.prefixes.items():
+            if path.startswith(prefix):
+                tail = path[len(prefix) :]
+                if route.accepts_tail is not None and route.accepts_tail(tail):
+                    return route, tail
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        found = None
+        if scope["type"] == "http" and scope["method"] == "POST":
+            found = self._route(scope["path"])
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        route, tail = found
+        wanted = route.headers
+        headers: dict[str, str] = {}
+        declared: int | None = None
+        for raw_name, raw_value in scope["headers"]:
+            name = raw_name.decode("latin-1")
+            if name == "content-length" and raw_value.isdigit():
+                declared = int(raw_value)
+            elif name in wanted:
+                headers[name] = raw_value.decode("latin-1")
+        if declared is not None and declared > self.max_body:
+            answer = too_large(self.max_body)
+        else:
+            body = await self._body(receive)
+            if body is None:
+                answer = too_large(self.max_body)
+            else:
+                try:
+                    answer = route.handler(Request(tail, headers, body))
+                except (StoreUnavailable, ConcurrencyConflict) as exc:
+                    answer = busy(exc)
+        await _respond(send, *answer)
+
+    async def _body(self, receive: Receive) -> bytes | None:
+        """The whole body, or None once it passes max_body (nothing more is read)."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+
+async def _respond(send: Send, reply: Reply, extra: dict[str, str] | None) -> None:
+    body = render(reply.body)
+    headers = [
+        (b"content-length", str(len(body)).encode()),
+        (b"content-type", b"application/json"),
+    ]
+    for name, value in (extra or {}).items():
+        headers.append((name.lower().encode("latin-1"), value.encode("latin-1")))
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
