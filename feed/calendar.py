@@ -31,10 +31,17 @@ def services_of(r: Restaurant, day: date) -> tuple[Service, ...]:
 
 def opening_instant(r: Restaurant, day: date) -> datetime | None:
     """Minute 0 of the service day (UTC), or None when the restaurant is closed that day."""
+    known = r.memo.setdefault("opening_instant", {})
+    try:
+        return known[day]  # type: ignore[no-any-return]
+    except KeyError:
+        pass
     services = services_of(r, day)
-    if not services:
-        return None
-    return _instant(r.tz, _wall(day, services[0].open_offset))
+    opening = _instant(r.tz, _wall(day, services[0].open_offset)) if services else None
+    if len(known) >= _SLOT_DAYS_KEPT:
+        known.clear()
+    known[day] = opening
+    return opening
 
 
 def closing_instant(r: Restaurant, day: date) -> datetime | None:

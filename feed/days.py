@@ -142,14 +142,16 @@ class DayBook:
 
     # -- state --------------------------------------------------------------------
 
-    def _load(self, day: date) -> _Day:
+    def _load(self, day: date, version: int | None = None) -> _Day:
+        """The day's state as of the store's `version` (read now when not given)."""
         cached = self._days.pop(day, None)
         if cached is None:
             cached = _Day(HostStand(self.restaurant.floor))
             while len(self._days) >= DAYS_KEPT:  # least recently used first
                 del self._days[next(iter(self._days))]
         self._days[day] = cached  # (re)inserted last: dict order is recency
-        version = self.store.version()  # read before the entries: a later commit bumps it
+        if version is None:
+            version = self.store.version()  # read before the entries: a later commit bumps it
         if cached.version != version:
             merchant = self.restaurant.merchant_id
             cached.replay(self.store.entries(merchant, day, after_seq=cached.next_seq - 1))
@@ -335,35 +337,50 @@ class DayBook:
         return self.spots_many(day, [(slot, party_size)], now)[0]
 
     def spots_many(self, day: date, wanted: Sequence[tuple[Slot, int]], now: datetime) -> list[int]:
-        """`spots` for several (slot, party size) of one day.
+        """`spots` for several (slot, party size) of one day."""
+        return self.spots_days({day: wanted}, now)[day]
 
-        The day's whole grid is worked out once per minute and log version and then read,
+    def spots_days(
+        self, wanted: dict[date, Sequence[tuple[Slot, int]]], now: datetime
+    ) -> dict[date, list[int]]:
+        """`spots` for several (slot, party size) of several days, as of one store version.
+
+        A day's whole grid is worked out once per minute and log version and then read,
         so a burst of lookups (partners poll) costs a dictionary look-up per slot."""
+        out: dict[date, list[int]] = {}
         with self._lock:
-            state = self._load(day)
-            stand = state.stand
-            ts = self.op_ts(day, stand, now)
-            key = (ts, state.version, state.next_seq)
-            cached = self._grids.get(day)
-            if cached is None or cached[0] != key:
+            version = self.store.version()  # read before the entries: a later commit bumps it
+            for day, asked in wanted.items():
+                out[day] = self._spots(day, asked, now, version)
+        return out
+
+    def _spots(
+        self, day: date, wanted: Sequence[tuple[Slot, int]], now: datetime, version: int
+    ) -> list[int]:
+        state = self._load(day, version)
+        stand = state.stand
+        ts = self.op_ts(day, stand, now)
+        key = (ts, state.version, state.next_seq)
+        cached = self._grids.get(day)
+        if cached is None or cached[0] != key:
+            booked = still_booked(stand, ts)
+            minutes = [s.minute for s in calendar.slots(self.restaurant, day)]
+            sizes = range(1, self.restaurant.max_party_size + 1)
+            rows = day_opens(self.restaurant.floor, booked, minutes, sizes)
+            if len(self._grids) >= DAYS_KEPT:
+                self._grids.clear()
+            cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
+        grid = cached[1]
+        out: list[int] = []
+        for slot, n in wanted:
+            row = grid.get(slot.minute)
+            if slot.minute <= ts:
+                out.append(0)
+            elif row is not None and 1 <= n <= len(row):
+                out.append(row[n - 1])
+            else:  # not one of the day's slots: ask the rules directly
                 booked = still_booked(stand, ts)
-                minutes = [s.minute for s in calendar.slots(self.restaurant, day)]
-                sizes = range(1, self.restaurant.max_party_size + 1)
-                rows = day_opens(self.restaurant.floor, booked, minutes, sizes)
-                if len(self._grids) >= DAYS_KEPT:
-                    self._grids.clear()
-                cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
-            grid = cached[1]
-            out: list[int] = []
-            for slot, n in wanted:
-                row = grid.get(slot.minute)
-                if slot.minute <= ts:
-                    out.append(0)
-                elif row is not None and 1 <= n <= len(row):
-                    out.append(row[n - 1])
-                else:  # not one of the day's slots: ask the rules directly
-                    booked = still_booked(stand, ts)
-                    out.append(spots_open(self.restaurant.floor, booked, slot.minute, n))
+                out.append(spots_open(self.restaurant.floor, booked, slot.minute, n))
         return out
 
     def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:

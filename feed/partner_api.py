@@ -37,6 +37,7 @@ PREPAYMENT_NOT_PROVIDED = "PREPAYMENT_NOT_PROVIDED"
 SYNCHRONOUS = "CONFIRMATION_MODE_SYNCHRONOUS"
 WAITLIST_SYNCHRONOUS = "WAITLIST_CONFIRMATION_MODE_SYNCHRONOUS"
 WAITLIST_SCOPE = "waitlist"  # entry id -> merchant, day, partner, user, size, created
+SLOTS_KEPT = 50_000  # remembered answers of _slot_of per restaurant (a few MB at most)
 ESTIMATE_MIN_WIDTH = 15 * 60  # seconds: a seat time is a window, never a promise to the minute
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -325,14 +326,22 @@ class PartnerApi:
 
     @staticmethod
     def _slot_of(r: Restaurant, start_sec: int, duration_sec: int | None, size: int) -> Any:
-        """(day, slot) when this is a published slot for `size`, else None."""
-        if not 1 <= size <= r.max_party_size or spots_total(r.floor, size) == 0:
-            return None
-        found = calendar.slot_at_sec(r, start_sec)
-        if found is None:
-            return None
-        if duration_sec and duration_sec != r.duration_minutes(size) * 60:
-            return None
+        """(day, slot) when this is a published slot for `size`, else None; remembered per
+        restaurant, as partners ask for the same slots all day."""
+        known = r.memo.setdefault("v3_slot_of", {})
+        key = (start_sec, duration_sec, size)
+        try:
+            return known[key]
+        except KeyError:
+            pass
+        found = None
+        if 1 <= size <= r.max_party_size and spots_total(r.floor, size) > 0:
+            found = calendar.slot_at_sec(r, start_sec)
+            if found is not None and duration_sec and duration_sec != r.duration_minutes(size) * 60:
+                found = None
+        if len(known) >= SLOTS_KEPT:
+            known.clear()
+        known[key] = found
         return found
 
     # -- booking server ----------------------------------------------------------------------
@@ -369,9 +378,11 @@ class PartnerApi:
                 if found is not None:
                     day, slot = found
                     by_day.setdefault(day, []).append((i, slot, size))
+        spots = book.spots_days(
+            {day: [(slot, size) for _, slot, size in asked] for day, asked in by_day.items()}, now
+        )
         for day, asked in by_day.items():
-            spots = book.spots_many(day, [(slot, size) for _, slot, size in asked], now)
-            for (i, _, _), open_ in zip(asked, spots, strict=True):
+            for (i, _, _), open_ in zip(asked, spots[day], strict=True):
                 available[i] = open_ > 0
         answers = [
             {"slot_time": asked[0], "available": ok}
