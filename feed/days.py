@@ -135,8 +135,8 @@ class DayBook:
         self.restaurant = restaurant
         self.notifier = notifier
         self._days: dict[date, _Day] = {}
-        # day -> ((minute, log version, next seq), slot minute -> spots_open by party size)
-        self._grids: dict[date, tuple[tuple[int, int | None, int], dict[int, list[int]]]] = {}
+        # day -> ((minute, next seq), slot minute -> spots_open by party size)
+        self._grids: dict[date, tuple[tuple[int, int], dict[int, list[int]]]] = {}
         # Server threads share a DayBook; the cached states are not safe to change concurrently.
         self._lock = threading.RLock()
 
@@ -360,7 +360,9 @@ class DayBook:
         state = self._load(day, version)
         stand = state.stand
         ts = self.op_ts(day, stand, now)
-        key = (ts, state.version, state.next_seq)
+        # The log's length, not the store's version: any commit (another day's booking, an
+        # outbox delivery) bumps the version, and the grid does not change with those.
+        key = (ts, state.next_seq)
         cached = self._grids.get(day)
         if cached is None or cached[0] != key:
             booked = still_booked(stand, ts)
