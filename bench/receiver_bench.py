@@ -39,6 +39,7 @@ import argparse
 import base64
 import http.client
 import json
+import multiprocessing
 import random
 import shutil
 import signal
@@ -193,72 +194,91 @@ def stop_server(server: subprocess.Popen[bytes]) -> int:
 class PartnerStub:
     """The partner's notification endpoint, healthy: PATCH/POST/PUT -> 200 with `{}`.
 
+    It runs in a process of its own: reading the replaces (tens of KB each) in this
+    process would take the GIL from the client threads and show up as server latency.
     Counts requests by method and kind (availability replace, booking notification) and the
     distinct Hoststand-Message-Id headers, so a duplicate delivery shows."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.counts: dict[str, int] = defaultdict(int)
-        self.message_ids: set[str] = set()
-        self.without_id = 0
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive: the sender's Session reuses it
-            # Headers and body go out as two small writes: with Nagle on, the second waits
-            # for the client's delayed ACK (~40 ms a request), a stub artifact, not a lag.
-            disable_nagle_algorithm = True
-
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                path = self.path.split("?", 1)[0]
-                kind = (
-                    "availability"
-                    if path.endswith("/availability:replace")
-                    else "booking"
-                    if "/bookings/" in path
-                    else "other"
-                )
-                message_id = self.headers.get("Hoststand-Message-Id")
-                with stub.lock:
-                    stub.counts[f"{self.command} {kind}"] += 1
-                    if message_id is None:
-                        stub.without_id += 1
-                    else:
-                        stub.message_ids.add(message_id)
-                body = b"{}"
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_PATCH = _answer
-            do_POST = _answer
-            do_PUT = _answer
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.conn, child = multiprocessing.Pipe()
+        self.process = multiprocessing.Process(target=_stub_main, args=(child,), daemon=True)
+        self.process.start()
+        self.port = int(self.conn.recv())
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"http://127.0.0.1:{self.port}"
+
+    def stats(self) -> tuple[dict[str, int], int, int]:
+        """(requests by "METHOD kind", distinct message ids, requests without one)."""
+        self.conn.send("stats")
+        counts, distinct, without = self.conn.recv()
+        return counts, distinct, without
 
     def total(self) -> int:
-        with self.lock:
-            return sum(self.counts.values())
+        return sum(self.stats()[0].values())
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.conn.send("stop")
+        self.process.join(timeout=10)
+
+
+def _stub_main(conn: Any) -> None:
+    lock = threading.Lock()
+    counts: dict[str, int] = defaultdict(int)
+    message_ids: set[str] = set()
+    without_id = 0
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: the sender's Session reuses it
+        # Headers and body go out as two small writes: with Nagle on, the second waits
+        # for the client's delayed ACK (~40 ms a request), a stub artifact, not a lag.
+        disable_nagle_algorithm = True
+
+        def _answer(self) -> None:
+            nonlocal without_id
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            path = self.path.split("?", 1)[0]
+            kind = (
+                "availability"
+                if path.endswith("/availability:replace")
+                else "booking"
+                if "/bookings/" in path
+                else "other"
+            )
+            message_id = self.headers.get("Hoststand-Message-Id")
+            with lock:
+                counts[f"{self.command} {kind}"] += 1
+                if message_id is None:
+                    without_id += 1
+                else:
+                    message_ids.add(message_id)
+            body = b"{}"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_PATCH = _answer
+        do_POST = _answer
+        do_PUT = _answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    conn.send(server.server_address[1])
+    while (message := conn.recv()) != "stop":
+        if message == "stats":
+            with lock:
+                conn.send((dict(counts), len(message_ids), without_id))
+    server.shutdown()
+    server.server_close()
 
 
 class Recorder:
@@ -737,9 +757,7 @@ def main() -> None:
         print(f"  notification lag (delivered_at - created_at), {len(lags)}: {lag_line(lags)}")
         for kind in sorted(by_kind):
             print(f"    {kind:<13} {len(by_kind[kind]):>6}: {lag_line(by_kind[kind])}")
-        with stub.lock:
-            counts = dict(stub.counts)
-            distinct, without = len(stub.message_ids), stub.without_id
+        counts, distinct, without = stub.stats()
         print(
             f"  stub received {sum(counts.values())} requests {counts};"
             f" {distinct} distinct Hoststand-Message-Id, {without} without one"
