@@ -198,6 +198,11 @@ def _plain_int(value: Any, high: int) -> int:
     return _NO_INT
 
 
+def _plain_str(value: Any) -> bool:
+    """None or an ASCII str: other text (a lone surrogate, say) is for pydantic to judge."""
+    return value is None or (type(value) is str and value.isascii())
+
+
 def _plain_keys(value: Any, names: dict[str, str]) -> dict[str, Any] | None:
     """The object with its keys in snake_case, if every key is a known one (once)."""
     if type(value) is not dict:
@@ -211,7 +216,7 @@ def _plain_slot(value: Any) -> PlainSlot | None:
     if slot is None:
         return None
     service_id, tag = slot.get("service_id"), slot.get("availability_tag")
-    if not (service_id is None or type(service_id) is str) or not (tag is None or type(tag) is str):
+    if not (_plain_str(service_id) and _plain_str(tag)):
         return None
     start = _plain_int(slot.get("start_sec"), 10**11)
     duration = slot.get("duration_sec")
@@ -224,9 +229,8 @@ def _plain_slot(value: Any) -> PlainSlot | None:
         resources = _plain_keys(slot["resource_ids"], _RESOURCE_KEYS)
         if resources is None:
             return None
-        for key in ("room_id", "staff_id"):
-            if not (resources.get(key) is None or type(resources.get(key)) is str):
-                return None
+        if not (_plain_str(resources.get("room_id")) and _plain_str(resources.get("staff_id"))):
+            return None
         size = resources.get("party_size")
         if size is not None and (size := _plain_int(size, 1000)) == _NO_INT:
             return None
@@ -249,7 +253,7 @@ def _plain_lookup(payload: Any) -> tuple[str, list[PlainSlot]] | None:
     slot_times = payload.get("slot_time", payload.get("slotTime", []))
     if ("slot_time" in payload and "slotTime" in payload) or type(slot_times) is not list:
         return None
-    if type(merchant_id) is not str or not merchant_id or len(slot_times) > 1000:
+    if not (merchant_id and _plain_str(merchant_id)) or len(slot_times) > 1000:
         return None
     slots = []
     for value in slot_times:
