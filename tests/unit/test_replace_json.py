@@ -1,0 +1,67 @@
+"""The availability replace as sent (written straight from rows) is the replace as built."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from engine.sqlite_store import SQLiteStore
+from feed import calendar
+from feed.days import DayBook
+from feed.outbox import replace_body, replace_json
+from feed.restaurant import Restaurant, parse_restaurant
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
+DAY = date(2026, 12, 4)  # a Friday
+
+
+def restaurant(merchant_id: str) -> Restaurant:
+    config = tomllib.loads(SAMPLE.read_text(encoding="utf-8"))
+    config["merchant_id"] = merchant_id
+    return parse_restaurant(config, "test")
+
+
+@pytest.mark.parametrize("merchant_id", ["marlowes", 'odd "quoted" \\ id', "café-ünïcode"])
+@pytest.mark.parametrize("hours_before", [30, 0, -2])  # the day before, at opening, mid-service
+def test_the_replace_sent_is_the_replace_built(
+    tmp_path: Path, merchant_id: str, hours_before: int
+) -> None:
+    r = restaurant(merchant_id)
+    opening = calendar.opening_instant(r, DAY)
+    assert opening is not None
+    booked_at = opening - timedelta(days=2)
+    with SQLiteStore(tmp_path / "x.db") as store:
+        book = DayBook(store, r)
+        slots = calendar.slots(r, DAY)
+        for i, slot in enumerate(slots[::3]):
+            book.book(DAY, slot, 2 + i % 8, booked_at)
+        now = opening - timedelta(hours=hours_before)
+        sent = replace_json(book, DAY, now)
+        built = replace_body(book, DAY, now)
+    assert json.loads(sent) == built
+    availability = built["extendedServiceAvailability"][0]["availability"]
+    future = [s for s in slots if s.start_sec > int(now.timestamp())]
+    assert {a["startTime"] for a in availability} == {calendar_stamp(s.start_sec) for s in future}
+    assert any(a["spotsOpen"] < a["spotsTotal"] for a in availability) == bool(future)
+
+
+def test_a_closed_day_sends_an_empty_replace(tmp_path: Path) -> None:
+    r = restaurant("marlowes")
+    closed = date(2026, 12, 25)  # samples/marlowes.toml: closed on Christmas Day
+    assert calendar.opening_instant(r, closed) is None
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    with SQLiteStore(tmp_path / "x.db") as store:
+        book = DayBook(store, r)
+        sent = json.loads(replace_json(book, closed, now))
+        assert sent == replace_body(book, closed, now)
+    assert sent["extendedServiceAvailability"][0]["availability"] == []
+
+
+def calendar_stamp(start_sec: int) -> str:
+    from feed.notify import rfc3339
+
+    return rfc3339(datetime.fromtimestamp(start_sec, UTC))
