@@ -34,8 +34,11 @@ _GIVE_UP = -1.0  # a retry time meaning: never
 log = logging.getLogger("hoststand.outbox")
 
 
-def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
-    """An availability replace of one service day (future slots), in the partner's camelCase."""
+ReplaceRow = tuple[str, str, int, int, int]  # startTime, duration, partySize, open, total
+
+
+def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, list[ReplaceRow]]:
+    """The replace's time window (RFC 3339 start and end) and its future slots' rows."""
     r = book.restaurant
     opening = calendar.opening_instant(r, day)
     closing = calendar.closing_instant(r, day)
@@ -44,29 +47,39 @@ def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
     now_sec = int(now.timestamp())
     stamps: dict[int, str] = {}
     durations = {n: f"{r.duration_minutes(n) * 60}s" for n in range(1, r.max_party_size + 1)}
-    availability = []
+    rows: list[ReplaceRow] = []
     for slot_sec, n, spots_open, total in book.rows(day, now):
         if slot_sec <= now_sec:
             continue
         stamp = stamps.get(slot_sec)
         if stamp is None:
             stamp = stamps[slot_sec] = rfc3339(datetime.fromtimestamp(slot_sec, UTC))
-        availability.append(
-            {
-                "startTime": stamp,
-                "duration": durations[n],
-                "spotsTotal": total,
-                "spotsOpen": spots_open,
-                "resources": {"partySize": n},
-            }
-        )
+        rows.append((stamp, durations[n], n, spots_open, total))
+    window_end = rfc3339(max(end, start + timedelta(seconds=1)))
+    return rfc3339(start), window_end, rows
+
+
+def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
+    """An availability replace of one service day (future slots), in the partner's camelCase."""
+    r = book.restaurant
+    start, end, rows = _replace_parts(book, day, now)
+    availability = [
+        {
+            "startTime": stamp,
+            "duration": duration,
+            "spotsTotal": total,
+            "spotsOpen": spots_open,
+            "resources": {"partySize": n},
+        }
+        for stamp, duration, n, spots_open, total in rows
+    ]
     return {
         "extendedServiceAvailability": [
             {
                 "merchantId": r.merchant_id,
                 "serviceId": r.service_id,
-                "startTimeRestrict": rfc3339(start),
-                "endTimeRestrict": rfc3339(max(end, start + timedelta(seconds=1))),
+                "startTimeRestrict": start,
+                "endTimeRestrict": end,
                 "availability": availability,
             }
         ]
@@ -74,37 +87,21 @@ def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
 
 
 def replace_json(book: DayBook, day: date, now: datetime) -> bytes:
-    """`replace_body` as the JSON sent, written straight from the day's rows (a test holds
-    the two to the same value). A replace is
-    hundreds of entries, and building them as dicts for json.dumps cost more than all the
-    rest of a send (the senders share the GIL with the requests being served)."""
+    """`replace_body` as the JSON sent, written straight from the rows (a test holds the
+    two to the same value). A replace is hundreds of entries; building them as dicts for
+    json.dumps cost more than the rest of a send, and the senders share the GIL with the
+    requests being served."""
     r = book.restaurant
-    opening = calendar.opening_instant(r, day)
-    closing = calendar.closing_instant(r, day)
-    start = max(opening, now) if opening is not None else now
-    end = closing if closing is not None else start
-    now_sec = int(now.timestamp())
-    stamps: dict[int, str] = {}
-    durations = {n: f"{r.duration_minutes(n) * 60}s" for n in range(1, r.max_party_size + 1)}
-    entries = []
-    for slot_sec, n, spots_open, total in book.rows(day, now):
-        if slot_sec <= now_sec:
-            continue
-        stamp = stamps.get(slot_sec)
-        if stamp is None:
-            stamp = stamps[slot_sec] = rfc3339(datetime.fromtimestamp(slot_sec, UTC))
-        entries.append(
-            f'{{"startTime":"{stamp}","duration":"{durations[n]}","spotsTotal":{total},'
-            f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}}}}}'
-        )
-    window = (
-        f'"startTimeRestrict":"{rfc3339(start)}",'
-        f'"endTimeRestrict":"{rfc3339(max(end, start + timedelta(seconds=1)))}"'
+    start, end, rows = _replace_parts(book, day, now)
+    entries = ",".join(
+        f'{{"startTime":"{stamp}","duration":"{duration}","spotsTotal":{total},'
+        f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}}}}}'
+        for stamp, duration, n, spots_open, total in rows
     )
     text = (
         f'{{"extendedServiceAvailability":[{{"merchantId":{json.dumps(r.merchant_id)},'
-        f'"serviceId":{json.dumps(r.service_id)},{window},'
-        f'"availability":[{",".join(entries)}]}}]}}'
+        f'"serviceId":{json.dumps(r.service_id)},"startTimeRestrict":"{start}",'
+        f'"endTimeRestrict":"{end}","availability":[{entries}]}}]}}'
     )
     return text.encode("utf-8")
 
