@@ -5,7 +5,7 @@ for a 6-hour dinner (17:00-23:00, last seating 22:45: 24 slots of 15 minutes), p
 1 to 10, and about a third of the slots booked (1-3 parties each) through `choose_unit`,
 one SQLite append per restaurant-day. `now` is pinned at noon UTC before the first dinner.
 
-Printed: the timed `export_feeds` (seconds, entries/s, bytes); the peak memory (peak RSS
+Printed: the timed `export_feeds` (best of 3, as the floor is; seconds, entries/s, bytes); the peak memory (peak RSS
 of one export of 50, 100 and N restaurants, each in a fresh process, and tracemalloc's
 peak for 5, 10 and 20 in this process, as tracemalloc slows the export ~6x); the floor
 (orjson alone serialising the same entries as one document); and the cost of one
@@ -24,6 +24,7 @@ import json
 import pstats
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,6 +50,7 @@ from feed.restaurant import Restaurant, parse_restaurant
 TARGET_FLOOR_RATIO = 2.0
 TARGET_PEAK_MB = 300
 TARGET_DAY_US = 5000
+EXPORT_RUNS = 3  # timed exports; the best is compared with the floor's best
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)  # a Monday; dinner opens 16:00 UTC (BST)
 SIZES = range(1, 11)
 BOOKED_TS = -600  # every reservation is made ten hours before its day's opening
@@ -320,12 +322,18 @@ def main() -> None:
         # The timed export, in this process (no tracemalloc: it would slow the run). The
         # memory runs come next, while this process is still small (a child's getrusage
         # maxrss starts at the parent's size at fork); the floor's 1.4 million dicts last.
-        summary = export_feeds(restaurants, store, work / "feed", NOW, days=args.days)
-        seconds = summary.seconds
+        # Best of EXPORT_RUNS, as the floor is best of its runs (each export its own dir).
+        runs = []
+        for run in range(EXPORT_RUNS):
+            summary = export_feeds(restaurants, store, work / f"feed-{run}", NOW, days=args.days)
+            runs.append(summary.seconds)
+            shutil.rmtree(work / f"feed-{run}")
+        seconds = min(runs)
         print(
             f"export: {summary.entries} entries, {summary.bytes / 2**20:.1f} MiB in "
             f"{seconds:.2f} s = {summary.entries / seconds:,.0f} entries/s, "
             f"{seconds / day_count * 1e6:,.0f} µs per restaurant-day"
+            f" (best of {EXPORT_RUNS}: {', '.join(f'{r:.2f}' for r in runs)} s)"
         )
 
         print("memory, one export per fresh process (peak RSS = VmHWM of that process):")
@@ -361,9 +369,11 @@ def main() -> None:
             f"{floor_bytes / 2**20:.1f} MiB in {floor:.3f} s "
             f"= {floor_entries / floor:,.0f} entries/s"
         )
-        print(f"        (the stdlib encoder the writer uses, same document: {stdlib:.2f} s)")
+        print(f"        (the stdlib json encoder, same document: {stdlib:.2f} s)")
         verdict = "ok" if ratio <= TARGET_FLOOR_RATIO else "MISSED"
         print(f"ratio:  export / floor = {ratio:.1f}x (target <= {TARGET_FLOOR_RATIO}x): {verdict}")
+        worst_ratio = max(runs) / floor
+        print(f"        (the slowest of the {EXPORT_RUNS} exports: {worst_ratio:.1f}x)")
 
         picked = restaurant_days(restaurants, args.days, args.sample, random.Random(args.seed))
         print(f"one restaurant-day (all 24 slots x sizes 1-10), {len(picked)} sampled:")
