@@ -5,8 +5,9 @@ for a 6-hour dinner (17:00-23:00, last seating 22:45: 24 slots of 15 minutes), p
 1 to 10, and about a third of the slots booked (1-3 parties each) through `choose_unit`,
 one SQLite append per restaurant-day. `now` is pinned at noon UTC before the first dinner.
 
-Printed: the timed `export_feeds` (best of 3, as the floor is; seconds, entries/s, bytes); the peak memory (peak RSS
-of one export of 50, 100 and N restaurants, each in a fresh process, and tracemalloc's
+Printed: the timed `export_feeds` (best of 3, as the floor is; seconds, entries/s, bytes);
+the peak memory (peak RSS of one export of 50, 100 and N restaurants, each in a fresh
+process, and tracemalloc's
 peak for 5, 10 and 20 in this process, as tracemalloc slows the export ~6x); the floor
 (orjson alone serialising the same entries as one document); and the cost of one
 restaurant-day (`DayBook.cells`, and `day_grid` alone). Targets: export within 2x the
