@@ -7,8 +7,8 @@ one SQLite append per restaurant-day. `now` is pinned at noon UTC before the fir
 
 Printed: the timed `export_feeds` (best of 3, as the floor is; seconds, entries/s, bytes);
 the peak memory (peak RSS of one export of 50, 100 and N restaurants, each in a fresh
-process, and tracemalloc's
-peak for 5, 10 and 20 in this process, as tracemalloc slows the export ~6x); the floor
+process, and tracemalloc's peak for 5, 10 and 20 in this process, as tracemalloc slows the
+export ~6x); the floor
 (orjson alone serialising the same entries as one document); and the cost of one
 restaurant-day (`DayBook.cells`, and `day_grid` alone). Targets: export within 2x the
 floor; peak under 300 MB and flat in the number of restaurants; a restaurant-day < 5 ms.
