@@ -98,7 +98,7 @@ class HotPaths:
             name = raw_name.decode("latin-1")
             if name == "content-length" and raw_value.isdigit():
                 declared = int(raw_value)
-            elif name in wanted:
+            elif name in wanted and name not in headers:  # the first, as Starlette reads it
                 headers[name] = raw_value.decode("latin-1")
         if declared is not None and declared > self.max_body:
             answer = too_large(self.max_body)

@@ -9,6 +9,7 @@ import base64
 import binascii
 import hmac
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,30 @@ def _send(reply: Reply) -> JSONResponse:
     return send(reply, _headers(reply))
 
 
+# Replies echo what was sent (a lookup echoes each slot), and a reply is strict JSON in
+# UTF-8: NaN and Infinity, and text with an unpaired surrogate ("\ud800"), which json.loads
+# accepts, are refused up front rather than failing as the reply is written.
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a surrogate escape: look closer
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
 def answer(
     settings: Settings,
     method: Callable[[Partner, Any], Reply],
@@ -106,12 +131,14 @@ def answer(
         reply = problem(statuses.BODY_TOO_LARGE, f"bodies are {MAX_BODY_BYTES} bytes at most")
     else:
         try:
-            payload = json.loads(body or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            payload = json.loads(body or b"{}", parse_constant=_no_constant)
+        except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
             reply = problem(statuses.BAD_ARGUMENTS, f"body is not JSON: {exc}")
         else:
             if not isinstance(payload, dict):
                 reply = problem(statuses.BAD_ARGUMENTS, "the body must be a JSON object")
+            elif _LONE_SURROGATE.search(body) and _has_lone_surrogate(payload):
+                reply = problem(statuses.BAD_ARGUMENTS, "text with an unpaired surrogate")
             else:
                 reply = method(partner, payload)  # on the loop: see feed/server.py
     return reply, _headers(reply)
