@@ -7,6 +7,8 @@ timestamp; file names sort in shard order.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import mmap
 import operator
 import os
@@ -90,6 +92,8 @@ def feed_filename(
 
 
 class _ByteSink(Protocol):
+    # What is written is queued and written later, on another thread: it must not change
+    # afterwards (bytes, or a view of bytes).
     def write(self, data: bytes | memoryview, /) -> int: ...
 
 
@@ -162,7 +166,7 @@ class _DirectWriter:
 
     def write_batch(self, batch: list[bytes | memoryview]) -> None:
         for data in batch:
-            view = memoryview(data)
+            view = memoryview(data).cast("B")  # bytes, whatever the items of a view
             while view:
                 take = min(len(view), self.BUFFER - self.used)
                 self.buffer[self.used : self.used + take] = view[:take]
@@ -175,11 +179,25 @@ class _DirectWriter:
         view = memoryview(self.buffer)[:size]
         try:
             while view:
-                view = view[os.write(self.fd, view) :]
+                try:
+                    view = view[os.write(self.fd, view) :]
+                except OSError as exc:
+                    # Some file systems open with O_DIRECT and then refuse the writes: go on
+                    # through the page cache (the padded end is cut off all the same).
+                    if exc.errno != errno.EINVAL or not self._drop_direct():
+                        raise
         finally:
             view.release()
         self.length += self.used
         self.used = 0
+
+    def _drop_direct(self) -> bool:
+        """Clear O_DIRECT on the descriptor; False if it was not set (a real EINVAL)."""
+        flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
+        if not flags & os.O_DIRECT:
+            return False
+        fcntl.fcntl(self.fd, fcntl.F_SETFL, flags & ~os.O_DIRECT)
+        return True
 
     def finish(self) -> None:
         """Write the last, padded block and cut the file to its length."""

@@ -2,7 +2,7 @@
 
 The fold reads a day's (operation, stored result) pairs and must leave exactly the
 reservations a replay of the same operations leaves still booked, at every minute; the
-store runs the same fold in SQL and must agree with it day by day.
+store folds what it stored in SQL and must agree with it day by day.
 """
 
 from __future__ import annotations

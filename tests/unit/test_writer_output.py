@@ -7,6 +7,7 @@ opened, and gzip. All of them write on a background thread ("feed-writer").
 
 from __future__ import annotations
 
+import array
 import errno
 import fcntl
 import gzip as gzip_module
@@ -152,6 +153,36 @@ def test_a_finished_file_replaces_the_one_at_the_path(tmp_path: Path, mode: str)
     path.write_bytes(b"x" * (BUFFER + 7))  # longer than the new file: nothing of it may remain
     write(path, mode, iter([b"new"]))
     assert read(path, mode) == b"new"
+    assert names(tmp_path) == ["feed.json"]
+
+
+def test_a_memoryview_of_wider_items_is_written_as_its_bytes(tmp_path: Path, mode: str) -> None:
+    data = array.array("I", range(100_000))  # 400 KB of 4-byte items
+    path = tmp_path / "feed.json"
+    write(path, mode, iter([memoryview(data), b"tail"]))
+    assert read(path, mode) == data.tobytes() + b"tail"
+
+
+@pytest.mark.skipif(not HAS_O_DIRECT, reason="no O_DIRECT on this system")
+def test_a_file_system_refusing_direct_writes_gets_them_through_the_page_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some file systems open a file with O_DIRECT and then fail its writes with EINVAL."""
+    real_write = os.write
+    refused: list[int] = []
+
+    def write_refusing_direct(fd: int, data: Any) -> int:
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT:
+            refused.append(fd)
+            raise OSError(errno.EINVAL, "Invalid argument (test)")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write_refusing_direct)
+    data = payload(BUFFER + BLOCK + 17)
+    path = tmp_path / "feed.json"
+    write(path, "direct", chunks_of(data))
+    assert refused  # it did try O_DIRECT first
+    assert path.read_bytes() == data
     assert names(tmp_path) == ["feed.json"]
 
 
