@@ -18,13 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import requests
-import requests.adapters
-
 from engine.log import LogStore, OutboxItem
 from feed import calendar
 from feed.days import DayBook
-from feed.delivery import backoff, send
+from feed.delivery import backoff, environ_proxies, lean_session, send
 from feed.notify import AVAILABILITY, BOOKING, rfc3339
 from feed.settings import Partner
 
@@ -123,10 +120,10 @@ class OutboxSender:
         self.clock = clock
         self.base_delay = base_delay
         self.rng = rng or random.Random()
-        self.session = requests.Session()
-        adapter = requests.adapters.HTTPAdapter(pool_maxsize=SENDERS)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
+        self.session = lean_session(SENDERS)
+        self.proxies = {
+            p.id: environ_proxies(p.notify_url) for p in partners.values() if p.notify_url
+        }
         self._pool = ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="outbox")
 
     def run_once(self) -> int:
@@ -173,11 +170,14 @@ class OutboxSender:
         headers = {MESSAGE_ID_HEADER: str(item.id)}
         if partner.notify_token:
             headers["Authorization"] = f"Bearer {partner.notify_token}"
+        proxies = self.proxies.get(partner.id)
         if isinstance(body, bytes):  # already JSON (availability replaces)
             headers["Content-Type"] = "application/json"
-            outcome = send(self.session, method, url, data=body, headers=headers)
+            outcome = send(self.session, method, url, data=body, headers=headers, proxies=proxies)
         else:
-            outcome = send(self.session, method, url, json_body=body, headers=headers)
+            outcome = send(
+                self.session, method, url, json_body=body, headers=headers, proxies=proxies
+            )
         now = time.time()
         if outcome.ok:
             return now, None, ""
