@@ -9,7 +9,6 @@ request cancelled it. Pure: the caller gives the time and writes the messages.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -23,10 +22,6 @@ AVAILABILITY = "availability"
 # A window's replace waits this long so the changes of a busy moment go out as one send
 # (partners want them within minutes; a replace per booking would cost both sides).
 COALESCE_SECONDS = 10.0  # the default of settings' [export] coalesce_seconds
-# Each day's replace waits up to this much longer again, by a fraction fixed per key: a
-# busy minute changes hundreds of days at once, and without it their replaces all fell due
-# in the same instant, every window (bookings waited up to 400 ms behind the burst).
-SPREAD = 0.5
 BOOKING = "booking"
 _STATUS = {ReservationStatus.CANCELLED: "CANCELED", ReservationStatus.NO_SHOW: "NO_SHOW"}
 
@@ -44,12 +39,6 @@ class Notifier:
         self.partners = {p.id: p for p in partners.values() if p.notify_url}
         self.coalesce_seconds = coalesce_seconds
 
-    def wait(self, partner_id: str, key: str) -> float:
-        """Seconds a replace for `key` gathers changes: the window, plus up to SPREAD of it
-        by a fraction that is the same for the key every time (a hash, not a random draw)."""
-        fraction = zlib.crc32(f"{partner_id} {key}".encode()) / 2**32
-        return self.coalesce_seconds * (1 + SPREAD * fraction)
-
     def messages(
         self,
         r: Restaurant,
@@ -64,16 +53,15 @@ class Notifier:
         the appended operations with their meta (who asked for the change)."""
         if not changed or not self.partners:
             return []
-        key = f"{r.merchant_id}/{day.isoformat()}"
         out = [
             OutboxMessage(
                 p.id,
                 AVAILABILITY,
-                key,
+                f"{r.merchant_id}/{day.isoformat()}",
                 {"merchant_id": r.merchant_id, "day": day.isoformat()},
                 now,
                 merge=True,
-                not_before=now + self.wait(p.id, key),
+                not_before=now + self.coalesce_seconds,
             )
             for p in self.partners.values()
             if p.may_use(r.merchant_id)
