@@ -4,7 +4,8 @@ Availability only needs the reservations that still hold tables. A reservation's
 changes in three ways only (seed Part 2): a `cancel` or `check_in` that succeeded ends it,
 and an operation of valid shape at `ts >= at + 15` makes it a no-show. Every entry stores
 the engine's answer, so a fold over (operation, result) pairs gives the same set as
-replaying the whole host stand, and a store can run the fold in its own query language.
+replaying the whole host stand, and a store can keep each entry's `change` beside it and
+fold plain columns (SQLiteStore.booked).
 The feed export reads thousands of days; replaying each one was most of its cost.
 """
 
