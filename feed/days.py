@@ -345,7 +345,7 @@ class DayBook:
     ) -> dict[date, list[int]]:
         """`spots` for several (slot, party size) of several days, as of one store version.
 
-        A day's whole grid is worked out once per minute and log version and then read,
+        A day's whole grid is worked out once per minute and log length and then read,
         so a burst of lookups (partners poll) costs a dictionary look-up per slot."""
         out: dict[date, list[int]] = {}
         with self._lock:
