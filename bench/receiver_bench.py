@@ -382,6 +382,22 @@ def int64(value: int, rng: random.Random) -> int | str:
     return str(value) if rng.random() < 0.5 else value
 
 
+def v3_call(
+    client: Client, name: str, body: bytes, rec: Recorder, kind: str
+) -> tuple[Any, float] | None:
+    """POST /v3/{name} with the partner's Basic credentials: (reply, seconds) on a 200;
+    otherwise None, with the network error or the status counted under `kind`."""
+    try:
+        status, reply, elapsed = client.post(f"/v3/{name}", body, {"Authorization": BASIC_HEADER})
+    except (OSError, http.client.HTTPException) as exc:
+        rec.count(f"{kind}-{type(exc).__name__}")
+        return None
+    if status != 200:
+        rec.count(f"{kind}-{status}")
+        return None
+    return reply, elapsed
+
+
 def lookup_bodies(
     merchants: list[str],
     starts: list[int],
@@ -423,16 +439,10 @@ def lookup_worker(
     while time.monotonic() < deadline:
         slots, body = pool[sent % len(pool)]
         sent += 1
-        try:
-            status, reply, elapsed = client.post(
-                "/v3/BatchAvailabilityLookup", body, {"Authorization": BASIC_HEADER}
-            )
-        except (OSError, http.client.HTTPException) as exc:
-            rec.count(f"lookup-{type(exc).__name__}")
+        answered = v3_call(client, "BatchAvailabilityLookup", body, rec, "lookup")
+        if answered is None:
             continue
-        if status != 200:
-            rec.count(f"lookup-{status}")
-            continue
+        reply, elapsed = answered
         answers = reply.get("slot_time_availability", [])
         if len(answers) != slots:
             rec.count("lookup-wrong-length")
@@ -480,16 +490,10 @@ def create_worker(
             "idempotency_token": token,
         }
         data = json.dumps(body).encode()
-        try:
-            status, reply, elapsed = client.post(
-                "/v3/CreateBooking", data, {"Authorization": BASIC_HEADER}
-            )
-        except (OSError, http.client.HTTPException) as exc:
-            rec.count(f"create-{type(exc).__name__}")
+        answered = v3_call(client, "CreateBooking", data, rec, "create")
+        if answered is None:
             continue
-        if status != 200:
-            rec.count(f"create-{status}")
-            continue
+        reply, elapsed = answered
         if "booking" in reply and reply["booking"].get("status") == "CONFIRMED":
             rec.add("create-ok", elapsed)
             if cancel_every > 0:
