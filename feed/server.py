@@ -153,9 +153,9 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         }.get(exc.status_code, statuses.INVALID_REQUEST)
         return send(Reply(exc.status_code, error_body(code, str(exc.detail))))
 
-    app.include_router(
-        v3.router(PartnerApi(receiver.books, receiver.store, receiver.clock), receiver.settings)
-    )
+    # One PartnerApi for the v3 routes here and for their hot paths (hot_app).
+    app.state.partner_api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+    app.include_router(v3.router(app.state.partner_api, receiver.settings))
 
     @app.get("/healthz", response_model=Health, tags=["health"])
     async def healthz() -> Health:
@@ -296,8 +296,9 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
 
 
 def hot_app(app: FastAPI, receiver: Receiver) -> HotPaths:
-    """`app` behind feed.hotpaths: v3 calls and signed webhooks skip FastAPI's machinery."""
-    api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+    """`app` (from create_app) behind feed.hotpaths: v3 calls and signed webhooks skip
+    FastAPI's machinery, and call the same PartnerApi and Receiver as its routes."""
+    api: PartnerApi = app.state.partner_api
     header = SIGNATURE_HEADER.lower()
 
     def webhook(request: HotRequest) -> tuple[Reply, None]:
