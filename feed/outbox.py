@@ -27,6 +27,7 @@ from feed.settings import Partner
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
 SENDERS = 4  # requests in flight at once (to different keys)
+ROUND_SECONDS = 0.05  # a busy sender starts a round at most this often: see `loop`
 _GIVE_UP = -1.0  # a retry time meaning: never
 log = logging.getLogger("hoststand.outbox")
 
@@ -188,14 +189,17 @@ class OutboxSender:
             delay = backoff(item.attempts, self.rng, self.base_delay)
         return 0.0, now + delay, outcome.error
 
-    def loop(self, stop: threading.Event, interval: float = 0.2) -> None:
+    def loop(
+        self, stop: threading.Event, interval: float = 0.2, pace: float = ROUND_SECONDS
+    ) -> None:
         self.store.release_claims()  # claims of a sender that died with the last process
         while not stop.is_set():
+            started = time.monotonic()
             try:
                 busy = self.run_once()
             except Exception:  # a bad message or a locked store must not stop the sender
                 log.exception("outbox: delivery round failed; retrying")
                 busy = 0
-            stop.wait(0 if busy else interval)
+            stop.wait(max(0.0, started + pace - time.monotonic()) if busy else interval)
         self._pool.shutdown(wait=True)
         self.session.close()

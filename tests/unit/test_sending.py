@@ -1,10 +1,15 @@
-"""Partner sends: a session that reads the environment once."""
+"""Partner sends: a session that reads the environment once; a sender that paces its rounds."""
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 import pytest
 
+from engine.sqlite_store import SQLiteStore
 from feed.delivery import environ_proxies, lean_session
+from feed.outbox import OutboxSender
 
 
 def test_the_lean_session_takes_the_ca_bundle_from_the_environment(
@@ -30,3 +35,37 @@ def test_proxies_come_from_the_environment_once_per_partner(
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
     assert environ_proxies("https://partner.example/v1")["https"] == "http://proxy.internal:3128"
     assert environ_proxies("http://127.0.0.1:9000/v1") == {}  # NO_PROXY holds
+
+
+class _Rounds(threading.Event):
+    """A stop event that records each wait and stops the loop after the scripted rounds."""
+
+    def __init__(self, rounds: int) -> None:
+        super().__init__()
+        self.rounds = rounds
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(float(timeout or 0.0))
+        if len(self.waits) >= self.rounds:
+            self.set()
+        return self.is_set()
+
+
+def test_a_busy_sender_paces_its_rounds_and_an_idle_one_polls_at_the_interval(
+    tmp_path: Path,
+) -> None:
+    """Back-to-back rounds cost the bookings' commits a write lock twice per round (claim and
+    settle): a busy sender starts a round at most every ROUND_SECONDS, an idle one polls."""
+    store = SQLiteStore(tmp_path / "outbox.db")
+    sender = OutboxSender(store, {}, {})
+    delivered = iter([3, 1, 0, 2])
+    sender.run_once = lambda: next(delivered)  # type: ignore[method-assign]
+    stop = _Rounds(4)
+    try:
+        sender.loop(stop, interval=0.2, pace=0.05)
+    finally:
+        store.close()
+    busy, busy_again, idle, last = stop.waits
+    assert 0.0 < busy <= 0.05 and 0.0 < busy_again <= 0.05 and 0.0 < last <= 0.05
+    assert idle == 0.2
