@@ -253,8 +253,8 @@ def _stub_main(conn: Any) -> None:
                 counts[f"{self.command} {kind}"] += 1
                 if message_id is None:
                     without_id += 1
-                else:
-                    message_ids.add(message_id)
+                else:  # a replace of several days carries each day's message id
+                    message_ids.update(one.strip() for one in message_id.split(","))
             body = b"{}"
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

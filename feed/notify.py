@@ -9,6 +9,8 @@ request cancelled it. Pure: the caller gives the time and writes the messages.
 
 from __future__ import annotations
 
+import math
+import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -19,11 +21,27 @@ from feed.restaurant import Restaurant
 from feed.settings import Partner
 
 AVAILABILITY = "availability"
-# A window's replace waits this long so the changes of a busy moment go out as one send
-# (partners want them within minutes; a replace per booking would cost both sides).
+# A restaurant sends at most one replace per this many seconds, with every day that changed
+# meanwhile, so the changes of a busy moment go out as one send (partners want them within
+# minutes; a replace per booking would cost both sides). See `replace_due`.
 COALESCE_SECONDS = 10.0  # the default of settings' [export] coalesce_seconds
 BOOKING = "booking"
 _STATUS = {ReservationStatus.CANCELLED: "CANCELED", ReservationStatus.NO_SHOW: "NO_SHOW"}
+
+
+def replace_due(merchant_id: str, now: float, window: float) -> float:
+    """When the replace of a restaurant's day changed at `now` is sent: the restaurant's
+    next send moment, less than `window` away.
+
+    Each restaurant sends at its own moments, `window` apart and offset by a hash of its id.
+    Every day of the restaurant that changes within one window is then due at the same
+    moment and goes out in one request (see `outbox.batches`), and the restaurants' sends
+    are spread over the window instead of all falling due after the same busy second. Under
+    a steady flow of changes a restaurant sends once per window."""
+    if window <= 0:
+        return now
+    phase = zlib.crc32(merchant_id.encode("utf-8")) / 2**32 * window
+    return phase + math.ceil((now - phase) / window) * window
 
 
 def rfc3339(instant: datetime) -> str:
@@ -61,7 +79,7 @@ class Notifier:
                 {"merchant_id": r.merchant_id, "day": day.isoformat()},
                 now,
                 merge=True,
-                not_before=now + self.coalesce_seconds,
+                not_before=replace_due(r.merchant_id, now, self.coalesce_seconds),
             )
             for p in self.partners.values()
             if p.may_use(r.merchant_id)

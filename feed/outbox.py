@@ -13,7 +13,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -27,6 +27,7 @@ from feed.settings import Partner
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
 SENDERS = 4  # requests in flight at once (to different keys)
+MAX_WINDOWS = 31  # service days in one availability replace
 ROUND_SECONDS = 0.05  # a busy sender starts a round at most this often: see `loop`
 _GIVE_UP = -1.0  # a retry time meaning: never
 log = logging.getLogger("hoststand.outbox")
@@ -57,22 +58,24 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
     return rfc3339(start), window_end, rows
 
 
-def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
-    """An availability replace of one service day (future slots), in the partner's camelCase."""
+def replace_body(book: DayBook, days: Sequence[date], now: datetime) -> dict[str, Any]:
+    """An availability replace of service days (their future slots), one window per day, in
+    the partner's camelCase."""
     r = book.restaurant
-    start, end, rows = _replace_parts(book, day, now)
-    availability = [
-        {
-            "startTime": stamp,
-            "duration": duration,
-            "spotsTotal": total,
-            "spotsOpen": spots_open,
-            "resources": {"partySize": n},
-        }
-        for stamp, duration, n, spots_open, total in rows
-    ]
-    return {
-        "extendedServiceAvailability": [
+    windows = []
+    for day in days:
+        start, end, rows = _replace_parts(book, day, now)
+        availability = [
+            {
+                "startTime": stamp,
+                "duration": duration,
+                "spotsTotal": total,
+                "spotsOpen": spots_open,
+                "resources": {"partySize": n},
+            }
+            for stamp, duration, n, spots_open, total in rows
+        ]
+        windows.append(
             {
                 "merchantId": r.merchant_id,
                 "serviceId": r.service_id,
@@ -80,28 +83,52 @@ def replace_body(book: DayBook, day: date, now: datetime) -> dict[str, Any]:
                 "endTimeRestrict": end,
                 "availability": availability,
             }
-        ]
-    }
+        )
+    return {"extendedServiceAvailability": windows}
 
 
-def replace_json(book: DayBook, day: date, now: datetime) -> bytes:
+def replace_json(book: DayBook, days: Sequence[date], now: datetime) -> bytes:
     """`replace_body` as the JSON sent, written straight from the rows (a test holds the
     two to the same value). A replace is hundreds of entries; building them as dicts for
     json.dumps cost more than the rest of a send, and the senders share the GIL with the
     requests being served."""
     r = book.restaurant
-    start, end, rows = _replace_parts(book, day, now)
-    entries = ",".join(
-        f'{{"startTime":"{stamp}","duration":"{duration}","spotsTotal":{total},'
-        f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}}}}}'
-        for stamp, duration, n, spots_open, total in rows
-    )
-    text = (
-        f'{{"extendedServiceAvailability":[{{"merchantId":{json.dumps(r.merchant_id)},'
-        f'"serviceId":{json.dumps(r.service_id)},"startTimeRestrict":"{start}",'
-        f'"endTimeRestrict":"{end}","availability":[{entries}]}}]}}'
-    )
-    return text.encode("utf-8")
+    ids = f'"merchantId":{json.dumps(r.merchant_id)},"serviceId":{json.dumps(r.service_id)}'
+    windows = []
+    for day in days:
+        start, end, rows = _replace_parts(book, day, now)
+        entries = ",".join(
+            f'{{"startTime":"{stamp}","duration":"{duration}","spotsTotal":{total},'
+            f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}}}}}'
+            for stamp, duration, n, spots_open, total in rows
+        )
+        windows.append(
+            f'{{{ids},"startTimeRestrict":"{start}","endTimeRestrict":"{end}",'
+            f'"availability":[{entries}]}}'
+        )
+    return f'{{"extendedServiceAvailability":[{",".join(windows)}]}}'.encode()
+
+
+def batches(items: Sequence[OutboxItem]) -> list[list[OutboxItem]]:
+    """The requests that send `items`: a booking notification alone; availability replaces
+    of one partner and restaurant together (at most MAX_WINDOWS days), one window each.
+
+    After a busy moment every changed day of a restaurant falls due at once; one request
+    per restaurant instead of one per day costs both sides a fraction of the work."""
+    out: list[list[OutboxItem]] = []
+    open_batches: dict[tuple[str, str], list[OutboxItem]] = {}
+    for item in items:
+        merchant = item.payload.get("merchant_id") if isinstance(item.payload, dict) else None
+        if item.kind != AVAILABILITY or merchant is None:
+            out.append([item])
+            continue
+        key = (item.partner, str(merchant))
+        batch = open_batches.get(key)
+        if batch is None or len(batch) >= MAX_WINDOWS:
+            batch = open_batches[key] = []
+            out.append(batch)
+        batch.append(item)
+    return out
 
 
 class OutboxSender:
@@ -137,8 +164,13 @@ class OutboxSender:
         if not items:
             return 0
         self.store.claim([item.id for item in items], time.time())
-        outcomes = list(self._pool.map(self._attempt, items))
-        results = list(zip(items, outcomes, strict=True))
+        groups = batches(items)
+        outcomes = list(self._pool.map(self._attempt, groups))
+        results = [
+            (item, outcome)
+            for group, outcome in zip(groups, outcomes, strict=True)
+            for item in group
+        ]
         delivered = [(item.id, at) for item, (at, retry, _) in results if retry is None]
         failed = [
             (item.id, retry if retry != _GIVE_UP else None, error)
@@ -148,27 +180,31 @@ class OutboxSender:
         self.store.settle(delivered, failed)
         return len(delivered)
 
-    def _request(self, item: OutboxItem, partner: Partner) -> tuple[str, str, Any]:
+    def _request(self, group: list[OutboxItem], partner: Partner) -> tuple[str, str, Any]:
         base = (partner.notify_url or "").rstrip("/")
+        item = group[0]
         if item.kind == BOOKING:
             booking_id = item.key
             url = f"{base}/v1alpha/notification/partners/{partner.id}/bookings/{booking_id}"
             return "PATCH", url + "?updateMask=status", item.payload
-        merchant_id, day = str(item.payload["merchant_id"]), str(item.payload["day"])
-        body = replace_json(self.books[merchant_id], date.fromisoformat(day), self.clock())
+        merchant_id = str(item.payload["merchant_id"])
+        days = sorted(date.fromisoformat(str(one.payload["day"])) for one in group)
+        body = replace_json(self.books[merchant_id], days, self.clock())
         url = f"{base}/v1alpha/inventory/partners/{partner.id}/availability:replace"
         return "POST", url, body
 
-    def _attempt(self, item: OutboxItem) -> tuple[float, float | None, str]:
-        """(delivered at, None, "") or (0, retry at or _GIVE_UP, error)."""
+    def _attempt(self, group: list[OutboxItem]) -> tuple[float, float | None, str]:
+        """One request for a batch of messages: (delivered at, None, "") or
+        (0, retry at or _GIVE_UP, error), the same for each message of the batch."""
+        item = max(group, key=lambda one: one.attempts)  # the back-off of the most tried
         partner = self.partners.get(item.partner)
         if partner is None or not partner.notify_url or item.kind not in (BOOKING, AVAILABILITY):
             return 0.0, _GIVE_UP, f"no partner {item.partner} to send {item.kind} to"
         try:
-            method, url, body = self._request(item, partner)
+            method, url, body = self._request(group, partner)
         except Exception as exc:  # e.g. a restaurant no longer configured: retry later
             return 0.0, time.time() + backoff(item.attempts, self.rng, self.base_delay), str(exc)
-        headers = {MESSAGE_ID_HEADER: str(item.id)}
+        headers = {MESSAGE_ID_HEADER: ", ".join(str(one.id) for one in group)}
         if partner.notify_token:
             headers["Authorization"] = f"Bearer {partner.notify_token}"
         proxies = self.proxies.get(partner.id)

@@ -58,7 +58,7 @@ class _ExportModel(_Strict):
     gzip: bool = False
     staging: str | None = None  # where feeds are written before delivery
     retry_base_seconds: float = Field(default=1.0, gt=0, le=60)  # first back-off, doubling
-    coalesce_seconds: float = Field(default=10.0, ge=0, le=240)  # availability replaces wait
+    coalesce_seconds: float = Field(default=10.0, ge=0, le=240)  # one replace per restaurant
     destinations: list[_DestinationModel] = []
 
 
@@ -103,7 +103,7 @@ class ExportSettings:
     staging: str | None = None
     destinations: tuple[Destination, ...] = ()
     retry_base_seconds: float = 1.0  # uploads and partner notifications back off from here
-    coalesce_seconds: float = 10.0  # a window's replace waits this long to gather changes
+    coalesce_seconds: float = 10.0  # a restaurant sends at most one replace this often
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """A booking partner on 127.0.0.1 for the tests: it takes our notifications, availability
 replaces and feed uploads, acts on each message id once, and fails on purpose when told to.
 
-Not a test module. A request is "acted on" when the stub answers it 2xx; a second request
-with a message id already acted on is answered 200 again but only counted as a duplicate,
-as a real partner de-duplicating on our Hoststand-Message-Id header would.
+Not a test module. A request is "acted on" when the stub answers it 2xx and it carries a
+message id not acted on before; a request whose ids were all acted on is answered 200 again
+but only counted as a duplicate, as a real partner de-duplicating on our
+Hoststand-Message-Id header would. (A replace of several days lists each day's id.)
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ class Request:
         return json.loads(self.body)
 
     @property
+    def message_ids(self) -> tuple[str, ...]:
+        """The ids the header lists (one, or one per day of a replace)."""
+        if self.message_id is None:
+            return ()
+        return tuple(one.strip() for one in self.message_id.split(","))
+
+    @property
     def target(self) -> str:
         """The booking id, or the uploaded file's name (the last path segment)."""
         return self.path.rsplit("/", 1)[-1]
@@ -71,6 +79,7 @@ class _State:
     rules: list[_Rule] = field(default_factory=list)
     acted: list[Request] = field(default_factory=list)
     seen_ids: set[str] = field(default_factory=set)
+    fresh_ids: list[str] = field(default_factory=list)  # each id acted on, in order, once
     duplicates: list[Request] = field(default_factory=list)
     attempts: list[tuple[str, str, str]] = field(default_factory=list)  # kind, path, outcome
     in_flight: dict[str, int] = field(default_factory=dict)  # kind -> requests being slowed
@@ -290,11 +299,13 @@ class PartnerStub:
             if self._server is None:
                 return False
             self._state.attempts.append((request.kind, request.path, "acted"))
-            if request.message_id is not None and request.message_id in self._state.seen_ids:
+            ids = request.message_ids
+            fresh = [one for one in ids if one not in self._state.seen_ids]
+            if len(fresh) < len(ids):  # carries an id acted on already
                 self._state.duplicates.append(request)
-            else:
-                if request.message_id is not None:
-                    self._state.seen_ids.add(request.message_id)
+            if fresh or not ids:
+                self._state.seen_ids.update(fresh)
+                self._state.fresh_ids.extend(fresh)
                 self._state.acted.append(request)
             self._state.changed.notify_all()
             return True
@@ -303,6 +314,11 @@ class PartnerStub:
         """Requests acted on (each message id once), in arrival order."""
         with self._state.lock:
             return [r for r in self._state.acted if kind is None or r.kind == kind]
+
+    def acted_ids(self) -> list[str]:
+        """Every message id acted on, once each, in the order they were first acted on."""
+        with self._state.lock:
+            return list(self._state.fresh_ids)
 
     def duplicates(self, kind: str | None = None) -> list[Request]:
         with self._state.lock:

@@ -40,8 +40,8 @@ def test_the_replace_sent_is_the_replace_built(
         for i, slot in enumerate(slots[::3]):
             book.book(DAY, slot, 2 + i % 8, booked_at)
         now = opening - timedelta(hours=hours_before)
-        sent = replace_json(book, DAY, now)
-        built = replace_body(book, DAY, now)
+        sent = replace_json(book, [DAY], now)
+        built = replace_body(book, [DAY], now)
     assert json.loads(sent) == built
     availability = built["extendedServiceAvailability"][0]["availability"]
     future = [s for s in slots if s.start_sec > int(now.timestamp())]
@@ -56,8 +56,8 @@ def test_a_closed_day_sends_an_empty_replace(tmp_path: Path) -> None:
     now = datetime(2026, 12, 1, 12, tzinfo=UTC)
     with SQLiteStore(tmp_path / "x.db") as store:
         book = DayBook(store, r)
-        sent = json.loads(replace_json(book, closed, now))
-        assert sent == replace_body(book, closed, now)
+        sent = json.loads(replace_json(book, [closed], now))
+        assert sent == replace_body(book, [closed], now)
     assert sent["extendedServiceAvailability"][0]["availability"] == []
 
 

@@ -1,0 +1,152 @@
+"""Availability replaces go out one request per restaurant: the sender batches a restaurant's
+due days into one replace (a window each, every message id in the header), and each
+restaurant's days fall due at the same moments (`replace_due`).
+
+The sender runs against a real SQLite file and a partner stub on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.log import LogAppend, NewEntry, OutboxItem, OutboxMessage
+from engine.sqlite_store import SQLiteStore
+from feed import calendar, outbox
+from feed.days import DayBook
+from feed.notify import AVAILABILITY, BOOKING, replace_due
+from feed.outbox import OutboxSender, batches, replace_body
+from feed.restaurant import load_restaurant
+from feed.settings import Partner
+from tests.integration.partner_stub import PartnerStub
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
+MERCHANT = "marlowes-kitchen"
+PARTNER = "tablefinder"
+NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+DAYS = [date(2026, 12, 5), date(2026, 12, 4), date(2026, 12, 6)]  # queued out of order
+
+
+def item(id_: int, kind: str, key: str, partner: str = PARTNER) -> OutboxItem:
+    payload: dict[str, str] = {"status": "CANCELED"}
+    if kind == AVAILABILITY:
+        merchant, day = key.split("/")
+        payload = {"merchant_id": merchant, "day": day}
+    return OutboxItem(id_, partner, kind, key, payload, 0.0, 0)
+
+
+# -- batches ------------------------------------------------------------------------------------
+
+
+def test_a_restaurants_replaces_share_a_request_and_a_booking_notification_goes_alone() -> None:
+    items = [
+        item(1, AVAILABILITY, "a/2026-12-05"),
+        item(2, BOOKING, "b-1"),
+        item(3, AVAILABILITY, "b/2026-12-05"),
+        item(4, AVAILABILITY, "a/2026-12-06"),
+        item(5, BOOKING, "b-2"),
+        item(6, AVAILABILITY, "a/2026-12-05", partner="other"),
+    ]
+    groups = [[one.id for one in group] for group in batches(items)]
+    assert groups == [[1, 4], [2], [3], [5], [6]]
+
+
+def test_a_batch_holds_at_most_max_windows_days() -> None:
+    days = [f"a/2027-01-{d:02d}" for d in range(1, outbox.MAX_WINDOWS + 3)]
+    groups = batches([item(i, AVAILABILITY, key) for i, key in enumerate(days)])
+    assert [len(group) for group in groups] == [outbox.MAX_WINDOWS, 2]
+
+
+# -- replace_due --------------------------------------------------------------------------------
+
+times = st.floats(min_value=1.7e9, max_value=1.9e9, allow_nan=False)
+windows = st.floats(min_value=0.05, max_value=240.0)
+merchants = st.text(min_size=1, max_size=30)
+
+
+@given(merchants, times, windows)
+def test_a_replace_is_due_within_one_window(merchant: str, now: float, window: float) -> None:
+    due = replace_due(merchant, now, window)
+    assert now <= due < now + window * (1 + 1e-9)
+
+
+@given(merchants, times, windows, st.floats(min_value=0.0, max_value=1.0))
+def test_changes_before_a_restaurants_send_moment_go_out_with_it(
+    merchant: str, now: float, window: float, share: float
+) -> None:
+    due = replace_due(merchant, now, window)
+    later = now + (due - now) * share  # a later change, still before that moment
+    assert replace_due(merchant, later, window) == pytest.approx(due, abs=1e-6)
+
+
+def test_without_a_window_a_replace_is_due_at_once() -> None:
+    assert replace_due(MERCHANT, 1_796_400_000.5, 0.0) == 1_796_400_000.5
+
+
+def test_restaurants_send_at_moments_spread_over_the_window() -> None:
+    now = 1_796_400_000.0
+    offsets = sorted(replace_due(f"bench-{i:03d}", now, 10.0) - now for i in range(20))
+    assert len(set(offsets)) == 20
+    assert offsets[0] < 2.5 and offsets[-1] > 7.5  # not bunched in one part of the window
+
+
+# -- the sender against a real store and partner ------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        yield store
+
+
+@pytest.fixture
+def stub() -> Iterator[PartnerStub]:
+    stub = PartnerStub(token="t")
+    try:
+        yield stub
+    finally:
+        stub.close()
+
+
+def enqueue(store: SQLiteStore, message: OutboxMessage) -> None:
+    day = date(2026, 1, 1)  # a log day of its own: the message is what is under test
+    seq = len(store.entries("queue", day))
+    entry = NewEntry(["board", seq], {"ok": True}, 0.0)
+    store.append_all([LogAppend("queue", day, seq, [entry])], outbox=[message])
+
+
+def test_a_restaurants_due_days_go_out_as_one_replace_listing_every_message_id(
+    store: SQLiteStore, stub: PartnerStub
+) -> None:
+    r = load_restaurant(SAMPLE)
+    assert r.merchant_id == MERCHANT
+    book = DayBook(store, r)
+    for day in DAYS:
+        book.book(day, calendar.slots(r, day)[4], 2, NOW)
+    now = time.time()
+    for day in DAYS:
+        payload = {"merchant_id": MERCHANT, "day": day.isoformat()}
+        key = f"{MERCHANT}/{day.isoformat()}"
+        enqueue(store, OutboxMessage(PARTNER, AVAILABILITY, key, payload, now, merge=True))
+    partner = Partner(PARTNER, None, None, notify_url=stub.base, notify_token="t")
+    sender = OutboxSender(store, {MERCHANT: book}, {PARTNER: partner}, clock=lambda: NOW)
+    try:
+        assert sender.run_once() == len(DAYS)
+    finally:
+        sender._pool.shutdown()
+    [request] = stub.acted(AVAILABILITY)
+    assert store.pending(now + 10**6) == []  # all three delivered by the one request
+    assert len(request.message_ids) == len(set(request.message_ids)) == len(DAYS)
+    body = request.json()
+    assert body == replace_body(book, sorted(DAYS), NOW)  # a window per day, in day order
+    starts = [w["startTimeRestrict"][:10] for w in body["extendedServiceAvailability"]]
+    assert starts == [d.isoformat() for d in sorted(DAYS)]
+    assert json.loads(request.body) == body
+    assert store.outbox_stats(recent=10)["delivered"] == len(DAYS)
