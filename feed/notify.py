@@ -2,7 +2,8 @@
 
 A change to the still-booked reservations changes the day's availability: every partner
 with a notify URL that may use the restaurant gets one availability replace for that day
-(merged while queued; its content is worked out when it is sent). A partner's booking that
+(merged while queued; its content is worked out when it is sent; due at the restaurant's
+next send moment, so its changed days go out together). A partner's booking that
 we cancelled or that became a no-show gets a booking notification, unless the partner's own
 request cancelled it. Pure: the caller gives the time and writes the messages.
 """
