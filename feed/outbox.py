@@ -3,7 +3,8 @@
 Messages were written with the change they report, so nothing is lost to a crash; the
 sender delivers them in order per key, retries with back-off and marks them delivered. An
 availability replace is worked out when it is sent, so one send covers every change
-merged into it. Each request carries the message id, so a partner can drop a duplicate.
+merged into it; a restaurant's due days go out in one replace, a window each. Each request
+carries its message ids (one per day of a replace), so a partner can drop a duplicate.
 """
 
 from __future__ import annotations

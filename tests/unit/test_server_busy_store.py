@@ -13,7 +13,7 @@ from engine.sqlite_store import SQLiteStore
 from feed.receiver import Receiver
 from feed.restaurant import load_restaurant
 from feed.server import create_app
-from feed.settings import load_settings
+from feed.settings import Settings, load_settings
 from feed.signing import sign
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,6 +60,22 @@ def call(
     return start["status"], headers_out, json.loads(data)
 
 
+def signed_booking(settings: Settings, event_id: str) -> tuple[bytes, dict[str, str]]:
+    """A partner's signed booking webhook for Friday 19:00: (body, headers)."""
+    body = json.dumps(
+        {
+            "id": event_id,
+            "type": "reservation.requested",
+            "merchant_id": "marlowes-kitchen",
+            "data": {"party_size": 2, "start": "2026-12-04T19:00:00+00:00"},
+        }
+    ).encode()
+    secret = settings.partners["tablefinder"].secret
+    assert secret is not None
+    signature = sign(secret, int(NOW.timestamp()), body)
+    return body, {"content-type": "application/json", "hoststand-signature": signature}
+
+
 def test_a_locked_store_answers_503_with_retry_after_and_the_error_shape(tmp_path: Path) -> None:
     settings = load_settings(REPO / "samples" / "server.toml")
     store = LockedStore(tmp_path / "hoststand.db")
@@ -67,23 +83,8 @@ def test_a_locked_store_answers_503_with_retry_after_and_the_error_shape(tmp_pat
         receiver = Receiver(
             [load_restaurant(REPO / "samples" / "marlowes.toml")], store, settings, lambda: NOW
         )
-        body = json.dumps(
-            {
-                "id": "e1",
-                "type": "reservation.requested",
-                "merchant_id": "marlowes-kitchen",
-                "data": {"party_size": 2, "start": "2026-12-04T19:00:00+00:00"},
-            }
-        ).encode()
-        secret = settings.partners["tablefinder"].secret
-        assert secret is not None
-        signature = sign(secret, int(NOW.timestamp()), body)
-        status, headers, reply = call(
-            create_app(receiver),
-            "/webhooks/tablefinder",
-            body,
-            {"content-type": "application/json", "hoststand-signature": signature},
-        )
+        body, headers = signed_booking(settings, "e1")
+        status, headers, reply = call(create_app(receiver), "/webhooks/tablefinder", body, headers)
     finally:
         store.close()
     assert status == 503
@@ -114,20 +115,7 @@ def test_a_delivery_that_met_a_busy_store_is_processed_afresh_when_retried(
             [load_restaurant(REPO / "samples" / "marlowes.toml")], store, settings, lambda: NOW
         )
         app = create_app(receiver)
-        body = json.dumps(
-            {
-                "id": "e2",
-                "type": "reservation.requested",
-                "merchant_id": "marlowes-kitchen",
-                "data": {"party_size": 2, "start": "2026-12-04T19:00:00+00:00"},
-            }
-        ).encode()
-        secret = settings.partners["tablefinder"].secret
-        assert secret is not None
-        headers = {
-            "content-type": "application/json",
-            "hoststand-signature": sign(secret, int(NOW.timestamp()), body),
-        }
+        body, headers = signed_booking(settings, "e2")
         first, _, _ = call(app, "/webhooks/tablefinder", body, headers)
         second, _, reply = call(app, "/webhooks/tablefinder", body, headers)
     finally:
