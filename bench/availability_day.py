@@ -16,7 +16,7 @@ import random
 import time
 
 from engine import FloorPlan, build_floor
-from feed.availability import Booking, choose_unit, day_grid
+from feed.floor.availability import Booking, choose_unit, day_grid
 
 TARGET_US = 5000
 SLOTS = [1020 + 15 * i for i in range(24)]  # 17:00 to 22:45

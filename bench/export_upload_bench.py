@@ -31,9 +31,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is not a package
 import feed_bench
 
-from engine.sqlite_store import SQLiteStore
-from feed.scheduler import ExportScheduler
+from feed.files.scheduler import ExportScheduler
 from feed.settings import Destination, ExportSettings
+from store.sqlite import SQLiteStore
 
 
 class UploadStub:

@@ -39,14 +39,14 @@ from typing import Any
 import orjson
 
 from engine import HostStand
-from engine.log import NewEntry
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
-from feed.availability import Booking, choose_unit, day_grid
-from feed.days import DayBook, still_booked
-from feed.documents import feed_metadata
-from feed.export import availability_entries, export_feeds
-from feed.restaurant import Restaurant, parse_restaurant
+from feed.files.documents import feed_metadata
+from feed.files.export import availability_entries, export_feeds
+from feed.floor.availability import Booking, choose_unit, day_grid
+from feed.service.days import DayBook, still_booked
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant, parse_restaurant
+from store.log import NewEntry
+from store.sqlite import SQLiteStore
 
 TARGET_FLOOR_RATIO = 2.0
 TARGET_PEAK_MB = 300

@@ -61,11 +61,11 @@ from typing import Any
 
 import requests
 
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
-from feed.availability import spots_total
-from feed.restaurant import Restaurant, load_restaurant
-from feed.signing import HEADER, sign
+from feed.floor.availability import spots_total
+from feed.service.signing import HEADER, sign
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "marlowes.toml"

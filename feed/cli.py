@@ -18,14 +18,14 @@ import click
 from click._termui_impl import ProgressBar
 
 from engine import run as run_operations
-from engine.log import StoreError
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
 from feed.clock import parse_instant, real_now
-from feed.days import Applied, Cell, DayBook
-from feed.documents import FeedError
-from feed.export import ExportSummary, export_feeds
-from feed.restaurant import ConfigError, Restaurant, load_restaurant
+from feed.files.documents import FeedError
+from feed.files.export import ExportSummary, export_feeds
+from feed.service.days import Applied, Cell, DayBook
+from feed.venue import calendar
+from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
+from store.log import StoreError
+from store.sqlite import SQLiteStore
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
@@ -334,7 +334,7 @@ def serve_command(
     Every accepted change is committed to the SQLite file before it is acknowledged.
     Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first), exit status 0.
     """
-    from feed.serving import build, serve
+    from feed.http.serving import build, serve
     from feed.settings import SettingsError, load_settings
 
     restaurants = [load_config(p) for p in config_paths]

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from engine.booked import BookedDay, Change, change
-from engine.log import (
+from store.log import (
     JSON,
     ConcurrencyConflict,
     DuplicateKey,

@@ -19,7 +19,7 @@ import jsonschema  # type: ignore[import-untyped]
 T = TypeVar("T")
 Record = dict[str, Any]
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 AVAILABILITY = "availability_feed"
 MERCHANT = "merchant_feed"
 SERVICE = "service_feed"

@@ -16,13 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.booked import BookedDay
-from engine.log import LogStore
-from feed import calendar
-from feed.availability import release, spots_total
-from feed.days import DayBook
-from feed.documents import availability_entry, merchant_record, service_record
-from feed.restaurant import Restaurant
-from feed.writer import (
+from feed.files.documents import availability_entry, merchant_record, service_record
+from feed.files.writer import (
     FileStats,
     MerchantDays,
     Row,
@@ -32,6 +27,11 @@ from feed.writer import (
     write_merchant_feed,
     write_service_feed,
 )
+from feed.floor.availability import release, spots_total
+from feed.service.days import DayBook
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant
+from store.log import LogStore
 
 LAST_GENERATION_FILE = ".last-generation"
 SERVICE_NAME = "Table reservation"  # dining has one service per merchant

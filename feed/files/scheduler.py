@@ -22,11 +22,11 @@ from typing import Any
 
 import requests
 
-from engine.log import LogStore
-from feed.delivery import backoff, send
-from feed.export import ExportSummary, export_feeds
-from feed.restaurant import Restaurant
+from feed.files.export import ExportSummary, export_feeds
+from feed.push.delivery import backoff, send
 from feed.settings import Destination, ExportSettings
+from feed.venue.restaurant import Restaurant
+from store.log import LogStore
 
 log = logging.getLogger("hoststand.export")
 MAX_ATTEMPTS = 6  # per file and upload

@@ -23,7 +23,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from feed.documents import (
+from feed.files.documents import (
     AVAILABILITY,
     CONFIRMATION_MODE_SYNCHRONOUS,
     DUPLICATE_RECORD,

@@ -21,7 +21,7 @@ from itertools import islice
 
 from engine import config
 from engine.floor import Combo, FloorPlan, Table
-from feed.matching import Matcher
+from feed.floor.matching import Matcher
 
 Booking = tuple[tuple[str, ...], int]  # a still-booked reservation: its tables and its `at`
 

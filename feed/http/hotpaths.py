@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.log import ConcurrencyConflict, StoreUnavailable
-from feed import statuses
-from feed.receiver import Reply, problem
-from feed.responses import render
+from feed.http import statuses
+from feed.http.responses import render
+from feed.service.receiver import Reply, problem
+from store.log import ConcurrencyConflict, StoreUnavailable
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

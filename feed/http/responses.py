@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from feed.receiver import Reply
+from feed.service.receiver import Reply
 
 
 def render(content: Any) -> bytes:

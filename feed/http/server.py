@@ -1,6 +1,6 @@
 """The HTTP receiver: FastAPI routes over `Receiver`, nothing else.
 
-Every error leaves as {"error": {"code", "message"}} with the status of `feed.statuses`;
+Every error leaves as {"error": {"code", "message"}} with the status of `feed.http.statuses`;
 request bodies are capped before they are read whole. Handlers run on the event loop: their
 work is short (a day already replayed in memory, one SQLite commit well under a millisecond)
 and handing each to a thread pool cost more in GIL hand-offs than it saved (measured with
@@ -18,16 +18,16 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from engine.log import ConcurrencyConflict, StoreUnavailable
-from feed import statuses, v3
-from feed.days import new_booking_id
-from feed.hotpaths import HotPaths, Route, busy, too_large
-from feed.hotpaths import Request as HotRequest
-from feed.partner_api import PartnerApi
-from feed.receiver import Receiver, Reply, problem
-from feed.responses import send
-from feed.signing import HEADER as SIGNATURE_HEADER
-from feed.statuses import error_body
+from feed.http import statuses, v3
+from feed.http.hotpaths import HotPaths, Route, busy, too_large
+from feed.http.hotpaths import Request as HotRequest
+from feed.http.responses import send
+from feed.http.statuses import error_body
+from feed.service.days import new_booking_id
+from feed.service.partner_api import PartnerApi
+from feed.service.receiver import Receiver, Reply, problem
+from feed.service.signing import HEADER as SIGNATURE_HEADER
+from store.log import ConcurrencyConflict, StoreUnavailable
 
 MAX_BODY_BYTES = 64 * 1024
 
@@ -296,7 +296,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
 
 
 def hot_app(app: FastAPI, receiver: Receiver) -> HotPaths:
-    """`app` (from create_app) behind feed.hotpaths: v3 calls and signed webhooks skip
+    """`app` (from create_app) behind feed.http.hotpaths: v3 calls and signed webhooks skip
     FastAPI's machinery, and call the same PartnerApi and Receiver as its routes."""
     api: PartnerApi = app.state.partner_api
     header = SIGNATURE_HEADER.lower()

@@ -20,15 +20,15 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
-from engine.log import LogStore
-from feed.hotpaths import ASGIApp, HotPaths
-from feed.notify import Notifier
-from feed.outbox import OutboxSender
-from feed.receiver import Receiver
-from feed.restaurant import Restaurant
-from feed.scheduler import ExportScheduler
-from feed.server import create_app, hot_app
+from feed.files.scheduler import ExportScheduler
+from feed.http.hotpaths import ASGIApp, HotPaths
+from feed.http.server import create_app, hot_app
+from feed.push.outbox import OutboxSender
+from feed.service.notify import Notifier
+from feed.service.receiver import Receiver
 from feed.settings import Settings
+from feed.venue.restaurant import Restaurant
+from store.log import LogStore
 
 log = logging.getLogger("hoststand.serve")
 SWEEP_SECONDS = 30.0
@@ -121,7 +121,7 @@ def build(
     *,
     export: bool = True,
 ) -> HotPaths:
-    """The app `serve` runs: FastAPI behind the hot paths (feed.hotpaths)."""
+    """The app `serve` runs: FastAPI behind the hot paths (feed.http.hotpaths)."""
     receiver = Receiver(
         restaurants,
         store,

@@ -1,6 +1,7 @@
 """Error codes to HTTP statuses: the one place the receiver decides what a refusal is.
 
-Codes are the engine's (`engine.errors`), the service's (`feed.days`) and the receiver's own.
+Codes are the engine's (`engine.errors`), the service's (`feed.service.days`) and the
+receiver's own.
 Anything a client can send maps to a 4xx; a code missing here is a bug and shows as 500.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import errors
-from feed import days
+from feed.service import days
 
 UNAUTHORIZED = "unauthorized"
 BAD_JSON = "bad json"

@@ -1,6 +1,6 @@
 """HTTP routes of the partner's booking server (v3) and waitlist, behind HTTP Basic auth.
 
-The paths and field names are the partner's; `feed.partner_api` does the work.
+The paths and field names are the partner's; `feed.service.partner_api` does the work.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from feed import statuses
-from feed.hotpaths import Answer, Route
-from feed.hotpaths import Request as HotRequest
-from feed.partner_api import PartnerApi
-from feed.receiver import Reply, problem
-from feed.responses import send
+from feed.http import statuses
+from feed.http.hotpaths import Answer, Route
+from feed.http.hotpaths import Request as HotRequest
+from feed.http.responses import send
+from feed.service.partner_api import PartnerApi
+from feed.service.receiver import Reply, problem
 from feed.settings import Partner, Settings
 
 MAX_BODY_BYTES = 64 * 1024
@@ -123,7 +123,7 @@ def answer(
     body: bytes,
 ) -> Answer:
     """One v3 call: Basic auth, the body as a JSON object, then `method`. The FastAPI route
-    and the hot path (feed.hotpaths) both answer through here."""
+    and the hot path (feed.http.hotpaths) both answer through here."""
     partner = basic_partner(settings, authorization)
     if partner is None:
         reply = problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials")
@@ -145,7 +145,7 @@ def answer(
 
 
 def hot_routes(api: PartnerApi, settings: Settings) -> dict[str, Route]:
-    """The v3 POST endpoints for feed.hotpaths, by path."""
+    """The v3 POST endpoints for feed.http.hotpaths, by path."""
 
     def route(method: Callable[[Partner, Any], Reply]) -> Route:
         def handle(request: HotRequest) -> Answer:

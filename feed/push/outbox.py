@@ -19,12 +19,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from engine.log import LogStore, OutboxItem
-from feed import calendar
-from feed.days import DayBook
-from feed.delivery import backoff, environ_proxies, lean_session, send
-from feed.notify import AVAILABILITY, BOOKING, rfc3339
+from feed.push.delivery import backoff, environ_proxies, lean_session, send
+from feed.service.days import DayBook
+from feed.service.notify import AVAILABILITY, BOOKING, rfc3339
 from feed.settings import Partner
+from feed.venue import calendar
+from store.log import LogStore, OutboxItem
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
 SENDERS = 4  # requests in flight at once (to different keys)

@@ -19,7 +19,20 @@ from typing import Any
 from engine import HostStand, Rejected, config
 from engine.booked import BookedDay
 from engine.holds import Reservation
-from engine.log import (
+from engine.stand import Result
+from feed.floor.availability import (
+    Booking,
+    choose_unit,
+    day_grid,
+    day_opens,
+    day_opens_of_units,
+    spots_open,
+)
+from feed.service.notify import Notifier
+from feed.venue import calendar
+from feed.venue.calendar import Slot
+from feed.venue.restaurant import Restaurant
+from store.log import (
     ConcurrencyConflict,
     LogAppend,
     LogEntry,
@@ -28,19 +41,6 @@ from engine.log import (
     OutboxMessage,
     Remember,
 )
-from engine.stand import Result
-from feed import calendar
-from feed.availability import (
-    Booking,
-    choose_unit,
-    day_grid,
-    day_opens,
-    day_opens_of_units,
-    spots_open,
-)
-from feed.calendar import Slot
-from feed.notify import Notifier
-from feed.restaurant import Restaurant
 
 BOOKING_SCOPE = "booking"  # idempotency scope of the booking index: id -> merchant, day, partner
 MAX_ATTEMPTS = 20  # optimistic retries against concurrent writers of the same day

@@ -17,9 +17,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from engine.holds import Reservation, ReservationStatus
-from engine.log import OutboxMessage
-from feed.restaurant import Restaurant
 from feed.settings import Partner
+from feed.venue.restaurant import Restaurant
+from store.log import OutboxMessage
 
 AVAILABILITY = "availability"
 # A restaurant sends at most one replace per this many seconds, with every day that changed

@@ -19,14 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine import Party, PartyState
 from engine.errors import RESERVATION_NOT_ACTIVE, Rejected
 from engine.holds import ReservationStatus
-from engine.log import DuplicateKey, LogStore, Remember
 from engine.stand import Result
-from feed import calendar, statuses
-from feed.availability import spots_total
-from feed.days import BOOKING_SCOPE, DayBook, Refused, new_booking_id
-from feed.receiver import Reply, problem
-from feed.restaurant import Restaurant
+from feed.floor.availability import spots_total
+from feed.http import statuses
+from feed.service.days import BOOKING_SCOPE, DayBook, Refused, new_booking_id
+from feed.service.receiver import Reply, problem
 from feed.settings import Partner
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant
+from store.log import DuplicateKey, LogStore, Remember
 
 CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
 SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"

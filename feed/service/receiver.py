@@ -19,16 +19,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import Rejected
 from engine.errors import UNKNOWN_RESERVATION
-from engine.log import DuplicateKey, LogStore, Remember
 from engine.stand import Result
-from feed import calendar, statuses
 from feed.clock import parse_instant, real_now
-from feed.days import BOOKING_SCOPE, NOT_A_SLOT, DayBook, Refused, new_booking_id
-from feed.notify import Notifier
-from feed.restaurant import Restaurant
+from feed.http import statuses
+from feed.http.statuses import error_body, http_status
+from feed.service.days import BOOKING_SCOPE, NOT_A_SLOT, DayBook, Refused, new_booking_id
+from feed.service.notify import Notifier
+from feed.service.signing import SignatureError, verify
 from feed.settings import Partner, Settings
-from feed.signing import SignatureError, verify
-from feed.statuses import error_body, http_status
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant
+from store.log import DuplicateKey, LogStore, Remember
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from feed.restaurant import Restaurant, Service
+from feed.venue.restaurant import Restaurant, Service
 
 _MINUTE = timedelta(minutes=1)
 

@@ -30,7 +30,7 @@ from pydantic import (
 
 from engine.floor import FloorPlan, FloorPlanError, Table, build_floor
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "restaurant.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "restaurant.schema.json"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 DEFAULT_LAST_SEATING_BEFORE_CLOSE = 60  # minutes
 DEFAULT_LARGE_TURN_MINUTES = 120
@@ -517,8 +517,8 @@ def write_schema(path: Path = SCHEMA_PATH) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m feed.restaurant --schema` writes the schema; with files, checks them."""
-    parser = argparse.ArgumentParser(prog="python -m feed.restaurant", description=__doc__)
+    """`python -m feed.venue.restaurant --schema` writes the schema; with files, checks them."""
+    parser = argparse.ArgumentParser(prog="python -m feed.venue.restaurant", description=__doc__)
     parser.add_argument("--schema", action="store_true", help=f"write {SCHEMA_PATH.name}")
     parser.add_argument("files", nargs="*", type=Path, help="restaurant TOML files to check")
     args = parser.parse_args(argv)

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from click.testing import CliRunner, Result
 
-from engine.sqlite_store import SQLiteStore
 from feed.cli import main
+from store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"

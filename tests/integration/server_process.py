@@ -22,7 +22,7 @@ from typing import Any
 
 import requests
 
-from feed.signing import HEADER, sign
+from feed.service.signing import HEADER, sign
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"

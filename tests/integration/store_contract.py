@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine import HostStand, Rejected, run
-from engine.log import (
+from store.log import (
     ConcurrencyConflict,
     DuplicateKey,
     LogAppend,

@@ -13,11 +13,11 @@ from zoneinfo import ZoneInfo
 import jsonschema
 import pytest
 
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
-from feed.days import Applied, DayBook
-from feed.export import export_feeds
-from feed.restaurant import Restaurant, load_restaurant
+from feed.files.export import export_feeds
+from feed.service.days import Applied, DayBook
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "schemas"

@@ -1,11 +1,11 @@
-"""feed.hotpaths: the v3 POSTs and signed webhooks answered in plain ASGI in front of FastAPI.
+"""feed.http.hotpaths: the v3 POSTs and signed webhooks answered in plain ASGI in front of FastAPI.
 
 The claim is that the hot path writes the bytes the FastAPI route would have written, so most
 tests here send the same request to two apps and compare what comes back: the plain FastAPI
 app (`create_app(receiver)`) and the same app behind `hot_app`, each over its own copy of a
 fresh SQLite store. In process, a small hand-written ASGI driver calls the apps directly (and
 a spy behind HotPaths shows which requests reached FastAPI); over HTTP, a real
-`hoststand serve` on 127.0.0.1 (which runs `feed.serving.build`, i.e. the hot app) is compared
+`hoststand serve` on 127.0.0.1 (which runs `feed.http.serving.build`, i.e. the hot app) is compared
 with the plain app in process for requests whose answers do not depend on random ids.
 """
 
@@ -29,24 +29,24 @@ from typing import Any, cast
 import pytest
 import requests
 
-import feed.days
-import feed.partner_api
-import feed.receiver
-import feed.server
-from engine.log import ConcurrencyConflict, LogStore, StoreUnavailable
-from engine.sqlite_store import SQLiteStore
-from feed import v3
-from feed.hotpaths import Answer as HotAnswer
-from feed.hotpaths import ASGIApp, HotPaths, Message, Receive, Route, Scope, Send
-from feed.hotpaths import Request as HotRequest
-from feed.partner_api import PartnerApi
-from feed.receiver import Receiver, Reply
-from feed.restaurant import load_restaurant
-from feed.server import MAX_BODY_BYTES, create_app, hot_app
-from feed.serving import build
+import feed.http.server
+import feed.service.days
+import feed.service.partner_api
+import feed.service.receiver
+from feed.http import v3
+from feed.http.hotpaths import Answer as HotAnswer
+from feed.http.hotpaths import ASGIApp, HotPaths, Message, Receive, Route, Scope, Send
+from feed.http.hotpaths import Request as HotRequest
+from feed.http.server import MAX_BODY_BYTES, create_app, hot_app
+from feed.http.serving import build
+from feed.service.partner_api import PartnerApi
+from feed.service.receiver import Receiver, Reply
+from feed.service.signing import HEADER as SIGNATURE_HEADER
+from feed.service.signing import sign
 from feed.settings import Partner, load_settings
-from feed.signing import HEADER as SIGNATURE_HEADER
-from feed.signing import sign
+from feed.venue.restaurant import load_restaurant
+from store.log import ConcurrencyConflict, LogStore, StoreUnavailable
+from store.sqlite import SQLiteStore
 from tests.integration.server_process import (
     CONFIGS,
     HOST_TOKENS,
@@ -243,7 +243,12 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     def new_booking_id() -> str:
         return f"bk-{next(counter):016x}"
 
-    for module in (feed.days, feed.partner_api, feed.receiver, feed.server):
+    for module in (
+        feed.service.days,
+        feed.service.partner_api,
+        feed.service.receiver,
+        feed.http.server,
+    ):
         monkeypatch.setattr(module, "new_booking_id", new_booking_id)
 
     def restart() -> None:

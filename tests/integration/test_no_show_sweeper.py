@@ -6,12 +6,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from engine.holds import ReservationStatus
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
-from feed.receiver import Receiver
-from feed.restaurant import load_restaurant
-from feed.serving import sweep_no_shows
+from feed.http.serving import sweep_no_shows
+from feed.service.receiver import Receiver
 from feed.settings import Settings
+from feed.venue import calendar
+from feed.venue.restaurant import load_restaurant
+from store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
 FRIDAY = date(2026, 12, 4)  # Marlowe's, London: GMT, dinner from 17:30

@@ -39,8 +39,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from feed.signing import HEADER as SIGNATURE_HEADER
-from feed.signing import sign
+from feed.service.signing import HEADER as SIGNATURE_HEADER
+from feed.service.signing import sign
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"

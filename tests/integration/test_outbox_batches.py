@@ -17,14 +17,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.log import LogAppend, NewEntry, OutboxItem, OutboxMessage
-from engine.sqlite_store import SQLiteStore
-from feed import calendar, outbox
-from feed.days import DayBook
-from feed.notify import AVAILABILITY, BOOKING, replace_due
-from feed.outbox import OutboxSender, batches, replace_body
-from feed.restaurant import load_restaurant
+from feed.push import outbox
+from feed.push.outbox import OutboxSender, batches, replace_body
+from feed.service.days import DayBook
+from feed.service.notify import AVAILABILITY, BOOKING, replace_due
 from feed.settings import Partner
+from feed.venue import calendar
+from feed.venue.restaurant import load_restaurant
+from store.log import LogAppend, NewEntry, OutboxItem, OutboxMessage
+from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import PartnerStub
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"

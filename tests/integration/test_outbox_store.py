@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.log import (
+from store.log import (
     ConcurrencyConflict,
     DuplicateKey,
     LogAppend,
@@ -17,7 +17,7 @@ from engine.log import (
     OutboxItem,
     OutboxMessage,
 )
-from engine.sqlite_store import SQLiteStore
+from store.sqlite import SQLiteStore
 
 T0 = 1_796_400_000.0  # 2026-12-04 18:40 UTC, fixed: never today's clock
 LATER = T0 + 10**6  # far past every back-off in these tests

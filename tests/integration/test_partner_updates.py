@@ -24,11 +24,11 @@ import pytest
 import requests
 from click.testing import CliRunner
 
-from engine.sqlite_store import SQLiteStore
 from feed.cli import main as cli
-from feed.days import DayBook
-from feed.outbox import replace_body
-from feed.restaurant import Restaurant, load_restaurant
+from feed.push.outbox import replace_body
+from feed.service.days import DayBook
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import (
     AVAILABILITY,
     BOOKING,

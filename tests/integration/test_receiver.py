@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import requests
 
-from engine.sqlite_store import SQLiteStore
-from feed.signing import sign
+from feed.service.signing import sign
+from store.sqlite import SQLiteStore
 from tests.integration.server_process import (
     HOST_TOKENS,
     NOW_T,

@@ -16,12 +16,12 @@ import requests
 
 from engine import HostStand, Rejected
 from engine.errors import TABLE_CONFLICT
-from engine.log import ConcurrencyConflict, LogEntry, NewEntry
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
-from feed.availability import choose_unit
-from feed.days import json_result, still_booked
-from feed.restaurant import Restaurant, load_restaurant
+from feed.floor.availability import choose_unit
+from feed.service.days import json_result, still_booked
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.log import ConcurrencyConflict, LogEntry, NewEntry
+from store.sqlite import SQLiteStore
 from tests.integration.server_process import (
     HOST_TOKENS,
     NOW,

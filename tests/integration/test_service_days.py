@@ -9,12 +9,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from engine.log import LogAppend, LogEntry, OutboxMessage, Remember
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
-from feed.calendar import Slot
-from feed.days import Applied, DayBook, Refused
-from feed.restaurant import Restaurant, load_restaurant
+from feed.service.days import Applied, DayBook, Refused
+from feed.venue import calendar
+from feed.venue.calendar import Slot
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.log import LogAppend, LogEntry, OutboxMessage, Remember
+from store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
 MARLOWES = REPO / "samples" / "marlowes.toml"
@@ -468,7 +468,7 @@ def test_booking_on_a_closed_day_is_refused_as_closed(
 def test_a_long_running_book_keeps_few_days_in_memory_and_reloads_the_others(
     store: SQLiteStore, marlowes: Restaurant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from feed import days as days_module
+    from feed.service import days as days_module
 
     monkeypatch.setattr(days_module, "DAYS_KEPT", 2)
     book = DayBook(store, marlowes)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from engine.booked import fold
-from engine.log import ConcurrencyConflict, LogStore, NewEntry, StoreError, StoreUnavailable
-from engine.sqlite_store import SCHEMA_VERSION, SQLiteStore, translate
+from store.log import ConcurrencyConflict, LogStore, NewEntry, StoreError, StoreUnavailable
+from store.sqlite import SCHEMA_VERSION, SQLiteStore, translate
 from tests.integration.store_contract import DAY, MERCHANT, StoreContract, entry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -200,8 +200,8 @@ def test_writers_that_reread_and_retry_on_conflict_all_land_with_no_gap(
 WORKER = """
 import sys, time
 from pathlib import Path
-from engine.log import ConcurrencyConflict, NewEntry
-from engine.sqlite_store import SQLiteStore
+from store.log import ConcurrencyConflict, NewEntry
+from store.sqlite import SQLiteStore
 from datetime import date
 
 db, go, name = sys.argv[1:]

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import MARLOWES, FloorPlan, HostStand, Rejected, build_floor
-from feed.availability import (
+from feed.floor.availability import (
     Booking,
     bookable_tables,
     choose_unit,
@@ -248,7 +248,7 @@ def test_a_cancellation_gives_back_exactly_what_the_booking_took(
 
 def test_releasing_a_floor_forgets_its_work_but_not_its_answers() -> None:
     from engine import MARLOWES
-    from feed import availability
+    from feed.floor import availability
 
     before = [availability.spots_total(MARLOWES, n) for n in range(1, 11)]
     availability.release(MARLOWES)

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from engine import MARLOWES, FloorPlan, HostStand, build_floor, config
 from engine.booked import BookedDay, fold, succeeded, valid_shape_ts
-from engine.log import NewEntry
-from engine.sqlite_store import SQLiteStore
 from engine.stand import is_int
-from feed.days import json_result
+from feed.service.days import json_result
+from store.log import NewEntry
+from store.sqlite import SQLiteStore
 
 HOLD_AFTER = config.HOLD_AFTER_MINUTES
 
@@ -486,7 +486,7 @@ def test_the_sqlite_store_agrees_with_fold_on_the_example_logs(tmp_path: Path) -
 
 
 # Service-day minutes beyond SQLite's 64-bit integers: the engine takes them, the store
-# clamps them (engine.sqlite_store._columns), and nothing near any real slot may move.
+# clamps them (store.sqlite._columns), and nothing near any real slot may move.
 HUGE_LOGS: list[list[Any]] = [
     [["reserve", 0, "R1", "T1", 60], ["reserve", 0, "R2", "T2", 2**63 + 5]],
     [["reserve", 0, "R1", "T1", 60], ["board", 2**64 + 3]],  # a far-off minute expires R1

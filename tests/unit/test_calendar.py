@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from feed.calendar import (
+from feed.venue.calendar import (
     closing_instant,
     days_ahead,
     in_service,
@@ -20,7 +20,7 @@ from feed.calendar import (
     slot_at,
     slots,
 )
-from feed.restaurant import Restaurant, load_restaurant, parse_restaurant
+from feed.venue.restaurant import Restaurant, load_restaurant, parse_restaurant
 
 ROOT = Path(__file__).resolve().parents[2]
 MARLOWES = load_restaurant(ROOT / "samples" / "marlowes.toml")
@@ -304,7 +304,7 @@ def test_a_restaurant_is_in_service_only_between_a_services_open_and_close() -> 
 def test_the_quick_slots_of_a_day_without_a_clock_change_match_the_slot_by_slot_ones(
     restaurant_: Restaurant,
 ) -> None:
-    from feed.calendar import _slots, _wall_clock_slots
+    from feed.venue.calendar import _slots, _wall_clock_slots
 
     day = date(2026, 1, 1)
     for _ in range(365):

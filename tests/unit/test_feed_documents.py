@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from feed import documents, writer
-from feed.documents import (
+from feed.files import documents, writer
+from feed.files.documents import (
     AVAILABILITY,
     AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE,
     DUPLICATE_RECORD,
@@ -35,7 +35,7 @@ from feed.documents import (
     service_record,
     validate_document,
 )
-from feed.writer import (
+from feed.files.writer import (
     feed_filename,
     shard,
     write_availability_feed,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-from feed.documents import (
+from feed.files.documents import (
     AVAILABILITY,
     AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE,
     DURATION_OUT_OF_RANGE,

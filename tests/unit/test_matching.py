@@ -5,7 +5,7 @@ from itertools import combinations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from feed.matching import Matcher, edges_in_some_maximum_matching, maximum_matching_size
+from feed.floor.matching import Matcher, edges_in_some_maximum_matching, maximum_matching_size
 
 
 def brute_force_size(edges: list[tuple[str, str]]) -> int:

@@ -1,4 +1,4 @@
-"""feed.partner_api reads lookups in the plain shape without pydantic; the verdict must stay
+"""feed.service.partner_api reads lookups in the plain shape without pydantic; the verdict must stay
 pydantic's. Whenever `_plain_lookup` answers, `LookupRequest` (after snake_case) accepts the
 same payload and reads the same merchant and, per slot, the same echo, service, start,
 duration and party size (same values of the same types); and `PartnerApi.lookup` replies
@@ -25,13 +25,13 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-import feed.partner_api
-from engine.sqlite_store import SQLiteStore
-from feed.days import DayBook
-from feed.partner_api import LookupRequest, PartnerApi, _plain_lookup, parse, snake_case
-from feed.receiver import Reply
-from feed.restaurant import load_restaurant
+import feed.service.partner_api
+from feed.service.days import DayBook
+from feed.service.partner_api import LookupRequest, PartnerApi, _plain_lookup, parse, snake_case
+from feed.service.receiver import Reply
 from feed.settings import Partner
+from feed.venue.restaurant import load_restaurant
+from store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)  # Friday, dinner running (London = UTC)
@@ -193,7 +193,7 @@ class Plain:
     required: frozenset[str]  # fields always there (unless made odd), at any level
 
 
-# The plain shape as feed.partner_api describes it: known keys in either spelling, ints or
+# The plain shape as feed.service.partner_api describes it: known keys in either spelling, ints or
 # digit strings in range; strings in ASCII (other text is left to pydantic since e923b68).
 WIDE = Plain(
     merchants=st.sampled_from(KNOWN_MERCHANTS) | ASCII_TEXT.filter(bool),
@@ -539,7 +539,7 @@ def api() -> Iterator[PartnerApi]:
 
 def both_replies(api: PartnerApi, payload: Any) -> tuple[Reply, Reply]:
     fast = api.lookup(PARTNER, payload)
-    with mock.patch.object(feed.partner_api, "_plain_lookup", slow_lookup):
+    with mock.patch.object(feed.service.partner_api, "_plain_lookup", slow_lookup):
         slow = api.lookup(PARTNER, payload)
     return fast, slow
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.sqlite_store import SQLiteStore
-from feed import calendar
-from feed.days import DayBook
-from feed.outbox import replace_body, replace_json
-from feed.restaurant import Restaurant, parse_restaurant
+from feed.push.outbox import replace_body, replace_json
+from feed.service.days import DayBook
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant, parse_restaurant
+from store.sqlite import SQLiteStore
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 DAY = date(2026, 12, 4)  # a Friday
@@ -62,6 +62,6 @@ def test_a_closed_day_sends_an_empty_replace(tmp_path: Path) -> None:
 
 
 def calendar_stamp(start_sec: int) -> str:
-    from feed.notify import rfc3339
+    from feed.service.notify import rfc3339
 
     return rfc3339(datetime.fromtimestamp(start_sec, UTC))

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from engine.floor import MARLOWES
-from feed.restaurant import (
+from feed.venue.restaurant import (
     SCHEMA_PATH,
     ConfigError,
     Restaurant,
@@ -248,7 +248,7 @@ def test_several_mistakes_report_the_first_and_count_the_rest(tmp_path: Path) ->
 
 
 def test_the_committed_schema_is_the_models_schema() -> None:
-    # Regenerate with: python -m feed.restaurant --schema
+    # Regenerate with: python -m feed.venue.restaurant --schema
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text()
 
 

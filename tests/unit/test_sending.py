@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.sqlite_store import SQLiteStore
-from feed.delivery import environ_proxies, lean_session
-from feed.outbox import OutboxSender
+from feed.push.delivery import environ_proxies, lean_session
+from feed.push.outbox import OutboxSender
+from store.sqlite import SQLiteStore
 
 
 def test_the_lean_session_takes_the_ca_bundle_from_the_environment(

@@ -8,13 +8,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.log import StoreUnavailable
-from engine.sqlite_store import SQLiteStore
-from feed.receiver import Receiver
-from feed.restaurant import load_restaurant
-from feed.server import create_app
+from feed.http.server import create_app
+from feed.service.receiver import Receiver
+from feed.service.signing import sign
 from feed.settings import Settings, load_settings
-from feed.signing import sign
+from feed.venue.restaurant import load_restaurant
+from store.log import StoreUnavailable
+from store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""feed.writer._atomic_output: the bytes written, and nothing at all on any error.
+"""feed.files.writer._atomic_output: the bytes written, and nothing at all on any error.
 
 Three ways to the disk: plain files through O_DIRECT (an aligned 4 MiB buffer, the last
 block padded then cut back), plain files through the page cache when O_DIRECT cannot be
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from feed import writer
+from feed.files import writer
 
 MiB = 1 << 20
 BUFFER = writer._DirectWriter.BUFFER  # 4 MiB

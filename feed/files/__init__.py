@@ -1,0 +1,1 @@
+"""The feed files: partner documents, their writer, the export and its schedule."""
