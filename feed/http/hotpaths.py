@@ -16,7 +16,8 @@ from typing import Any
 
 from feed.http import statuses
 from feed.http.responses import render
-from feed.service.receiver import Reply, problem
+from feed.http.statuses import status_of
+from feed.service.replies import Reply, problem
 from store.log import ConcurrencyConflict, StoreUnavailable
 
 Scope = MutableMapping[str, Any]
@@ -139,5 +140,5 @@ async def _respond(send: Send, reply: Reply, extra: dict[str, str] | None) -> No
     ]
     for name, value in (extra or {}).items():
         headers.append((name.lower().encode("latin-1"), value.encode("latin-1")))
-    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.start", "status": status_of(reply), "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -11,7 +11,8 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from feed.service.receiver import Reply
+from feed.http.statuses import status_of
+from feed.service.replies import Reply
 
 
 def render(content: Any) -> bytes:
@@ -26,5 +27,9 @@ class SortedJSONResponse(JSONResponse):
         return render(content)
 
 
-def send(reply: Reply, headers: dict[str, str] | None = None) -> SortedJSONResponse:
-    return SortedJSONResponse(reply.body, status_code=reply.status, headers=headers)
+def send(
+    reply: Reply, headers: dict[str, str] | None = None, status: int | None = None
+) -> SortedJSONResponse:
+    """The reply as an HTTP response; its status by its code unless the edge names one."""
+    code = status_of(reply) if status is None else status
+    return SortedJSONResponse(reply.body, status_code=code, headers=headers)

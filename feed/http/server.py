@@ -22,10 +22,10 @@ from feed.http import statuses, v3
 from feed.http.hotpaths import HotPaths, Route, busy, too_large
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
-from feed.http.statuses import error_body
 from feed.service.days import new_booking_id
 from feed.service.partner_api import PartnerApi
-from feed.service.receiver import Receiver, Reply, problem
+from feed.service.receiver import Receiver
+from feed.service.replies import Reply, error_body, problem
 from feed.service.signing import HEADER as SIGNATURE_HEADER
 from store.log import ConcurrencyConflict, StoreUnavailable
 
@@ -151,7 +151,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
             404: statuses.NOT_FOUND,
             405: statuses.METHOD_NOT_ALLOWED,
         }.get(exc.status_code, statuses.INVALID_REQUEST)
-        return send(Reply(exc.status_code, error_body(code, str(exc.detail))))
+        return send(Reply(error_body(code, str(exc.detail))), status=exc.status_code)
 
     # One PartnerApi for the v3 routes here and for their hot paths (hot_app).
     app.state.partner_api = PartnerApi(receiver.books, receiver.store, receiver.clock)

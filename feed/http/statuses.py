@@ -7,22 +7,23 @@ Anything a client can send maps to a 4xx; a code missing here is a bug and shows
 
 from __future__ import annotations
 
-from typing import Any
-
 from engine import errors
 from feed.service import days
-
-UNAUTHORIZED = "unauthorized"
-BAD_JSON = "bad json"
-INVALID_REQUEST = "invalid request"
-BODY_TOO_LARGE = "body too large"
-UNKNOWN_MERCHANT = "unknown merchant"
-EVENT_ID_REUSED = "event id reused"
-NOT_FOUND = "not found"
-METHOD_NOT_ALLOWED = "method not allowed"
-NO_SERVICE_TODAY = "no service today"
-UNAVAILABLE = "unavailable"
-BAD_ARGUMENTS = "bad arguments"  # the partner protocol's 400: unknown merchant, slot, booking
+from feed.service.replies import (
+    BAD_ARGUMENTS,
+    BAD_JSON,
+    BODY_TOO_LARGE,
+    EVENT_ID_REUSED,
+    INVALID_REQUEST,
+    METHOD_NOT_ALLOWED,
+    NO_SERVICE_TODAY,
+    NOT_FOUND,
+    UNAUTHORIZED,
+    UNAVAILABLE,
+    UNKNOWN_MERCHANT,
+    Reply,
+    error_body,
+)
 
 HTTP_STATUS: dict[str, int] = {
     # the engine's codes
@@ -64,5 +65,26 @@ def http_status(code: str) -> int:
     return HTTP_STATUS.get(code, 500)
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
+def status_of(reply: Reply) -> int:
+    """200 for an answer; a refusal's status by its code."""
+    code = reply.code
+    return 200 if code is None else http_status(code)
+
+
+__all__ = [
+    "BAD_ARGUMENTS",
+    "BAD_JSON",
+    "BODY_TOO_LARGE",
+    "EVENT_ID_REUSED",
+    "HTTP_STATUS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_ALLOWED",
+    "NOT_FOUND",
+    "NO_SERVICE_TODAY",
+    "UNAUTHORIZED",
+    "UNAVAILABLE",
+    "UNKNOWN_MERCHANT",
+    "error_body",
+    "http_status",
+    "status_of",
+]

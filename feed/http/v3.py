@@ -20,8 +20,9 @@ from feed.http import statuses
 from feed.http.hotpaths import Answer, Route
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
+from feed.http.statuses import status_of
 from feed.service.partner_api import PartnerApi
-from feed.service.receiver import Reply, problem
+from feed.service.replies import Reply, problem
 from feed.settings import Partner, Settings
 
 MAX_BODY_BYTES = 64 * 1024
@@ -85,7 +86,7 @@ def basic_partner(settings: Settings, authorization: str | None) -> Partner | No
 
 
 def _headers(reply: Reply) -> dict[str, str] | None:
-    return {"WWW-Authenticate": 'Basic realm="hoststand"'} if reply.status == 401 else None
+    return {"WWW-Authenticate": 'Basic realm="hoststand"'} if status_of(reply) == 401 else None
 
 
 def _send(reply: Reply) -> JSONResponse:
@@ -183,7 +184,7 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
         """200 when the booking server is up (Basic auth as for every call)."""
         if basic_partner(settings, request.headers.get("authorization")) is None:
             return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
-        return send(Reply(200, {}))
+        return send(Reply({}))
 
     def handler(method: Callable[[Partner, Any], Reply]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> JSONResponse:

@@ -21,9 +21,9 @@ from engine.errors import RESERVATION_NOT_ACTIVE, Rejected
 from engine.holds import ReservationStatus
 from engine.stand import Result
 from feed.floor.availability import spots_total
-from feed.http import statuses
+from feed.service import replies
 from feed.service.days import BOOKING_SCOPE, DayBook, Refused, new_booking_id
-from feed.service.receiver import Reply, problem
+from feed.service.replies import Reply, problem
 from feed.settings import Partner
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
@@ -155,7 +155,7 @@ def parse(model: type[RequestT], payload: Any, *, normalised: bool = False) -> R
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
-        return problem(statuses.BAD_ARGUMENTS, f"{where}: {first['msg']}")
+        return problem(replies.BAD_ARGUMENTS, f"{where}: {first['msg']}")
 
 
 # -- the lookup's plain case, without pydantic ----------------------------------------------
@@ -266,7 +266,7 @@ def _plain_lookup(payload: Any) -> tuple[str, list[PlainSlot]] | None:
 
 
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
-    return Reply(200, {key: {"cause": cause, "description": description}})
+    return Reply({key: {"cause": cause, "description": description}})
 
 
 class PartnerApi:
@@ -284,13 +284,13 @@ class PartnerApi:
     def _book_of(self, partner: Partner, merchant_id: str | None) -> DayBook | Reply:
         book = self.books.get(merchant_id or "")
         if book is None or not partner.may_use(book.restaurant.merchant_id):
-            return problem(statuses.BAD_ARGUMENTS, f"unknown merchant {merchant_id!r}")
+            return problem(replies.BAD_ARGUMENTS, f"unknown merchant {merchant_id!r}")
         return book
 
     def _index(self, partner: Partner, booking_id: str) -> dict[str, Any] | Reply:
         index = self.store.recall(BOOKING_SCOPE, booking_id)
         if not isinstance(index, dict) or index.get("partner") != partner.id:
-            return problem(statuses.BAD_ARGUMENTS, f"unknown booking {booking_id!r}")
+            return problem(replies.BAD_ARGUMENTS, f"unknown booking {booking_id!r}")
         return index
 
     def _status(self, index: dict[str, Any], now: datetime) -> str:
@@ -393,7 +393,7 @@ class PartnerApi:
             {"slot_time": asked[0], "available": ok}
             for asked, ok in zip(asked_slots, available, strict=True)
         ]
-        return Reply(200, {"slot_time_availability": answers})
+        return Reply({"slot_time_availability": answers})
 
     def create_booking(self, partner: Partner, payload: Any) -> Reply:
         req = parse(CreateBookingRequest, payload)
@@ -403,16 +403,16 @@ class PartnerApi:
         if req.idempotency_token:
             stored = self.store.recall(token_scope, req.idempotency_token)
             if stored is not None:
-                return Reply(200, stored)
+                return Reply(stored)
         book = self._book_of(partner, req.slot.merchant_id)
         if isinstance(book, Reply):
             return book
         r, now, slot_in = book.restaurant, self.clock(), req.slot
         if slot_in.service_id not in (None, r.service_id):
-            return problem(statuses.BAD_ARGUMENTS, f"unknown service {slot_in.service_id!r}")
+            return problem(replies.BAD_ARGUMENTS, f"unknown service {slot_in.service_id!r}")
         size = slot_in.resources.party_size if slot_in.resources else None
         if slot_in.start_sec is None or not size:
-            return problem(statuses.BAD_ARGUMENTS, "slot needs start_sec and resources.party_size")
+            return problem(replies.BAD_ARGUMENTS, "slot needs start_sec and resources.party_size")
         found = self._slot_of(r, slot_in.start_sec, slot_in.duration_sec, size)
         if found is None:
             return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
@@ -459,11 +459,11 @@ class PartnerApi:
             outcome = book.book(day, slot, size, now, meta, booking_id, remember, index)
         except DuplicateKey as dup:
             if dup.scope == token_scope:  # the same token, concurrently: one booking only
-                return Reply(200, dup.value)
+                return Reply(dup.value)
             raise
         if isinstance(outcome, Refused) or outcome.rejected is not None:
             return failure(SLOT_UNAVAILABLE, getattr(outcome, "message", "no table left"))
-        return Reply(200, response)
+        return Reply(response)
 
     def update_booking(self, partner: Partner, payload: Any) -> Reply:
         req = parse(UpdateBookingRequest, payload)
@@ -482,12 +482,12 @@ class PartnerApi:
         ):
             return self._cancel(book, booking_id, index, status, now)
         if req.booking.status not in (None, CONFIRMED):
-            return problem(statuses.BAD_ARGUMENTS, f"cannot set status {req.booking.status}")
+            return problem(replies.BAD_ARGUMENTS, f"cannot set status {req.booking.status}")
         new = req.booking.slot or SlotIn()
         size = (new.resources.party_size if new.resources else None) or int(index["party_size"])
         start = new.start_sec or int(index["start_sec"])
         if size == index["party_size"] and start == index["start_sec"]:
-            return Reply(200, {"booking": self._booking(booking_id, index, status)})  # idempotent
+            return Reply({"booking": self._booking(booking_id, index, status)})  # idempotent
         if status == CANCELED:
             return failure(BOOKING_ALREADY_CANCELLED, "a cancelled booking cannot be changed")
         if status != CONFIRMED:
@@ -527,7 +527,7 @@ class PartnerApi:
             if outcome.code == RESERVATION_NOT_ACTIVE:
                 return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
             return failure(SLOT_UNAVAILABLE, outcome.message)
-        return Reply(200, {"booking": self._booking(booking_id, moved, CONFIRMED)})
+        return Reply({"booking": self._booking(booking_id, moved, CONFIRMED)})
 
     def _cancel(
         self, book: DayBook, booking_id: str, index: dict[str, Any], status: str, now: datetime
@@ -542,7 +542,7 @@ class PartnerApi:
         )
         if isinstance(outcome, Refused) or isinstance(outcome.result, Rejected):
             return failure(BOOKING_NOT_CANCELLABLE, "the booking can no longer be cancelled")
-        return Reply(200, {"booking": self._booking(booking_id, index, CANCELED)})
+        return Reply({"booking": self._booking(booking_id, index, CANCELED)})
 
     def booking_status(self, partner: Partner, payload: Any) -> Reply:
         req = parse(BookingIdRequest, payload)
@@ -552,7 +552,6 @@ class PartnerApi:
         if isinstance(index, Reply):
             return index
         return Reply(
-            200,
             {
                 "booking_id": req.booking_id,
                 "booking_status": self._status(index, self.clock()),
@@ -571,7 +570,7 @@ class PartnerApi:
             index = self.store.recall(BOOKING_SCOPE, booking_id)
             if isinstance(index, dict) and str(index.get("merchant_id")) in self.books:
                 bookings.append(self._booking(booking_id, index, self._status(index, now)))
-        return Reply(200, {"bookings": bookings})
+        return Reply({"bookings": bookings})
 
     # -- waitlist ----------------------------------------------------------------------------
 
@@ -614,7 +613,7 @@ class PartnerApi:
         r, now = book.restaurant, self.clock()
         day = calendar.in_service(r, now)
         if day is None:
-            return Reply(200, {"waitlist_status": "CLOSED_OTHER", "wait_estimate": []})
+            return Reply({"waitlist_status": "CLOSED_OTHER", "wait_estimate": []})
         sizes = [
             n
             for n in dict.fromkeys(req.party_size)
@@ -625,7 +624,7 @@ class PartnerApi:
             self._estimate(book, day, n, int(q), now) for n, q in zip(sizes, quotes, strict=True)
         ]
         status = "CLOSED_NO_WAIT" if sizes and all(q == 0 for q in quotes) else "OPEN"
-        return Reply(200, {"waitlist_status": status, "wait_estimate": estimates})
+        return Reply({"waitlist_status": status, "wait_estimate": estimates})
 
     def create_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
         req = parse(CreateWaitlistEntryRequest, payload)
@@ -635,7 +634,7 @@ class PartnerApi:
         if req.idempotency_token:
             stored = self.store.recall(token_scope, req.idempotency_token)
             if stored is not None:
-                return Reply(200, stored)
+                return Reply(stored)
         book = self._book_of(partner, req.merchant_id)
         if isinstance(book, Reply):
             return book
@@ -698,18 +697,18 @@ class PartnerApi:
             )
         except DuplicateKey as dup:
             if dup.scope == token_scope:
-                return Reply(200, dup.value)
+                return Reply(dup.value)
             raise
         if isinstance(outcome, Refused):
             return failure("MERCHANT_CLOSED", outcome.message, key)
         if isinstance(outcome.result, Rejected):
-            return problem(statuses.BAD_ARGUMENTS, f"walk-in refused: {outcome.result.code}")
-        return Reply(200, response)
+            return problem(replies.BAD_ARGUMENTS, f"walk-in refused: {outcome.result.code}")
+        return Reply(response)
 
     def _entry(self, partner: Partner, entry_id: str) -> dict[str, Any] | Reply:
         index = self.store.recall(WAITLIST_SCOPE, entry_id)
         if not isinstance(index, dict) or index.get("partner") != partner.id:
-            return problem(statuses.BAD_ARGUMENTS, f"unknown waitlist entry {entry_id!r}")
+            return problem(replies.BAD_ARGUMENTS, f"unknown waitlist entry {entry_id!r}")
         return index
 
     def _waiting_party(
@@ -752,7 +751,7 @@ class PartnerApi:
             size = int(index["party_size"])
             quote = book.peek(day, now, [["quote", size]])[0]
             entry["wait_estimate"] = self._estimate(book, day, size, int(quote), now)
-        return Reply(200, {"waitlist_entry": entry})
+        return Reply({"waitlist_entry": entry})
 
     def delete_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
         found = self._waiting_party(partner, payload)
@@ -760,6 +759,6 @@ class PartnerApi:
             return found
         entry_id, _, book, day, party = found
         if party is None or party.state is not PartyState.WAITING:
-            return Reply(200, {})  # already gone: deleting again changes nothing
+            return Reply({})  # already gone: deleting again changes nothing
         book.operate(day, self.clock(), "leave", entry_id, keep_rejected=False)
-        return Reply(200, {})
+        return Reply({})

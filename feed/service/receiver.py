@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
@@ -21,26 +20,15 @@ from engine import Rejected
 from engine.errors import UNKNOWN_RESERVATION
 from engine.stand import Result
 from feed.clock import parse_instant, real_now
-from feed.http import statuses
-from feed.http.statuses import error_body, http_status
+from feed.service import replies
 from feed.service.days import BOOKING_SCOPE, NOT_A_SLOT, DayBook, Refused, new_booking_id
 from feed.service.notify import Notifier
+from feed.service.replies import Reply, problem
 from feed.service.signing import SignatureError, verify
 from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 from store.log import DuplicateKey, LogStore, Remember
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    body: dict[str, Any]
-
-
-def problem(code: str, message: str) -> Reply:
-    return Reply(http_status(code), error_body(code, message))
-
 
 # -- webhook payloads (pydantic at the edge) ------------------------------------------------
 
@@ -114,19 +102,19 @@ class Receiver:
         now = self.clock()
         partner = self.settings.partners.get(partner_id)
         if partner is None or partner.secret is None:
-            return problem(statuses.UNAUTHORIZED, "unknown partner or bad signature")
+            return problem(replies.UNAUTHORIZED, "unknown partner or bad signature")
         try:
             verify(signature, body, partner.secret, now.timestamp())
         except SignatureError:
-            return problem(statuses.UNAUTHORIZED, "unknown partner or bad signature")
+            return problem(replies.UNAUTHORIZED, "unknown partner or bad signature")
         try:
             payload = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return problem(statuses.BAD_JSON, f"body is not JSON: {exc}")
+            return problem(replies.BAD_JSON, f"body is not JSON: {exc}")
         try:
             event = WebhookEvent.model_validate(payload)
         except ValidationError as exc:
-            return problem(statuses.INVALID_REQUEST, _first_error(exc))
+            return problem(replies.INVALID_REQUEST, _first_error(exc))
         digest = hashlib.sha256(body).hexdigest()
         scope = f"event:{partner.id}"
         stored = self.store.recall(scope, event.id)
@@ -134,7 +122,7 @@ class Receiver:
             return self._replay(stored, digest)
 
         def record(reply: Reply) -> Remember:
-            return (scope, event.id, {"digest": digest, "status": reply.status, "body": reply.body})
+            return (scope, event.id, {"digest": digest, "body": reply.body})
 
         try:
             reply, committed = self._handle(partner, event, now, record)
@@ -150,8 +138,8 @@ class Receiver:
     @staticmethod
     def _replay(stored: Any, digest: str) -> Reply:
         if stored.get("digest") != digest:
-            return problem(statuses.EVENT_ID_REUSED, "this event id was used with another body")
-        return Reply(int(stored["status"]), dict(stored["body"]))
+            return problem(replies.EVENT_ID_REUSED, "this event id was used with another body")
+        return Reply(dict(stored["body"]))
 
     def _handle(
         self,
@@ -163,7 +151,7 @@ class Receiver:
         """The reply and whether it was committed along with a change."""
         book = self.books.get(event.merchant_id)
         if book is None or not partner.may_use(event.merchant_id):
-            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {event.merchant_id}"), False
+            return problem(replies.UNKNOWN_MERCHANT, f"no merchant {event.merchant_id}"), False
         try:
             if event.type == "reservation.requested":
                 data = RequestedData.model_validate(event.data)
@@ -171,9 +159,9 @@ class Receiver:
             else:
                 ref = ReservationRef.model_validate(event.data)
         except ValidationError as exc:
-            return problem(statuses.INVALID_REQUEST, "data." + _first_error(exc)), False
+            return problem(replies.INVALID_REQUEST, "data." + _first_error(exc)), False
         except ValueError as exc:
-            return problem(statuses.INVALID_REQUEST, f"data.start: {exc}"), False
+            return problem(replies.INVALID_REQUEST, f"data.start: {exc}"), False
         if event.type == "reservation.requested":
             meta = {
                 "source": "partner",
@@ -207,7 +195,6 @@ class Receiver:
         def reply_for(operation: list[Any]) -> Reply:
             unit = str(operation[3])
             return Reply(
-                200,
                 {
                     "reservation_id": booking_id,
                     "merchant_id": r.merchant_id,
@@ -256,7 +243,7 @@ class Receiver:
                 body.update(status="seated", tables=unit_tables(str(result).split(" ", 1)[1]))
             else:
                 body.update(status="cancelled", seated=result)
-            return Reply(200, body)
+            return Reply(body)
 
         def remember(_operation: list[Any], result: Result) -> list[Remember]:
             return [record(reply_for(result))] if record is not None else []
@@ -296,20 +283,20 @@ class Receiver:
         """One engine operation on today's log; its result, or the engine's refusal."""
         book = self.books.get(merchant_id)
         if book is None:
-            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+            return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
         now = self.clock()
         if name in ("check_in", "cancel"):  # on the booking's own day, whatever today is
             reply, _ = self._change(book, str(args[0]), name, now, None, None)
             return reply
         day = self.today(book.restaurant, now)
         if day is None:
-            return problem(statuses.NO_SERVICE_TODAY, f"{book.restaurant.name} is closed today")
+            return problem(replies.NO_SERVICE_TODAY, f"{book.restaurant.name} is closed today")
         outcome = book.operate(day, now, name, *args, meta=meta, keep_rejected=False)
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message)
         if isinstance(outcome.result, Rejected):
             return problem(outcome.result.code, f"{name} refused: {outcome.result.code}")
-        return Reply(200, {"operation": outcome.operation, "result": outcome.result})
+        return Reply({"operation": outcome.operation, "result": outcome.result})
 
     def host_book(
         self, merchant_id: str, party_size: int, start: str, name: str, phone: str
@@ -317,11 +304,11 @@ class Receiver:
         """A phone reservation: a local "YYYY-MM-DDTHH:MM" or an instant with an offset."""
         book = self.books.get(merchant_id)
         if book is None:
-            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+            return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
         try:
             when = datetime.fromisoformat(start)
         except ValueError:
-            return problem(statuses.INVALID_REQUEST, f"start: {start!r} is not ISO-8601")
+            return problem(replies.INVALID_REQUEST, f"start: {start!r} is not ISO-8601")
         meta = {"source": "host", "name": name, "phone": phone}
         reply, _ = self._book(book, when, party_size, self.clock(), meta, None)
         return reply
@@ -329,7 +316,7 @@ class Receiver:
     def host_reservations(self, merchant_id: str, day: date | None) -> Reply:
         book = self.books.get(merchant_id)
         if book is None:
-            return problem(statuses.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+            return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
         r = book.restaurant
         day = day or self.today(r, self.clock()) or self.clock().astimezone(r.tz).date()
         opening = calendar.opening_instant(r, day)
@@ -349,6 +336,4 @@ class Receiver:
                         "source": details.get("source", ""),
                     }
                 )
-        return Reply(
-            200, {"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows}
-        )
+        return Reply({"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows})

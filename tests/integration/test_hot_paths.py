@@ -40,7 +40,8 @@ from feed.http.hotpaths import Request as HotRequest
 from feed.http.server import MAX_BODY_BYTES, create_app, hot_app
 from feed.http.serving import build
 from feed.service.partner_api import PartnerApi
-from feed.service.receiver import Receiver, Reply
+from feed.service.receiver import Receiver
+from feed.service.replies import Reply
 from feed.service.signing import HEADER as SIGNATURE_HEADER
 from feed.service.signing import sign
 from feed.settings import Partner, load_settings

@@ -1,0 +1,45 @@
+"""The receiver's replies: a body and, for a refusal, its error code (a value, not a status).
+
+Every refusal leaves as {"error": {"code", "message"}}; the HTTP edge maps the code to a
+status (`feed.http.statuses`), so nothing below the edge knows HTTP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# The receiver's own codes (the engine's are in `engine.errors`, the service days' in
+# `feed.service.days`).
+UNAUTHORIZED = "unauthorized"
+BAD_JSON = "bad json"
+INVALID_REQUEST = "invalid request"
+BODY_TOO_LARGE = "body too large"
+UNKNOWN_MERCHANT = "unknown merchant"
+EVENT_ID_REUSED = "event id reused"
+NOT_FOUND = "not found"
+METHOD_NOT_ALLOWED = "method not allowed"
+NO_SERVICE_TODAY = "no service today"
+UNAVAILABLE = "unavailable"
+BAD_ARGUMENTS = "bad arguments"  # the partner protocol's 400: unknown merchant, slot, booking
+
+
+@dataclass(frozen=True)
+class Reply:
+    body: dict[str, Any]
+
+    @property
+    def code(self) -> str | None:
+        """The error code of a refusal; None for an answer."""
+        error = self.body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("code"), str):
+            return str(error["code"])
+        return None
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def problem(code: str, message: str) -> Reply:
+    return Reply(error_body(code, message))
