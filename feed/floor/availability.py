@@ -1,12 +1,16 @@
 """Availability (PRODUCT.md section 3): how many parties of size n a slot can still take.
 
-Spots are the most units for n on disjoint bookable tables (a count for single tables, a
-maximum matching for combos), recomputed from the still-booked reservations on every call:
-a booking can only lower them, a cancellation gives them back, and `choose_unit` keeps the
-promise that k open spots take exactly k bookings.
+Spots are the most units for n on disjoint tables free for (at, n) (a count for single
+tables, a maximum matching for combos), recomputed from what occupies the floor on every
+call: a booking can only lower them, a cancellation gives them back, and `choose_unit`
+keeps the promise that k open spots take exactly k bookings.
 
-Time is the caller's business: these functions do not know "now". A slot at or before now
-is not bookable at all, so the caller reports 0 open for it (the engine refuses `at <= ts`).
+A table is free for (at, n) when nothing occupies it during the party's turn
+[at, at + turn(n)) and no still-booked reservation on it is within 29 minutes of `at` (the
+engine's conflict rule, so the engine always takes the booking). What occupies a table
+(`Taken`: a reservation's meal, a seated party's, with overstay) is worked out by the
+caller, who knows "now": these functions do not. Without turns (`turns` None) only the
+conflict rule applies, the seed's reading of a booked table.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import functools
 import operator
 import weakref
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -24,6 +28,22 @@ from engine.floor import Combo, FloorPlan, Table
 from feed.floor.matching import Matcher
 
 Booking = tuple[tuple[str, ...], int]  # a still-booked reservation: its tables and its `at`
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """Tables occupied during [start, end) (minutes of the service day). `at` is set for a
+    still-booked reservation: no other booking may start within 29 minutes of it there."""
+
+    tables: tuple[str, ...]
+    start: int
+    end: int
+    at: int | None = None
+
+
+Turns = Mapping[int, int]  # party size -> turn in minutes
+# (tables mask, start, end, at or None): a Taken or a Booking as bits of one floor
+_Span = tuple[int, int, int, int | None]
 
 WINDOW = config.CONFLICT_MINUTES - 1  # a reservation blocks a table for abs(at' - at) <= 29
 # Rows kept per floor across days (an empty floor, a quiet hour recur). Bounded: a server
@@ -124,11 +144,25 @@ class _Units:
             return (self.fit(n) & bookable).bit_count()
         return self.matcher.size(self.fit(n) & live)
 
-    def blocked(self, booked: Iterable[Booking], at: int) -> int:
+    def spans(self, taken: Iterable[Taken | Booking]) -> list[_Span]:
+        out: list[_Span] = []
+        for item in taken:
+            if isinstance(item, Taken):
+                out.append((self.tables_mask(item.tables), item.start, item.end, item.at))
+            else:  # a Booking: the conflict rule only
+                tables, at = item
+                out.append((self.tables_mask(tables), at, at, at))
+        return out
+
+    def blocked(self, spans: Iterable[_Span], at: int, turn: int = 0) -> int:
+        """Tables not free for a party that sits at `at` for `turn` minutes."""
         mask = 0
-        for tables, booked_at in booked:
-            if abs(booked_at - at) <= WINDOW:
-                mask |= self.tables_mask(tables)
+        end = at + turn
+        for tables, start, stop, booked_at in spans:
+            if (turn > 0 and start < end and stop > at) or (
+                booked_at is not None and abs(booked_at - at) <= WINDOW
+            ):
+                mask |= tables
         return mask
 
     def tables_mask(self, tables: Iterable[str]) -> int:
@@ -168,10 +202,12 @@ def release(floor: FloorPlan) -> None:
     _UNITS.pop(id(floor), None)
 
 
-def bookable_tables(floor: FloorPlan, booked: Iterable[Booking], at: int) -> frozenset[str]:
-    """Tables no still-booked reservation uses less than 30 minutes from `at`."""
+def bookable_tables(
+    floor: FloorPlan, taken: Iterable[Taken | Booking], at: int, turn: int = 0
+) -> frozenset[str]:
+    """Tables free for a party at `at` that keeps its table `turn` minutes."""
     units = _units(floor)
-    free = units.all_tables & ~units.blocked(booked, at)
+    free = units.all_tables & ~units.blocked(units.spans(taken), at, turn)
     return frozenset(t for t, b in units.bit.items() if free & b)
 
 
@@ -181,15 +217,22 @@ def spots_total(floor: FloorPlan, n: int) -> int:
     return units.open(units.all_tables, units.matcher.all, n)
 
 
-def spots_open(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> int:
-    """The most units for a party of n on disjoint tables bookable at `at`."""
+def spots_open(
+    floor: FloorPlan, taken: Iterable[Taken | Booking], at: int, n: int, turns: Turns | None = None
+) -> int:
+    """The most units for a party of n on disjoint tables free for (at, n)."""
     units = _units(floor)
-    bookable = units.all_tables & ~units.blocked(booked, at)
+    turn = turns.get(n, 0) if turns is not None else 0
+    bookable = units.all_tables & ~units.blocked(units.spans(taken), at, turn)
     return units.open(bookable, units.live_combos(bookable), n)
 
 
 def day_grid(
-    floor: FloorPlan, booked: Iterable[Booking], minutes: Iterable[int], sizes: Iterable[int]
+    floor: FloorPlan,
+    taken: Iterable[Taken | Booking],
+    minutes: Iterable[int],
+    sizes: Iterable[int],
+    turns: Turns | None = None,
 ) -> dict[tuple[int, int], tuple[int, int]]:
     """(minute, n) -> (spots_open, spots_total) for every slot and size, in that order.
 
@@ -198,69 +241,110 @@ def day_grid(
     minutes, sizes = list(minutes), list(sizes)
     totals = [spots_total(floor, n) for n in sizes]
     grid: dict[tuple[int, int], tuple[int, int]] = {}
-    for minute, row in zip(minutes, day_opens(floor, booked, minutes, sizes), strict=True):
+    for minute, row in zip(minutes, day_opens(floor, taken, minutes, sizes, turns), strict=True):
         for n, spots_open, total in zip(sizes, row, totals, strict=True):
             grid[(minute, n)] = (spots_open, total)
     return grid
 
 
 def day_opens(
-    floor: FloorPlan, booked: Iterable[Booking], minutes: Iterable[int], sizes: Sequence[int]
+    floor: FloorPlan,
+    taken: Iterable[Taken | Booking],
+    minutes: Iterable[int],
+    sizes: Sequence[int],
+    turns: Turns | None = None,
 ) -> list[list[int]]:
     """spots_open per slot (rows, in `minutes` order) and party size (columns, `sizes` order)."""
     units = _units(floor)
-    return _day_rows(
-        units, [(at, units.tables_mask(tables)) for tables, at in booked], minutes, sizes
-    )
+    return _day_rows(units, units.spans(taken), minutes, sizes, turns)
 
 
 def day_opens_of_units(
     floor: FloorPlan,
-    reservations: Iterable[tuple[str, int]],
+    taken: Iterable[tuple[str, int, int, int | None]],
     minutes: Iterable[int],
     sizes: Sequence[int],
+    turns: Turns | None = None,
 ) -> list[list[int]]:
-    """`day_opens` for reservations given as (unit, at): a table id or a combo id, as the
-    log stores them (engine.booked). A unit this floor does not know holds nothing here."""
+    """`day_opens` for occupations given as (unit, start, end, at): a table id or a combo
+    id, as the log stores them (engine.booked). A unit this floor does not know holds
+    nothing here."""
     units = _units(floor)
     mask = units.unit_mask
-    return _day_rows(units, [(at, mask(unit)) for unit, at in reservations], minutes, sizes)
+    spans = [(mask(unit), start, end, at) for unit, start, end, at in taken]
+    return _day_rows(units, spans, minutes, sizes, turns)
+
+
+def _blocked_per_slot(spans: list[_Span], minutes: list[int], turn: int) -> list[int]:
+    """The tables each slot (in order) finds not free for a party of this turn."""
+    blocked = [0] * len(minutes)
+    for mask, start, end, at in spans:
+        if turn > 0 and end > start:  # the meals overlap: start - turn < minute < end
+            for k in range(bisect_right(minutes, start - turn), bisect_left(minutes, end)):
+                blocked[k] |= mask
+        if at is not None:  # the engine's conflict rule: within 29 minutes of `at`
+            for k in range(bisect_left(minutes, at - WINDOW), bisect_right(minutes, at + WINDOW)):
+                blocked[k] |= mask
+    return blocked
 
 
 def _day_rows(
-    units: _Units, booked: list[tuple[int, int]], minutes: Iterable[int], sizes: Sequence[int]
+    units: _Units,
+    spans: list[_Span],
+    minutes: Iterable[int],
+    sizes: Sequence[int],
+    turns: Turns | None = None,
 ) -> list[list[int]]:
-    """Slots share bookable sets (a reservation blocks an hour at most), and days share them
-    too (an empty floor most of all), so each row is worked out once per floor and sizes.
-    `booked` is (at, tables mask) per still-booked reservation."""
+    """Slots share bookable sets (something occupies a table for a few hours at most), and
+    days share them too (an empty floor most of all), so each row is worked out once per
+    floor and sizes. Party sizes with another turn see other tables blocked: a slot's row
+    then takes each size's column from the row of its own blocked set."""
     key_sizes = tuple(sizes)
     minutes = list(minutes)
     if not all(map(operator.le, minutes, islice(minutes, 1, None))):  # slots come in order
         order = sorted(range(len(minutes)), key=minutes.__getitem__)
-        in_order = _day_rows(units, booked, [minutes[i] for i in order], key_sizes)
+        in_order = _day_rows(units, spans, [minutes[i] for i in order], key_sizes, turns)
         rows: list[list[int]] = [[]] * len(minutes)
         for i, row in zip(order, in_order, strict=True):
             rows[i] = row
         return rows
-    # The tables each slot finds blocked: a reservation blocks the slots within 29 minutes.
-    blocked = [0] * len(minutes)
-    for at, mask in booked:
-        for k in range(bisect_left(minutes, at - WINDOW), bisect_right(minutes, at + WINDOW)):
-            blocked[k] |= mask
     today = units.day_rows  # blocked tables -> row; across days: the empty floor, above all
     if units.day_sizes != key_sizes or len(today) > _OPEN_ROWS_SHARED:
         today.clear()
         units.day_sizes = key_sizes
-    missing = set(blocked).difference(today)
+    if not spans:  # nothing on the floor: every slot is the empty floor's row
+        if 0 not in today:
+            today[0] = units.row_of(key_sizes)(units.all_tables)
+        return [today[0]] * len(minutes)
+    size_turns = [turns.get(n, 0) if turns is not None else 0 for n in key_sizes]
+    by_turn = {t: _blocked_per_slot(spans, minutes, t) for t in set(size_turns)}
+    missing = set().union(*by_turn.values()).difference(today)
     if missing:
         make_row = units.row_of(key_sizes)
         all_tables = units.all_tables
         for mask in missing:
             today[mask] = make_row(all_tables & ~mask)
-    return [today[mask] for mask in blocked]
+    if len(by_turn) == 1:
+        return [today[mask] for mask in next(iter(by_turn.values()))]
+    columns = [by_turn[t] for t in size_turns]
+    out: list[list[int]] = []
+    for k in range(len(minutes)):
+        masks = [column[k] for column in columns]
+        first = masks[0]
+        if all(m == first for m in masks):
+            out.append(today[first])
+        else:
+            out.append([today[m][i] for i, m in enumerate(masks)])
+    return out
 
 
-def choose_unit(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) -> str | None:
+def choose_unit(
+    floor: FloorPlan,
+    taken: Iterable[Taken | Booking],
+    at: int,
+    n: int,
+    turns: Turns | None = None,
+) -> str | None:
     """The table or combo id a booking of n at `at` takes, or None when no spot is open.
 
     Only choices that lower spots_open(at, n) by exactly one are candidates (any fitting
@@ -270,7 +354,20 @@ def choose_unit(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) ->
     order for tables and COMBOS order for combos.
     """
     units = _units(floor)
-    bookable = units.all_tables & ~units.blocked(booked, at)
+    spans = units.spans(taken)
+
+    def turn(m: int) -> int:
+        return turns.get(m, 0) if turns is not None else 0
+
+    free_by_turn: dict[int, int] = {}
+
+    def free(m: int) -> int:
+        t = turn(m)
+        if t not in free_by_turn:
+            free_by_turn[t] = units.all_tables & ~units.blocked(spans, at, t)
+        return free_by_turn[t]
+
+    bookable = free(n)
     fit = units.fit(n)
     candidates: list[tuple[int, int, str, int]] = []  # (seats, order, id, tables mask)
     if n < floor.large_from:
@@ -288,10 +385,12 @@ def choose_unit(floor: FloorPlan, booked: Iterable[Booking], at: int, n: int) ->
     fewest = min(c[0] for c in candidates)
     others = [m for m in range(1, floor.max_party + 1) if m != n]
 
-    def left_for_others(taken: int) -> int:
-        rest = bookable & ~taken
-        live = units.live_combos(rest)
-        return sum(units.open(rest, live, m) for m in others)
+    def left_for_others(chosen: int) -> int:
+        left = 0
+        for m in others:
+            rest = free(m) & ~chosen
+            left += units.open(rest, units.live_combos(rest), m)
+        return left
 
     best = max(
         (c for c in candidates if c[0] == fewest),

@@ -11,7 +11,7 @@ import copy
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -22,6 +22,7 @@ from engine.holds import Reservation
 from engine.stand import Result
 from feed.floor.availability import (
     Booking,
+    Taken,
     choose_unit,
     day_grid,
     day_opens,
@@ -52,6 +53,8 @@ NOT_A_SLOT = "not a slot"
 SLOT_IN_PAST = "slot in the past"
 BAD_PARTY_SIZE = "bad party size"
 CLOSED = "closed"
+BEYOND_HORIZON = "beyond horizon"
+TOO_SOON = "too soon"
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,42 @@ def new_booking_id() -> str:
 def still_booked(stand: HostStand, ts: int) -> list[Booking]:
     """Reservations that still hold or block tables at `ts` (no-shows expire at at + 15)."""
     return [(r.tables, r.at) for r in stand.book.booked() if r.at + config.HOLD_AFTER_MINUTES > ts]
+
+
+def occupied(
+    r: Restaurant, stand: HostStand, meta: Mapping[str, Mapping[str, Any]], ts: int
+) -> list[Taken]:
+    """What occupies the floor as seen at minute `ts` (PRODUCT.md section 3).
+
+    A still-booked reservation of m at at' holds its tables during [at', at' + turn(m));
+    once its guests have arrived, during [at', max(at', ts) + turn(m)). A party seated at s
+    holds them during [s, max(s + turn(m), ts + overstay)): past its turn it is expected to
+    leave soon, not never. A reservation's size is its booking's (the engine is not told);
+    without one, the unit's turn is used."""
+    out: list[Taken] = []
+    for res in stand.book.booked():
+        arrived = bool(getattr(res, "arrived", False))
+        if not arrived and res.at + config.HOLD_AFTER_MINUTES <= ts:
+            continue  # a no-show by now, whether or not the log has said so yet
+        turn = r.turn_of(meta.get(res.id, {}).get("party_size"), res.unit)
+        end = (max(res.at, ts) if arrived else res.at) + turn
+        out.append(Taken(res.tables, res.at, end, res.at))
+    seen: set[str] = set()
+    for party in stand.seated().values():
+        if party.id in seen or party.seated_at is None:
+            continue
+        seen.add(party.id)
+        size = party.size if party.size is not None else meta.get(party.id, {}).get("party_size")
+        turn = r.turn_of(size, "+".join(party.tables))
+        end = max(party.seated_at + turn, ts + r.overstay_minutes)
+        out.append(Taken(party.tables, party.seated_at, end))
+    return out
+
+
+def folded(r: Restaurant, booked: BookedDay, ts: int) -> list[tuple[str, int, int, int | None]]:
+    """`occupied` for a day read off the store's fold (no seated parties: a day ahead):
+    (unit, start, end, at) per still-booked reservation."""
+    return [(unit, at, at + r.unit_turn(unit), at) for unit, at in booked.still_booked(ts)]
 
 
 def _booked_ids(stand: HostStand) -> set[str]:
@@ -306,9 +345,11 @@ class DayBook:
         rid = booking_id or new_booking_id()
 
         def build(stand: HostStand, ts: int) -> list[Any] | Refused:
-            if slot.minute <= ts:
-                return Refused(SLOT_IN_PAST, f"{slot.local.isoformat()} has already started")
-            unit = choose_unit(r.floor, still_booked(stand, ts), slot.minute, party_size)
+            refused = self.unbookable(day, slot, now, ts)
+            if refused is not None:
+                return refused
+            taken = occupied(r, stand, self._days[day].meta, ts)
+            unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns)
             if unit is None:
                 return Refused(
                     SLOT_UNAVAILABLE,
@@ -331,6 +372,26 @@ class DayBook:
             return [*extra, (BOOKING_SCOPE, rid, entry)]
 
         return self.apply(day, now, build, details, remember=records, keep_rejected=False)
+
+    def unbookable(self, day: date, slot: Slot, now: datetime, ts: int) -> Refused | None:
+        """Why a booking at `slot` cannot be taken at `now` whatever the floor (the past,
+        closer than min_advance_minutes, beyond horizon_days), or None. The same rule as
+        the feed's: what it shows 0 for, no path books."""
+        r = self.restaurant
+        when = slot.local.strftime("%Y-%m-%d %H:%M")
+        if slot.minute <= ts or slot.start_sec <= now.timestamp():
+            return Refused(SLOT_IN_PAST, f"{when} has already started")
+        if not calendar.within_horizon(r, day, now):
+            return Refused(
+                BEYOND_HORIZON, f"{when} is more than {r.horizon_days} days ahead: not bookable yet"
+            )
+        if slot.start_sec < now.timestamp() + r.min_advance_minutes * 60:
+            return Refused(
+                TOO_SOON,
+                f"{when} is less than {r.min_advance_minutes} minutes away: "
+                "too late to book online, call the restaurant",
+            )
+        return None
 
     def spots(self, day: date, slot: Slot, party_size: int, now: datetime) -> int:
         """What a booking of `party_size` in `slot` would find open right now (0 if started)."""
@@ -364,25 +425,29 @@ class DayBook:
         # outbox delivery) bumps the version, and the grid does not change with those.
         key = (ts, state.next_seq)
         cached = self._grids.get(day)
+        r = self.restaurant
         if cached is None or cached[0] != key:
-            booked = still_booked(stand, ts)
-            minutes = [s.minute for s in calendar.slots(self.restaurant, day)]
-            sizes = range(1, self.restaurant.max_party_size + 1)
-            rows = day_opens(self.restaurant.floor, booked, minutes, sizes)
+            taken = occupied(r, stand, state.meta, ts)
+            minutes = [s.minute for s in calendar.slots(r, day)]
+            sizes = range(1, r.max_party_size + 1)
+            rows = day_opens(r.floor, taken, minutes, sizes, r.turns)
             if len(self._grids) >= DAYS_KEPT:
                 self._grids.clear()
             cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
         grid = cached[1]
         out: list[int] = []
+        if not calendar.within_horizon(r, day, now):
+            return [0] * len(wanted)
+        earliest = now.timestamp() + r.min_advance_minutes * 60  # and later than now
         for slot, n in wanted:
             row = grid.get(slot.minute)
-            if slot.minute <= ts:
+            if slot.minute <= ts or slot.start_sec < earliest or slot.start_sec <= now.timestamp():
                 out.append(0)
             elif row is not None and 1 <= n <= len(row):
                 out.append(row[n - 1])
             else:  # not one of the day's slots: ask the rules directly
-                booked = still_booked(stand, ts)
-                out.append(spots_open(self.restaurant.floor, booked, slot.minute, n))
+                taken = occupied(r, stand, state.meta, ts)
+                out.append(spots_open(r.floor, taken, slot.minute, n, r.turns))
         return out
 
     def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:
@@ -452,10 +517,12 @@ class DayBook:
             forget()
             return Refused(cancelled.code, f"the booking cannot be moved: {cancelled.code}")
         ts = self.op_ts(new_day, new.stand, now)
-        if slot.minute <= ts:
+        refused = self.unbookable(new_day, slot, now, ts)
+        if refused is not None:
             forget()
-            return Refused(SLOT_IN_PAST, f"{slot.local.isoformat()} has already started")
-        unit = choose_unit(r.floor, still_booked(new.stand, ts), slot.minute, party_size)
+            return refused
+        taken = occupied(r, new.stand, new.meta, ts)
+        unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns)
         if unit is None:
             forget()
             return Refused(SLOT_UNAVAILABLE, f"no table for {party_size} at {slot.local}")
@@ -527,12 +594,17 @@ class DayBook:
         sizes = sizes or range(1, r.max_party_size + 1)
         ts = self.minute(day, now)
         with self._lock:
-            booked = still_booked(self._load(day).stand, ts)
-        grid = day_grid(r.floor, booked, [s.minute for s in slots], sizes)
+            state = self._load(day)
+            taken = occupied(r, state.stand, state.meta, ts)
+        grid = day_grid(r.floor, taken, [s.minute for s in slots], sizes, r.turns)
         now_sec = int(now.timestamp())
+        earliest = now_sec + r.min_advance_minutes * 60
+        in_horizon = calendar.within_horizon(r, day, now)
         rows: list[tuple[int, int, int, int]] = []
         for slot in slots:
-            future = slot.start_sec > now_sec and slot.minute > ts
+            future = (
+                in_horizon and slot.start_sec > now_sec and slot.minute > ts
+            ) and slot.start_sec >= earliest
             minute = slot.minute
             for n in sizes:
                 spots_open, spots_total = grid[(minute, n)]
@@ -552,16 +624,26 @@ class DayBook:
             return [], []
         ts = self.minute(day, now)
         minutes = [s.minute for s in slots]
+        turns = r.turns
         with self._lock:
-            cached = self._days.get(day)
-            if cached is not None:
-                opens = day_opens(r.floor, still_booked(self._load(day).stand, ts), minutes, sizes)
+            # A day under way has a live floor (seated parties, arrived guests) that only
+            # the replay knows; a day ahead is its booked reservations, folded by the store.
+            if day in self._days or ts >= 0:
+                state = self._load(day)
+                taken = occupied(r, state.stand, state.meta, ts)
+                opens = day_opens(r.floor, taken, minutes, sizes, turns)
             else:  # an export reads each day once: fold the log, replay nothing
                 if booked is None:
                     booked = self.store.booked(r.merchant_id, day, day).get(day, BookedDay())
-                opens = day_opens_of_units(r.floor, booked.still_booked(ts), minutes, sizes)
+                opens = day_opens_of_units(r.floor, folded(r, booked, ts), minutes, sizes, turns)
         now_sec = int(now.timestamp())
+        earliest = now_sec + r.min_advance_minutes * 60
         keep = [i for i, s in enumerate(slots) if s.start_sec > now_sec and s.minute > ts]
+        if r.min_advance_minutes:  # too close to book: published, 0 open
+            opens = [
+                [0] * len(row) if slots[i].start_sec < earliest else row
+                for i, row in enumerate(opens)
+            ]
         if len(keep) == len(slots):
             return [s.start_sec for s in slots], opens
         return [slots[i].start_sec for i in keep], [opens[i] for i in keep]

@@ -192,6 +192,13 @@ def slot_at_sec(r: Restaurant, start_sec: int) -> tuple[date, Slot] | None:
     return found
 
 
+def within_horizon(r: Restaurant, day: date, now: datetime) -> bool:
+    """Is `day` no more than `horizon_days` ahead (the days the feed publishes)? The local
+    date of `now` is the first of them; a service day still running after midnight counts."""
+    first = _aware(now).astimezone(r.tz).date()
+    return day <= first + timedelta(days=r.horizon_days - 1)
+
+
 def days_ahead(r: Restaurant, now: datetime, days: int) -> list[date]:
     """Open service days from the local date of `now`, for `days` days. A service day that
     started yesterday and is still running at `now` (after midnight) comes first."""

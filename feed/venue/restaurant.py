@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import re
 import sys
@@ -111,8 +112,30 @@ class Restaurant:
     large_turn_minutes: int
     max_party_size: int
     floor: FloorPlan
+    # A party past its turn is expected to leave within this many minutes (PRODUCT.md 3).
+    overstay_minutes: int = 15
+    min_advance_minutes: int = 0  # no booking closer than this to its start
     # Derived values worked out once (e.g. a day's slots): never part of equality or repr.
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @functools.cached_property
+    def turns(self) -> dict[int, int]:
+        """Party size -> turn in minutes, for every size the restaurant takes."""
+        return {n: self.duration_minutes(n) for n in range(1, self.max_party_size + 1)}
+
+    def unit_turn(self, unit: str) -> int:
+        """The turn of whoever sits at a unit when the party's size is not known: the
+        class of the table (its seats), or the large turn on a combo."""
+        if "+" in unit:
+            return self.large_turn_minutes
+        seats = next((t.seats for t in self.floor.tables if t.id == unit), None)
+        return self.turn_minutes.get(seats or 0, max(self.turn_minutes.values(), default=0))
+
+    def turn_of(self, party_size: Any, unit: str) -> int:
+        """turn(m) for a party of `party_size` (its unit's turn when the size is unknown)."""
+        if isinstance(party_size, int) and 1 <= party_size <= self.max_party_size:
+            return self.turns[party_size]
+        return self.unit_turn(unit)
 
     def duration_minutes(self, party_size: int) -> int:
         """Turn time of a party: its class's (smallest table that fits), or the large one."""
@@ -272,6 +295,14 @@ class RestaurantModel(_Model):
         description="Minutes a party holds its table, by table size ('2', '4', ...) and 'large'",
     )
     max_party_size: Annotated[int, Field(ge=1, le=MAX_PARTY_SIZE_LIMIT)] = 10
+    overstay_minutes: Annotated[int, Field(ge=0, le=240)] = Field(
+        default=15,
+        description="Minutes a party past its turn is still expected at its table "
+        "(availability keeps its table that long after now)",
+    )
+    min_advance_minutes: Annotated[int, Field(ge=0, le=7 * 24 * 60)] = Field(
+        default=0, description="No booking closer than this many minutes to its start"
+    )
     large_party_from: Annotated[int, Field(ge=2)] | None = None
     tables: Annotated[list[TableModel], Field(min_length=1)]
     combos: list[ComboModel] = []
@@ -388,6 +419,8 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
         large_turn_minutes=m.turn_minutes.get("large", DEFAULT_LARGE_TURN_MINUTES),
         max_party_size=m.max_party_size,
         floor=floor,
+        overstay_minutes=m.overstay_minutes,
+        min_advance_minutes=m.min_advance_minutes,
     )
 
 

@@ -133,7 +133,10 @@ def test_slots_shows_a_grid_of_local_times_and_open_over_total(db: str) -> None:
     assert lines[1].split() == ["time", *map(str, range(1, 11))]
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
     assert len(rows) == 26 and "12:00" in rows and "21:30" in rows and "15:00" not in rows
-    assert rows["17:30"] == [f"{k}/{k}" for k in EMPTY.values()]
+    assert rows["20:30"] == [f"{k}/{k}" for k in EMPTY.values()]  # the party of 5 is done
+    # At 17:30 a large party (120 minutes) would still sit at 19:00: T3 is out of its combos.
+    early = {**{n: (k, k) for n, k in EMPTY.items()}, 7: (1, 2), 8: (1, 2), 9: (0, 1), 10: (0, 1)}
+    assert rows["17:30"] == [f"{o}/{t}" for o, t in early.values()]
     # T3 is gone for 18:45, 19:00 and 19:15: no 5s or 6s, and only T5+T6 for 7-8.
     expected = {**{n: (k, k) for n, k in EMPTY.items()}, 5: (0, 1), 6: (0, 1), 4: (3, 4)}
     expected |= {7: (1, 2), 8: (1, 2), 9: (0, 1), 10: (0, 1)}

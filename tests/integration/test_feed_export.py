@@ -166,11 +166,13 @@ def test_a_restaurants_bookings_lower_its_entries_and_no_one_elses(
     # T3 is in both T3+T4 and T1+T3: only T5+T6 is left for 7-8, nothing for 9-10.
     assert cell(after, "marlowes-kitchen", start, 8) == (1, 2)
     assert cell(after, "marlowes-kitchen", start, 10) == (0, 1)
-    # 30 minutes later the tables are bookable again.
-    assert cell(after, "marlowes-kitchen", start + 1800, 5) == (1, 1)
+    # The party of 5 keeps T3 for its 90-minute turn: another 5 fits from 20:30 only.
+    assert cell(after, "marlowes-kitchen", start + 1800, 5) == (0, 1)
+    assert cell(after, "marlowes-kitchen", start + 5400, 5) == (1, 1)
     changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
     assert changed and all(b["merchant_id"] == "marlowes-kitchen" for b, _ in changed)
-    assert {b["start_sec"] for b, _ in changed} == {start - 900, start, start + 900}
+    # From 17:30 (a large party's 120-minute turn would reach 19:00) to 20:15.
+    assert {b["start_sec"] for b, _ in changed} == set(range(start - 5400, start + 5400, 900))
 
 
 @pytest.mark.parametrize(

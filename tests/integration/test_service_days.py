@@ -154,12 +154,14 @@ def test_the_seed_floor_with_a_party_of_ten_on_two_round_tables_has_the_guides_n
     )
 
 
-def test_a_booking_blocks_its_tables_for_slots_less_than_30_minutes_away_only(
+def test_a_booking_blocks_its_table_while_either_party_would_still_be_eating(
     store: SQLiteStore, seed_floor: Restaurant
 ) -> None:
+    # A party of 7 keeps L1 for 90 minutes: another 7 fits 90 minutes before or after only.
+    assert seed_floor.turns[7] == 90
     book = DayBook(store, seed_floor)
     booked(book.book(FRIDAY, slot_at(seed_floor, FRIDAY, 19, 0), 7, DAY_BEFORE))
-    for hh, mm, expected in ((18, 30, 1), (18, 45, 0), (19, 15, 0), (19, 30, 1)):
+    for hh, mm, expected in ((17, 30, 1), (17, 45, 0), (18, 45, 0), (20, 15, 0), (20, 30, 1)):
         cells = row(book, FRIDAY, slot_at(seed_floor, FRIDAY, hh, mm), DAY_BEFORE)
         assert cells[7] == (expected, 1), (hh, mm)
 
