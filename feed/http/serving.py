@@ -1,8 +1,9 @@
 """The running service: the HTTP app plus its background work, started and stopped together.
 
 Background threads: the outbox sender (partner notifications), the export scheduler, and
-the no-show sweeper, which applies the engine's own expiry when the clock passes a
-booking's hold (at + 15) with nobody at the stand to trigger it. SIGTERM stops uvicorn
+the clock's sweep, which writes what time alone changes (no-shows, waits reaching 30
+minutes, claims) with nobody at the stand to trigger it, and tells partners when time
+alone moves today's availability. SIGTERM stops uvicorn
 gracefully (requests in flight finish), then the threads, then the store.
 """
 
@@ -31,7 +32,7 @@ from feed.venue.restaurant import Restaurant
 from store.log import LogStore
 
 log = logging.getLogger("hoststand.serve")
-SWEEP_SECONDS = 30.0
+SWEEP_SECONDS = 10.0  # the board is current within this, without anyone asking
 GC_GEN0_THRESHOLD = 100_000  # allocations between young collections (default 700)
 # Seconds a thread may keep the GIL while another waits (default 0.005). The background
 # threads (outbox sender, export, sweeper) work in long stretches; with 5 ms each, a request
@@ -40,17 +41,42 @@ SWITCH_INTERVAL = 0.001
 
 
 def sweep_no_shows(receiver: Receiver) -> int:
-    """Log a `board` on every running day that has a booking past its hold; how many days."""
+    """Log a `board` on every running day that time alone changes (a booking past its hold,
+    a wait reaching 30 minutes, a claim); how many days."""
     swept = 0
     now = receiver.clock()
     for book in receiver.books.values():
         day = receiver.today(book.restaurant, now)
         if day is None:
             continue
-        if book.overdue(day, now):
+        if book.time_changes(day, now):
             book.operate(day, now, "board", meta={"source": "clock"})
             swept += 1
     return swept
+
+
+class AvailabilityWatch:
+    """Tells partners when time alone moves today's availability (a party past its turn
+    keeps its table until now + overstay; a slot closes as it starts)."""
+
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+        self.seen: dict[str, tuple[object, int]] = {}  # merchant -> (day, fingerprint)
+
+    def sweep(self) -> int:
+        """Queue a replace for each restaurant whose day moved since the last sweep."""
+        told = 0
+        now = self.receiver.clock()
+        for merchant, book in self.receiver.books.items():
+            day = self.receiver.today(book.restaurant, now)
+            if day is None:
+                continue
+            key = book.availability_key(day, now)
+            last = self.seen.get(merchant)
+            self.seen[merchant] = (day, key)
+            if last is not None and last[0] == day and last[1] != key and book.tell_partners(day):
+                told += 1
+        return told
 
 
 class Background:
@@ -83,14 +109,18 @@ class Background:
             else None
         )
         self.receiver = receiver
+        self.watch = AvailabilityWatch(receiver)
         self.threads: list[threading.Thread] = []
 
     def _sweeper(self) -> None:
-        while not self.stop.wait(SWEEP_SECONDS):
+        while True:  # at start-up (a server that was down catches up), then every interval
             try:
                 sweep_no_shows(self.receiver)
+                self.watch.sweep()
             except Exception:
-                log.exception("no-show sweep failed; trying again")
+                log.exception("the clock's sweep failed; trying again")
+            if self.stop.wait(SWEEP_SECONDS):
+                return
 
     def start(self) -> None:
         targets: list[tuple[str, Callable[[], None]]] = [

@@ -140,6 +140,16 @@ def folded(r: Restaurant, booked: BookedDay, ts: int) -> list[tuple[str, int, in
     return [(unit, at, at + r.unit_turn(unit), at) for unit, at in booked.still_booked(ts)]
 
 
+def _floor_key(stand: HostStand) -> tuple[str | None, ...]:
+    """Who sits at each table: a change of it changes the day's availability."""
+    return tuple(stand.occupant.values())
+
+
+def _state_key(stand: HostStand) -> tuple[Any, ...]:
+    """Everything time alone can change: the booked set, the queue, who sits where."""
+    return (_booked_ids(stand), tuple(stand.waiting), _floor_key(stand))
+
+
 def _booked_ids(stand: HostStand) -> set[str]:
     return {r.id for r in stand.book.booked()}
 
@@ -257,13 +267,21 @@ class DayBook:
                     return operation
                 seq = state.next_seq
                 before = _booked_ids(state.stand)
+                floor_before = _floor_key(state.stand)
                 result = state.stand.apply(operation)
                 if isinstance(result, Rejected) and not keep_rejected:
                     del self._days[day]  # the start-of-operation pass ran in memory only
                     return Applied(day, None, operation, result)
                 entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
-                outbox = self._outbox(day, state, before, [(operation, entry.meta)], now)
+                outbox = self._outbox(
+                    day,
+                    state,
+                    before,
+                    [(operation, entry.meta)],
+                    now,
+                    floor_changed=_floor_key(state.stand) != floor_before,
+                )
                 try:
                     self.store.append_all(
                         [LogAppend(merchant, day, seq, [entry])], remember=records, outbox=outbox
@@ -286,6 +304,7 @@ class DayBook:
         before: set[str],
         operations: list[tuple[list[Any], dict[str, Any]]],
         now: datetime,
+        floor_changed: bool = False,
     ) -> list[OutboxMessage]:
         """Messages for partners about what these operations changed (none without a notifier)."""
         if self.notifier is None:
@@ -297,12 +316,19 @@ class DayBook:
             if (r := stand.book.get(rid)) is not None
         ]
         opening = calendar.opening_instant(self.restaurant, day)
-        if not changed or opening is None:
+        if not (changed or floor_changed) or opening is None:
             return []
         # Delivery lag is a real-time figure, so messages are stamped with the real clock
         # (`now` may be pinned for previews and tests).
         return self.notifier.messages(
-            self.restaurant, day, opening, changed, state.meta, operations, time.time()
+            self.restaurant,
+            day,
+            opening,
+            changed,
+            state.meta,
+            operations,
+            time.time(),
+            floor_changed=floor_changed,
         )
 
     def operate(
@@ -449,6 +475,42 @@ class DayBook:
                 taken = occupied(r, stand, state.meta, ts)
                 out.append(spots_open(r.floor, taken, slot.minute, n, r.turns))
         return out
+
+    def view(self, day: date, now: datetime, name: str, *args: Any) -> Applied:
+        """A reading operation (board, quote) at `now`, answered as the day stands once
+        time's own changes are applied, with nothing written: reading never writes the
+        log (the clock's sweep writes what time changed)."""
+        if calendar.opening_instant(self.restaurant, day) is None:
+            raise ValueError(f"{self.restaurant.name} is closed on {day.isoformat()}")
+        with self._lock:
+            state = self._load(day)
+            stand = copy.deepcopy(state.stand)
+        operation = [name, self.op_ts(day, stand, now), *args]
+        return Applied(day, None, operation, stand.apply(operation))
+
+    def time_changes(self, day: date, now: datetime) -> bool:
+        """Would time alone change the day at `now` (a no-show, a wait reaching 30 minutes
+        or a claim that seats somebody)? Then the clock writes it."""
+        with self._lock:
+            state = self._load(day)
+            stand = copy.deepcopy(state.stand)
+        before = _state_key(stand)
+        stand.apply(["board", self.op_ts(day, stand, now)])
+        return _state_key(stand) != before
+
+    def availability_key(self, day: date, now: datetime) -> int:
+        """A fingerprint of the day's open spots at `now`: it moves when time alone changes
+        availability (a party past its turn keeps its table until now + overstay)."""
+        return hash(tuple(self.rows(day, now)))
+
+    def tell_partners(self, day: date) -> bool:
+        """Queue an availability replace of `day` for the partners (time moved it)."""
+        if self.notifier is None:
+            return False
+        messages = self.notifier.replaces(self.restaurant, day, time.time())
+        if messages:
+            self.store.append_all([], outbox=messages)
+        return bool(messages)
 
     def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:
         """Results of operations at `now` on a copy of the day: nothing changes, nothing is

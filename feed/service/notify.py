@@ -67,30 +67,20 @@ class Notifier:
         details: Mapping[str, Mapping[str, Any]],
         operations: Sequence[tuple[list[Any], Mapping[str, Any]]],
         now: float,
+        floor_changed: bool = False,
     ) -> list[OutboxMessage]:
         """`changed`: reservations that left or joined the still-booked set; `operations`:
-        the appended operations with their meta (who asked for the change)."""
-        if not changed or not self.partners:
+        the appended operations with their meta (who asked for the change). `floor_changed`:
+        somebody sat down or got up (the live floor changes the day's availability too)."""
+        if not (changed or floor_changed) or not self.partners:
             return []
-        out = [
-            OutboxMessage(
-                p.id,
-                AVAILABILITY,
-                f"{r.merchant_id}/{day.isoformat()}",
-                {"merchant_id": r.merchant_id, "day": day.isoformat()},
-                now,
-                merge=True,
-                not_before=replace_due(r.merchant_id, now, self.coalesce_seconds),
-            )
-            for p in self.partners.values()
-            if p.may_use(r.merchant_id)
-        ]
+        out = self.replaces(r, day, now)
         asked = {
             str(op[2]): meta.get("partner")
             for op, meta in operations
             if op and op[0] == "cancel" and len(op) > 2 and meta.get("source") == "partner"
         }
-        for reservation in changed:
+        for reservation in changed:  # booking notifications
             status = _STATUS.get(reservation.status)
             info = details.get(reservation.id, {})
             partner = self.partners.get(str(info.get("partner")))
@@ -109,3 +99,19 @@ class Notifier:
             }
             out.append(OutboxMessage(partner.id, BOOKING, booking_id, payload, now))
         return out
+
+    def replaces(self, r: Restaurant, day: date, now: float) -> list[OutboxMessage]:
+        """One availability replace of `day` for every partner that may use `r`."""
+        return [
+            OutboxMessage(
+                p.id,
+                AVAILABILITY,
+                f"{r.merchant_id}/{day.isoformat()}",
+                {"merchant_id": r.merchant_id, "day": day.isoformat()},
+                now,
+                merge=True,
+                not_before=replace_due(r.merchant_id, now, self.coalesce_seconds),
+            )
+            for p in self.partners.values()
+            if p.may_use(r.merchant_id)
+        ]

@@ -76,6 +76,20 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}"
 
 
+READS = ("board", "quote")  # host operations that only read the day
+
+
+def _next(r: Restaurant, now: datetime) -> str:
+    """ "; the next service opens at ..." in the restaurant's local time, or nothing."""
+    opening = calendar.next_opening(r, now)
+    if opening is None:
+        return ""
+    local = opening.astimezone(r.tz)
+    same_day = local.date() == now.astimezone(r.tz).date()
+    when = local.strftime("%H:%M") if same_day else local.strftime("%A %Y-%m-%d %H:%M")
+    return f"; the next service opens at {when}"
+
+
 def unit_tables(unit: str) -> list[str]:
     return unit.split("+")
 
@@ -288,9 +302,18 @@ class Receiver:
         if name in ("check_in", "cancel"):  # on the booking's own day, whatever today is
             reply, _ = self._change(book, str(args[0]), name, now, None, None)
             return reply
-        day = self.today(book.restaurant, now)
+        r = book.restaurant
+        day = self.today(r, now)
         if day is None:
-            return problem(replies.NO_SERVICE_TODAY, f"{book.restaurant.name} is closed today")
+            return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
+        if name in READS:  # reading the day never writes the log
+            read = book.view(day, now, name, *args)
+            if isinstance(read.result, Rejected):
+                return problem(read.result.code, f"{name} refused: {read.result.code}")
+            return Reply({"operation": read.operation, "result": read.result})
+        if name == "walk_in" and calendar.in_service(r, now) is None:
+            # Walk-ins are taken only while a service is open (PRODUCT.md 3).
+            return problem(replies.NO_SERVICE_NOW, f"{r.name} is not serving now{_next(r, now)}")
         outcome = book.operate(day, now, name, *args, meta=meta, keep_rejected=False)
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message)

@@ -20,6 +20,7 @@ EVENT_ID_REUSED = "event id reused"
 NOT_FOUND = "not found"
 METHOD_NOT_ALLOWED = "method not allowed"
 NO_SERVICE_TODAY = "no service today"
+NO_SERVICE_NOW = "no service now"  # a walk-in between services
 UNAVAILABLE = "unavailable"
 BAD_ARGUMENTS = "bad arguments"  # the partner protocol's 400: unknown merchant, slot, booking
 

@@ -192,6 +192,19 @@ def slot_at_sec(r: Restaurant, start_sec: int) -> tuple[date, Slot] | None:
     return found
 
 
+def next_opening(r: Restaurant, instant: datetime, days: int = 366) -> datetime | None:
+    """The start of the next service after `instant` (UTC), within `days` days, or None."""
+    instant = _aware(instant)
+    first = instant.astimezone(r.tz).date() - timedelta(days=1)
+    for i in range(days + 1):
+        day = first + timedelta(days=i)
+        for service in services_of(r, day):
+            start = _instant(r.tz, _wall(day, service.open_offset))
+            if start > instant:
+                return start
+    return None
+
+
 def within_horizon(r: Restaurant, day: date, now: datetime) -> bool:
     """Is `day` no more than `horizon_days` ahead (the days the feed publishes)? The local
     date of `now` is the first of them; a service day still running after midnight counts."""

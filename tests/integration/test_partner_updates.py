@@ -357,11 +357,12 @@ def test_a_partner_booking_past_its_hold_is_notified_once_as_a_no_show(
         settle(first)
     finally:
         first.stop()
-    # The hold ends at 18:45; any host operation after it applies the expiry (the sweeper
-    # would too, but only every 30 s).
+    # The hold ends at 18:45; nobody touches the stand: the clock's sweep (at start-up,
+    # then every few seconds) writes the no-show, and reading the board writes nothing.
     later = start(db, settings, NOW + timedelta(minutes=50))
     try:
         board(later)
+        poll(lambda: notifications_for(stub, rid) != [], SETTLE_SECONDS, "no-show", later)
         outbox = settle(later)
     finally:
         later.stop()
