@@ -1,0 +1,199 @@
+"""Availability is the truth of the floor (PRODUCT.md 3): turn times, the live floor, one
+rule for every path, and time acting by itself. Real SQLite files, Marlowe's sample."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from feed.http.serving import AvailabilityWatch, sweep_no_shows
+from feed.service import days
+from feed.service.days import Applied, DayBook, Refused
+from feed.service.notify import AVAILABILITY, Notifier
+from feed.service.receiver import Receiver
+from feed.settings import Partner, Settings
+from feed.venue import calendar
+from feed.venue.calendar import Slot
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.sqlite import SQLiteStore
+
+REPO = Path(__file__).resolve().parents[2]
+SATURDAY = date(2026, 12, 5)  # Marlowe's, London (GMT): lunch 12:00-15:00, dinner 17:30-23:00
+BEFORE = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def marlowes() -> Restaurant:
+    return load_restaurant(REPO / "samples" / "marlowes.toml")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        yield store
+
+
+def slot(r: Restaurant, day: date, hhmm: str) -> Slot:
+    found = calendar.slot_at(r, datetime.fromisoformat(f"{day.isoformat()}T{hhmm}"))
+    assert found is not None, hhmm
+    return found[1]
+
+
+def at(day: date, hhmm: str) -> datetime:
+    return datetime.fromisoformat(f"{day.isoformat()}T{hhmm}").replace(tzinfo=UTC)
+
+
+def test_a_party_of_six_keeps_its_table_for_its_whole_turn(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    book = DayBook(store, marlowes)
+    first = book.book(SATURDAY, slot(marlowes, SATURDAY, "19:00"), 6, BEFORE)
+    assert isinstance(first, Applied) and first.operation[3] == "T3"
+    for hhmm in ("19:30", "20:00", "20:15"):  # T3 is the only table for 6: one turn, one party
+        outcome = book.book(SATURDAY, slot(marlowes, SATURDAY, hhmm), 6, BEFORE)
+        assert isinstance(outcome, Refused) and outcome.code == days.SLOT_UNAVAILABLE, hhmm
+        assert book.spots(SATURDAY, slot(marlowes, SATURDAY, hhmm), 6, BEFORE) == 0
+    after = book.book(SATURDAY, slot(marlowes, SATURDAY, "20:30"), 6, BEFORE)  # 90 min later
+    assert isinstance(after, Applied) and after.operation[3] == "T3"
+
+
+def test_parties_seated_now_take_their_tables_out_of_the_next_slots(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    book = DayBook(store, marlowes)
+    now = at(SATURDAY, "17:30")
+    for i, size in enumerate((4, 2, 6, 2, 4, 4)):  # every table
+        outcome = book.operate(SATURDAY, now, "walk_in", f"W{i}", size, meta={"party_size": size})
+        assert isinstance(outcome, Applied) and str(outcome.result).startswith("seated")
+    for hhmm, n in (("17:45", 4), ("18:30", 4), ("18:00", 2), ("18:45", 6)):
+        assert book.spots(SATURDAY, slot(marlowes, SATURDAY, hhmm), n, now) == 0, (hhmm, n)
+    refused = book.book(SATURDAY, slot(marlowes, SATURDAY, "17:45"), 4, now)
+    assert isinstance(refused, Refused) and refused.code == days.SLOT_UNAVAILABLE
+    # A party of 2 keeps T2 45 minutes, a party of 4 keeps T1 70: then they are bookable.
+    assert book.spots(SATURDAY, slot(marlowes, SATURDAY, "18:15"), 2, now) == 2
+    assert book.spots(SATURDAY, slot(marlowes, SATURDAY, "18:45"), 4, now) == 3
+
+
+def test_a_party_past_its_turn_keeps_its_table_until_now_plus_overstay(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    book = DayBook(store, marlowes)
+    seated = book.operate(SATURDAY, at(SATURDAY, "17:30"), "walk_in", "W", 6, meta={})
+    assert isinstance(seated, Applied) and seated.result == "seated T3"
+    # At 19:20 the party of 6 is 20 minutes past its 90-minute turn: it still sits there,
+    # expected to leave within overstay_minutes (15), so T3 is taken until 19:35.
+    late = at(SATURDAY, "19:20")
+    assert book.spots(SATURDAY, slot(marlowes, SATURDAY, "19:30"), 6, late) == 0
+    assert book.spots(SATURDAY, slot(marlowes, SATURDAY, "19:45"), 6, late) == 1
+    assert marlowes.overstay_minutes == 15
+
+
+def test_bookings_beyond_the_horizon_are_refused_and_shown_closed(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    book = DayBook(store, marlowes)
+    far = BEFORE.date() + timedelta(days=50)
+    far_slot = slot(marlowes, far, "19:00")
+    outcome = book.book(far, far_slot, 2, BEFORE)
+    assert isinstance(outcome, Refused) and outcome.code == days.BEYOND_HORIZON
+    assert "30 days" in outcome.message
+    assert book.spots(far, far_slot, 2, BEFORE) == 0
+    last = BEFORE.date() + timedelta(days=marlowes.horizon_days - 1)
+    assert isinstance(book.book(last, slot(marlowes, last, "19:00"), 2, BEFORE), Applied)
+
+
+def test_a_booking_closer_than_min_advance_is_refused(store: SQLiteStore) -> None:
+    r = load_restaurant(REPO / "samples" / "marlowes.toml")
+    strict = Restaurant(**{**r.__dict__, "min_advance_minutes": 60, "memo": {}})
+    book = DayBook(store, strict)
+    now = at(SATURDAY, "18:15")
+    soon = book.book(SATURDAY, slot(strict, SATURDAY, "19:00"), 2, now)
+    assert isinstance(soon, Refused) and soon.code == days.TOO_SOON
+    assert book.spots(SATURDAY, slot(strict, SATURDAY, "19:00"), 2, now) == 0
+    assert book.spots(SATURDAY, slot(strict, SATURDAY, "19:15"), 2, now) == 5
+    assert isinstance(book.book(SATURDAY, slot(strict, SATURDAY, "19:15"), 2, now), Applied)
+
+
+def receiver_at(
+    store: SQLiteStore, r: Restaurant, clock: list[datetime], notifier: Notifier | None = None
+) -> Receiver:
+    return Receiver([r], store, Settings(), lambda: clock[0], notifier)
+
+
+def test_a_walk_in_between_services_is_refused_with_the_next_opening(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    clock = [at(SATURDAY, "16:10")]
+    reply = receiver_at(store, marlowes, clock).host_operation(
+        marlowes.merchant_id, "walk_in", "W1", 2
+    )
+    assert reply.code == "no service now"
+    assert "17:30" in reply.body["error"]["message"]
+    assert store.entries(marlowes.merchant_id, SATURDAY) == []
+
+
+def test_reading_the_board_or_a_quote_writes_nothing(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    clock = [at(SATURDAY, "18:00")]
+    receiver = receiver_at(store, marlowes, clock)
+    assert receiver.host_operation(marlowes.merchant_id, "walk_in", "W1", 2).code is None
+    before = store.entries(marlowes.merchant_id, SATURDAY)
+    board = receiver.host_operation(marlowes.merchant_id, "board")
+    quote = receiver.host_operation(marlowes.merchant_id, "quote", 4)
+    assert board.body["result"]["tables"]["T2"] == "W1" and quote.body["result"] == 0
+    assert store.entries(marlowes.merchant_id, SATURDAY) == before
+
+
+def test_the_clock_seats_a_party_whose_wait_reaches_30_minutes(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    clock = [at(SATURDAY, "18:00")]
+    receiver = receiver_at(store, marlowes, clock)
+    book = receiver.books[marlowes.merchant_id]
+    for i, size in enumerate((2, 2)):  # both 2-tops
+        receiver.host_operation(marlowes.merchant_id, "walk_in", f"W{i}", size)
+    receiver.host_operation(marlowes.merchant_id, "walk_in", "SOLO", 1)  # a 4-top is too roomy
+    assert "SOLO" in book.stand(SATURDAY).waiting
+    clock[0] = at(SATURDAY, "18:29")
+    assert sweep_no_shows(receiver) == 0
+    clock[0] = at(SATURDAY, "18:30")  # waited 30 minutes: T1 is no longer too roomy
+    assert sweep_no_shows(receiver) == 1
+    assert book.stand(SATURDAY).seated()["T1"].id == "SOLO"
+    last = store.entries(marlowes.merchant_id, SATURDAY)[-1]
+    assert last.operation[0] == "board" and last.meta == {"source": "clock"}
+
+
+def partner_notifier() -> Notifier:
+    partner = Partner(id="p1", secret=None, merchants=None, notify_url="http://127.0.0.1:9/n")
+    return Notifier({"p1": partner}, coalesce_seconds=0)
+
+
+def test_seating_a_walk_in_tells_partners_todays_availability_changed(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    clock = [at(SATURDAY, "18:00")]
+    receiver = receiver_at(store, marlowes, clock, partner_notifier())
+    receiver.host_operation(marlowes.merchant_id, "walk_in", "W1", 4)
+    kinds = [item.kind for item in store.pending(10**12)]
+    assert kinds == [AVAILABILITY]
+
+
+def test_time_alone_moving_availability_tells_partners(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    clock = [at(SATURDAY, "17:30")]
+    receiver = receiver_at(store, marlowes, clock, partner_notifier())
+    receiver.host_operation(marlowes.merchant_id, "walk_in", "W1", 6)
+    for item in store.pending(10**12):
+        store.delivered(item.id, 0)
+    watch = AvailabilityWatch(receiver)
+    assert watch.sweep() == 0  # the first look only notes where things stand
+    clock[0] = at(SATURDAY, "17:31")
+    assert watch.sweep() == 0  # nothing published moved in a minute
+    clock[0] = at(SATURDAY, "17:46")  # the 17:45 slot has started: it closes
+    assert watch.sweep() == 1
+    assert [item.kind for item in store.pending(10**12)] == [AVAILABILITY]

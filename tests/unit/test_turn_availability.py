@@ -1,0 +1,144 @@
+"""The availability promise under turn times and a live floor (PRODUCT.md section 3):
+random floors, turns, bookings, seated parties and `now`; the engine takes every booking."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import FloorPlan, HostStand, Rejected
+from feed.floor.availability import Taken, Turns, choose_unit, day_grid, spots_open
+from tests.unit.test_availability import floors
+
+SLOTS = list(range(0, 360, 15))
+SIZES = range(1, 11)
+OVERSTAY = 15
+
+
+@st.composite
+def turn_tables(draw: st.DrawFn) -> dict[int, int]:
+    return {n: draw(st.sampled_from([30, 45, 60, 70, 90, 120])) for n in SIZES}
+
+
+class LiveDay:
+    """Bookings made through choose_unit at minute `now`, mirrored in the engine (which
+    must accept each), beside parties already seated."""
+
+    def __init__(self, floor: FloorPlan, turns: Turns, now: int) -> None:
+        self.floor, self.turns, self.now = floor, turns, now
+        self.stand = HostStand(floor)
+        self.seated: list[Taken] = []
+        self.booked: dict[str, Taken] = {}
+        self.count = 0
+
+    def taken(self) -> list[Taken]:
+        return [*self.seated, *self.booked.values()]
+
+    def sit(self, unit: str, since: int, n: int) -> None:
+        """A party of n seated at `since` (before now): past its turn, now + overstay."""
+        end = max(since + self.turns[n], self.now + OVERSTAY)
+        self.seated.append(Taken(tuple(unit.split("+")), since, end))
+
+    def book(self, at: int, n: int) -> str | None:
+        unit = choose_unit(self.floor, self.taken(), at, n, self.turns)
+        if unit is None:
+            return None
+        self.count += 1
+        rid = f"R{self.count}"
+        assert self.stand.apply(["reserve", self.now, rid, unit, at]) is True, (unit, at)
+        self.booked[rid] = Taken(tuple(unit.split("+")), at, at + self.turns[n], at)
+        return rid
+
+    def cancel(self, rid: str) -> None:
+        assert not isinstance(self.stand.apply(["cancel", self.now, rid]), Rejected)
+        del self.booked[rid]
+
+    def open(self, at: int, n: int) -> int:
+        return spots_open(self.floor, self.taken(), at, n, self.turns)
+
+    def grid(self, slots: list[int]) -> dict[tuple[int, int], tuple[int, int]]:
+        return day_grid(self.floor, self.taken(), slots, SIZES, self.turns)
+
+
+def units_of(floor: FloorPlan) -> list[str]:
+    return [t.id for t in floor.tables] + [c.id for c in floor.combos]
+
+
+history = st.lists(st.tuples(st.sampled_from(SLOTS), st.integers(1, 10)), max_size=15)
+
+
+@st.composite
+def live_days(draw: st.DrawFn) -> tuple[LiveDay, list[int]]:
+    floor = draw(floors())
+    now = draw(st.sampled_from([-60, 0, 30, 95, 180]))
+    day = LiveDay(floor, draw(turn_tables()), now)
+    for unit in draw(st.lists(st.sampled_from(units_of(floor)), max_size=4, unique=True)):
+        day.sit(unit, draw(st.integers(max(now - 200, -60), now)), draw(st.integers(1, 10)))
+    future = [s for s in SLOTS if s > now]
+    for at, n in draw(history):
+        if at > now:
+            day.book(at, n)
+    return day, future
+
+
+@settings(max_examples=250, deadline=None)
+@given(live_days(), st.data())
+def test_k_open_spots_take_exactly_k_bookings_with_turns_and_a_live_floor(
+    live: tuple[LiveDay, list[int]], data: st.DataObject
+) -> None:
+    day, future = live
+    if not future:
+        return
+    at = data.draw(st.sampled_from(future))
+    n = data.draw(st.integers(1, 10))
+    k = day.open(at, n)
+    for _ in range(k):
+        assert day.book(at, n) is not None
+    assert choose_unit(day.floor, day.taken(), at, n, day.turns) is None
+    assert day.open(at, n) == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(live_days(), st.data())
+def test_a_booking_never_raises_availability_and_a_cancel_gives_it_back(
+    live: tuple[LiveDay, list[int]], data: st.DataObject
+) -> None:
+    day, future = live
+    if not future:
+        return
+    before = day.grid(future)
+    rid = day.book(data.draw(st.sampled_from(future)), data.draw(st.integers(1, 10)))
+    after = day.grid(future)
+    assert all(after[cell][0] <= before[cell][0] for cell in before)
+    if rid is not None:
+        day.cancel(rid)
+    assert day.grid(future) == before
+
+
+@settings(max_examples=150, deadline=None)
+@given(live_days())
+def test_the_day_grid_agrees_with_spots_open_in_every_cell(live: tuple[LiveDay, list[int]]) -> None:
+    day, future = live
+    grid = day.grid(future)
+    for at in future:
+        for n in SIZES:
+            assert grid[(at, n)][0] == day.open(at, n), (at, n)
+
+
+@settings(max_examples=150, deadline=None)
+@given(live_days(), st.data())
+def test_no_booking_shares_a_table_with_a_party_whose_meal_overlaps(
+    live: tuple[LiveDay, list[int]], data: st.DataObject
+) -> None:
+    day, future = live
+    if not future:
+        return
+    at, n = data.draw(st.sampled_from(future)), data.draw(st.integers(1, 10))
+    rid = day.book(at, n)
+    if rid is None:
+        return
+    mine = day.booked[rid]
+    for other in day.taken():
+        if other is mine or not set(other.tables) & set(mine.tables):
+            continue
+        assert other.end <= mine.start or mine.end <= other.start, (other, mine)
