@@ -5,7 +5,7 @@
 
 from engine.errors import Rejected
 from engine.floor import MARLOWES, Combo, FloorPlan, FloorPlanError, Table, build_floor
-from engine.stand import HostStand, Party, PartyState, run
+from engine.stand import HostStand, Party, PartyState, Sitting, run
 
 __all__ = [
     "MARLOWES",
@@ -16,6 +16,7 @@ __all__ = [
     "Party",
     "PartyState",
     "Rejected",
+    "Sitting",
     "Table",
     "build_floor",
     "run",

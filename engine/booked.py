@@ -1,24 +1,38 @@
 """What a service day's log leaves booked, read off the stored results: no engine replay.
 
 Availability only needs the reservations that still hold tables. A reservation's status
-changes in three ways only (seed Part 2): a `cancel` or `check_in` that succeeded ends it,
-and an operation of valid shape at `ts >= at + 15` makes it a no-show. Every entry stores
-the engine's answer, so a fold over (operation, result) pairs gives the same set as
-replaying the whole host stand, and a store can keep each entry's `change` beside it and
-fold plain columns (SQLiteStore.booked).
-The feed export reads thousands of days; replaying each one was most of its cost.
+changes in these ways only (seed Part 2, PRODUCT.md 1): a `cancel`, `check_in` or `seat`
+that succeeded ends it; an `arrive` that succeeded marks it arrived, and an arrived one
+never becomes a no-show; any other still-booked one becomes a no-show at the first
+operation of valid shape with `ts >= at + 15`. Every entry stores the engine's answer, so a
+fold over (operation, result, meta) gives the same set as replaying the whole host stand,
+and a store can keep each entry's `change` beside it and fold plain columns
+(SQLiteStore.booked). The feed export reads thousands of days; replaying each was most of
+its cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine import config
 from engine.stand import ARITY, is_int
 
-ENDS_RESERVATION = ("cancel", "check_in")  # a success of either ends a still-booked one
+# A success of any of these ends a still-booked reservation (`seat` of a walk-in names no
+# reservation, so ending it ends nothing: ids share one namespace).
+ENDS_RESERVATION = ("cancel", "check_in", "seat")
+MAX_STORED_SIZE = 2**31 - 1  # a party size in an entry's meta beyond this is not a size
+
+
+class Booking(NamedTuple):
+    """A reservation booked and not ended, as the fold keeps it."""
+
+    unit: str
+    at: int
+    size: int | None  # the party size the service stored in the reserve's meta, if any
+    arrived: bool
 
 
 @dataclass
@@ -27,7 +41,7 @@ class BookedDay:
     every such operation) and the reservations booked and not ended, in booking order."""
 
     last_ts: int | None = None
-    reservations: dict[str, tuple[str, int]] = field(default_factory=dict)  # id -> (unit, at)
+    reservations: dict[str, Booking] = field(default_factory=dict)
 
     def take(
         self,
@@ -36,24 +50,34 @@ class BookedDay:
         ends: str | None,
         unit: str | None = None,
         at: int | None = None,
+        size: int | None = None,
+        arrives: str | None = None,
     ) -> None:
         """Fold in one entry's `change`."""
         if ts is not None and (self.last_ts is None or ts > self.last_ts):
             self.last_ts = ts
         if starts is not None and unit is not None and at is not None:
-            self.reservations[starts] = (unit, at)
+            self.reservations[starts] = Booking(unit, at, size, False)
         elif ends is not None:
             self.reservations.pop(ends, None)
+        elif arrives is not None:
+            booking = self.reservations.get(arrives)
+            if booking is not None:
+                self.reservations[arrives] = booking._replace(arrived=True)
 
-    def still_booked(self, ts: int) -> list[tuple[str, int]]:
-        """(unit, at) of the reservations still holding or blocking tables at minute `ts`
-        (a later `ts` than the log's last one expires the no-shows due by then)."""
+    def bookings(self, ts: int) -> list[Booking]:
+        """The reservations still holding or blocking tables at minute `ts` (a later `ts`
+        than the log's last one expires the no-shows due by then; arrived ones never are)."""
         now = ts if self.last_ts is None else max(ts, self.last_ts)
         return [
-            (unit, at)
-            for unit, at in self.reservations.values()
-            if at + config.HOLD_AFTER_MINUTES > now
+            b
+            for b in self.reservations.values()
+            if b.arrived or b.at + config.HOLD_AFTER_MINUTES > now
         ]
+
+    def still_booked(self, ts: int) -> list[tuple[str, int]]:
+        """(unit, at) of `bookings(ts)`."""
+        return [(b.unit, b.at) for b in self.bookings(ts)]
 
 
 def succeeded(result: Any) -> bool:
@@ -73,13 +97,22 @@ def valid_shape_ts(operation: Any) -> int | None:
     return ts if is_int(ts) else None
 
 
-# What one entry means to the fold: (valid-shape ts, id it starts, id it ends, unit, at).
-# A store can keep these beside the entry and fold plain columns.
-Change = tuple[int | None, str | None, str | None, str | None, int | None]
-NO_CHANGE: Change = (None, None, None, None, None)
+# What one entry means to the fold, in this order (a store keeps one column each):
+# (valid-shape ts, id a reserve starts, id a cancel/check_in/seat ends, the reserve's unit,
+#  its at, its party size from the entry's meta, id an arrive marks arrived).
+Change = tuple[int | None, str | None, str | None, str | None, int | None, int | None, str | None]
+NO_CHANGE: Change = (None, None, None, None, None, None, None)
 
 
-def change(operation: Any, result: Any) -> Change:
+def party_size(meta: Mapping[str, Any] | None) -> int | None:
+    """The party size the service stored in an entry's meta, or None."""
+    size = (meta or {}).get("party_size")
+    if isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= MAX_STORED_SIZE:
+        return size
+    return None
+
+
+def change(operation: Any, result: Any, meta: Mapping[str, Any] | None = None) -> Change:
     """One entry as the fold sees it. A success implies a valid shape (the engine checks
     the shape before anything else), so only a valid shape is ever read further."""
     ts = valid_shape_ts(operation)
@@ -87,15 +120,17 @@ def change(operation: Any, result: Any) -> Change:
         return NO_CHANGE
     name = operation[0]
     if name == "reserve" and result is True:
-        return ts, operation[2], None, operation[3], operation[4]
+        return ts, operation[2], None, operation[3], operation[4], party_size(meta), None
     if name in ENDS_RESERVATION and succeeded(result):
-        return ts, None, operation[2], None, None
-    return ts, None, None, None, None
+        return ts, None, operation[2], None, None, None, None
+    if name == "arrive" and result is True:
+        return ts, None, None, None, None, None, operation[2]
+    return ts, None, None, None, None, None, None
 
 
-def fold(entries: Iterable[tuple[Any, Any]]) -> BookedDay:
-    """The reference fold over a log's (operation, result) pairs, in seq order."""
+def fold(entries: Iterable[tuple[Any, Any] | tuple[Any, Any, Any]]) -> BookedDay:
+    """The reference fold over a log's (operation, result[, meta]) entries, in seq order."""
     day = BookedDay()
-    for operation, result in entries:
-        day.take(*change(operation, result))
+    for entry in entries:
+        day.take(*change(*entry))
     return day

@@ -18,3 +18,4 @@ HOLD_BEFORE_MINUTES = 15  # a hold starts at `at - 15` (inclusive)
 HOLD_AFTER_MINUTES = 15  # and ends at `at + 15` (exclusive): no-show
 CONFLICT_MINUTES = 30  # two reservations on a table must be this far apart
 LARGE_QUOTE_MINUTES = 100  # per large party in the queue, capped
+LARGE_TURN_MINUTES = 120  # how long a large party keeps its pair (PRODUCT.md 1 and 3)

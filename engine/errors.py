@@ -21,6 +21,8 @@ TOO_EARLY = "too early"
 TABLE_BUSY = "table busy"
 UNKNOWN_PARTY = "unknown party"
 NOT_WAITING = "not waiting"
+NOT_SEATED = "not seated"
+TABLE_TOO_SMALL = "table too small"
 
 ALL_CODES = (
     UNKNOWN_OPERATION,
@@ -36,6 +38,8 @@ ALL_CODES = (
     TABLE_BUSY,
     UNKNOWN_PARTY,
     NOT_WAITING,
+    NOT_SEATED,
+    TABLE_TOO_SMALL,
 )
 
 

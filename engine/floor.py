@@ -51,6 +51,9 @@ class FloorPlan:
     dwell_minutes: Mapping[int, int] = field(default_factory=dict)  # quote class -> minutes
     quote_cap: int = config.QUOTE_CAP_MINUTES
     large_quote_minutes: int = config.LARGE_QUOTE_MINUTES
+    large_turn_minutes: int = config.LARGE_TURN_MINUTES
+    # Off on the seed's floor so `run` stays exact to the seed; restaurant files turn it on.
+    protect_reservations: bool = False
     _tables_by_id: dict[str, Table] = field(init=False, repr=False, compare=False)
     _combos_by_id: dict[str, Combo] = field(init=False, repr=False, compare=False)
     ranked_tables: tuple[Table, ...] = field(init=False, repr=False, compare=False)
@@ -91,6 +94,14 @@ class FloorPlan:
     def is_large(self, size: int) -> bool:
         return size >= self.large_from
 
+    def turn(self, size: int) -> int:
+        """Minutes a party of `size` keeps its unit: its quote class's dwell, or the large
+        turn for a large party (the only parties the pass puts on a combo)."""
+        if self.is_large(size):
+            return self.large_turn_minutes
+        cls = self.quote_class(size)
+        return self.dwell_minutes[cls] if cls is not None else self.large_turn_minutes
+
 
 def build_floor(
     tables: Iterable[tuple[str, int] | tuple[str, int, int | None] | Table],
@@ -101,6 +112,8 @@ def build_floor(
     dwell_minutes: Mapping[int, int] | None = None,
     quote_cap: int = config.QUOTE_CAP_MINUTES,
     large_quote_minutes: int = config.LARGE_QUOTE_MINUTES,
+    large_turn_minutes: int = config.LARGE_TURN_MINUTES,
+    protect_reservations: bool = False,
     combo_capacity: Mapping[str, int] | None = None,
     combo_min_party: Mapping[str, int] | None = None,
 ) -> FloorPlan:
@@ -163,6 +176,8 @@ def build_floor(
         raise FloorPlanError("large_from must be at least 2")
     if max_party < 1:
         raise FloorPlanError("max_party must be at least 1")
+    if isinstance(large_turn_minutes, bool) or large_turn_minutes < 1:
+        raise FloorPlanError("large_turn_minutes must be a positive integer")
     classes = sorted(set(seats.values()))
     dwell = dict(dwell_minutes) if dwell_minutes is not None else {}
     for cls in classes:
@@ -176,6 +191,8 @@ def build_floor(
         dwell_minutes=dwell,
         quote_cap=quote_cap,
         large_quote_minutes=large_quote_minutes,
+        large_turn_minutes=large_turn_minutes,
+        protect_reservations=protect_reservations,
     )
 
 

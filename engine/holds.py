@@ -1,10 +1,11 @@
 """Reservations and the holds they put on tables (seed Part 2, PRODUCT.md section 1).
 
 A still-booked reservation for minute `at` holds its table(s) from `at - 15`
-(inclusive) to `at + 15` (exclusive); at `at + 15` it becomes a no-show. Only
-still-booked reservations hold or conflict, and on one table they are always at
-least 30 minutes apart, so at most one holds a table at any minute. Per-table
-sorted lists keep every question O(log n) in the reservations of that table.
+(inclusive) to `at + 15` (exclusive); at `at + 15` it becomes a no-show, unless its
+guests have arrived: then it holds until it is checked in, seated or cancelled. Only
+still-booked reservations hold or conflict; on one table they are at least 30 minutes
+apart, and where an arrived one's hold meets the next, the earlier `at` is the holder.
+Per-table sorted lists keep every question O(log n) in the reservations of that table.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Reservation:
     booked_ts: int
     status: ReservationStatus = ReservationStatus.BOOKED
     status_ts: int | None = None  # minute of the last status change
+    arrived: bool = False  # its guests are at the door: it is never a no-show
 
     @property
     def still_booked(self) -> bool:
@@ -41,7 +43,8 @@ class Reservation:
     def holds_at(self, ts: int) -> bool:
         return (
             self.still_booked
-            and self.at - config.HOLD_BEFORE_MINUTES <= ts < self.at + config.HOLD_AFTER_MINUTES
+            and self.at - config.HOLD_BEFORE_MINUTES <= ts
+            and (self.arrived or ts < self.at + config.HOLD_AFTER_MINUTES)
         )
 
 
@@ -89,27 +92,43 @@ class ReservationBook:
         reservation.status = status
         reservation.status_ts = ts
 
+    def arrive(self, reservation: Reservation) -> None:
+        """The guests of a still-booked reservation are here: its hold lasts until it ends."""
+        reservation.arrived = True
+
     def expire(self, ts: int) -> list[Reservation]:
-        """Turn every still-booked reservation with `ts >= at + 15` into a no-show."""
+        """Turn every still-booked reservation with `ts >= at + 15` whose guests have not
+        arrived into a no-show."""
         expired: list[Reservation] = []
         while self._expiry and self._expiry[0][0] <= ts:
             _, _, rid = heapq.heappop(self._expiry)
             reservation = self.by_id[rid]
-            if reservation.still_booked:
+            if reservation.still_booked and not reservation.arrived:
                 self.set_status(reservation, ReservationStatus.NO_SHOW, ts)
                 expired.append(reservation)
         return expired
 
     def holder(self, table: str, ts: int) -> str | None:
-        """Id of the still-booked reservation holding `table` at minute `ts`, if any."""
+        """Id of the still-booked reservation holding `table` at minute `ts`, if any (the
+        earliest `at` where an arrived reservation's hold meets a later one)."""
         ats = self._booked_ats.get(table)
         if not ats:
             return None
-        # held when at - 15 <= ts < at + 15, i.e. ts - 15 < at <= ts + 15
-        i = bisect_right(ats, ts - config.HOLD_AFTER_MINUTES)
-        if i < len(ats) and ats[i] <= ts + config.HOLD_BEFORE_MINUTES:
-            return self._booked_at_owner[(table, ats[i])]
+        # Held when at - 15 <= ts, and ts < at + 15 or the guests have arrived. Once expiry
+        # has run for `ts`, every still-booked `at` before ts - 15 is an arrived one, so the
+        # loop stops at the first `at` it looks at; before that it skips the ones due.
+        last = bisect_right(ats, ts + config.HOLD_BEFORE_MINUTES)
+        for i in range(last):
+            at = ats[i]
+            owner = self._booked_at_owner[(table, at)]
+            if ts < at + config.HOLD_AFTER_MINUTES or self.by_id[owner].arrived:
+                return owner
         return None
+
+    def next_at(self, table: str) -> int | None:
+        """The earliest `at` of a still-booked reservation on `table` (arrived ones too)."""
+        ats = self._booked_ats.get(table)
+        return ats[0] if ats else None
 
     def booked(self) -> list[Reservation]:
         """Still-booked reservations, in booking order."""

@@ -2,16 +2,16 @@
 
 A quote is 0 exactly when a walk-in of that size at this minute would be seated,
 which is decided by running the very same pass with the hypothetical party last
-in the queue (so it sees holds and claims as the pass would).
+in the queue (so it sees holds, claims and protected tables as the pass would).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.floor import FloorPlan
-from engine.seating import Waiting, seating_pass
+from engine.seating import NO_BOOKINGS, Waiting, seating_pass
 
 
 @dataclass(frozen=True)
@@ -21,11 +21,17 @@ class _Hypothetical:
 
 
 def quote(
-    ts: int, size: int, queue: Sequence[Waiting], usable: Collection[str], floor: FloorPlan
+    ts: int,
+    size: int,
+    queue: Sequence[Waiting],
+    usable: Collection[str],
+    floor: FloorPlan,
+    next_booked: Mapping[str, int] = NO_BOOKINGS,
 ) -> int:
     """Minutes a walk-in of `size` arriving at `ts` is told to wait."""
     newcomer = _Hypothetical(size, ts)
-    if any(s.party is newcomer for s in seating_pass(ts, [*queue, newcomer], usable, floor)):
+    seated = seating_pass(ts, [*queue, newcomer], usable, floor, next_booked)
+    if any(s.party is newcomer for s in seated):
         return 0
     if floor.is_large(size):
         ahead = sum(1 for p in queue if floor.is_large(p.size))

@@ -2,12 +2,14 @@
 
 Pure: given the minute, the queue (oldest first) and the tables the pass may use
 (free and not held), it says who sits where. It never lets a party that cannot
-be seated block those behind it, except through a large party's claim.
+be seated block those behind it, except through a large party's claim. With the
+floor's `protect_reservations`, a party may not take a table whose next still-booked
+reservation starts before its turn would be over (PRODUCT.md section 1).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,10 +31,20 @@ class Seating:
     tables: tuple[str, ...]  # one table, or a combo's two in COMBOS order
 
 
+NO_BOOKINGS: Mapping[str, int] = {}
+
+
 def seating_pass(
-    ts: int, queue: Sequence[Waiting], usable: Collection[str], floor: FloorPlan
+    ts: int,
+    queue: Sequence[Waiting],
+    usable: Collection[str],
+    floor: FloorPlan,
+    next_booked: Mapping[str, int] = NO_BOOKINGS,
 ) -> list[Seating]:
-    """Walk the queue oldest first and seat every party whose best table or pair it may take."""
+    """Walk the queue oldest first and seat every party whose best table or pair it may take.
+
+    `next_booked` maps a table to the earliest `at` of its still-booked reservations; it is
+    read only when the floor protects reservations."""
     if not queue or not usable:
         return []
     rank = floor.table_rank
@@ -49,14 +61,19 @@ def seating_pass(
         patient = waited >= config.ROOMY_AFTER_MINUTES
         # Part 3 rule 4: a claim keeps the pair from every later party under 30 minutes.
         blocked = claim if not patient else ()
+        # Protection: a party is done at ts + turn; a reservation starting before that keeps
+        # it off the table. No wait lifts this, and it does not change what a party claims.
+        done = ts + floor.turn(party.size) if floor.protect_reservations else None
         if party.size < floor.large_from:
-            table = _best_table(party.size, available, taken, blocked)
+            table = _best_table(party.size, available, taken, blocked, next_booked, done)
             if table is not None and (patient or party.size >= table.smallest_party):
                 taken.add(table.id)
                 left -= 1
                 seated.append(Seating(party, (table.id,)))
             continue
-        combo = _best_combo(party.size, floor.ranked_combos, usable, taken, blocked)
+        combo = _best_combo(
+            party.size, floor.ranked_combos, usable, taken, blocked, next_booked, done
+        )
         if combo is not None and (patient or party.size >= combo.min_party):
             taken.update(combo.tables)
             left -= 2
@@ -69,12 +86,31 @@ def seating_pass(
     return seated
 
 
+def _protected(table: str, next_booked: Mapping[str, int], done: int | None) -> bool:
+    """Does a still-booked reservation on `table` start before a party seated now is done?"""
+    if done is None:
+        return False
+    at = next_booked.get(table)
+    return at is not None and at < done
+
+
 def _best_table(
-    size: int, available: list[Table], taken: set[str], blocked: tuple[str, ...]
+    size: int,
+    available: list[Table],
+    taken: set[str],
+    blocked: tuple[str, ...],
+    next_booked: Mapping[str, int],
+    done: int | None,
 ) -> Table | None:
-    """The free table with at least `size` seats and the fewest seats (ties: floor order)."""
+    """The free table with at least `size` seats and the fewest seats (ties: floor order),
+    among the tables usable for this party."""
     for table in available:
-        if table.seats >= size and table.id not in taken and table.id not in blocked:
+        if (
+            table.seats >= size
+            and table.id not in taken
+            and table.id not in blocked
+            and not _protected(table.id, next_booked, done)
+        ):
             return table
     return None
 
@@ -85,6 +121,8 @@ def _best_combo(
     usable: Collection[str],
     taken: set[str],
     blocked: tuple[str, ...],
+    next_booked: Mapping[str, int],
+    done: int | None,
 ) -> Combo | None:
     """The usable pair with at least `size` seats and the fewest (ties: COMBOS order)."""
     for combo in ranked:
@@ -98,6 +136,8 @@ def _best_combo(
             and b not in taken
             and a not in blocked
             and b not in blocked
+            and not _protected(a, next_booked, done)
+            and not _protected(b, next_booked, done)
         ):
             return combo
     return None

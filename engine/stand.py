@@ -32,6 +32,9 @@ ARITY = {
     "quote": 3,
     "cancel": 3,
     "leave": 3,
+    "seat": 4,
+    "move": 4,
+    "arrive": 3,
 }
 
 
@@ -52,6 +55,17 @@ class Party:
     seated_at: int | None = None
     ended_at: int | None = None  # when its table was freed or it left the queue
     reservation: bool = False
+
+
+@dataclass(frozen=True)
+class Sitting:
+    """A seated party as the service reads the live floor (a copy: changing it changes nothing)."""
+
+    party_id: str
+    tables: tuple[str, ...]
+    seated_at: int
+    size: int | None  # None for a checked-in reservation
+    reservation: bool
 
 
 def is_int(value: object) -> bool:
@@ -86,6 +100,9 @@ class HostStand:
             "quote": self._quote,
             "cancel": self._cancel,
             "leave": self._leave,
+            "seat": self._seat,
+            "move": self._move,
+            "arrive": self._arrive,
         }
 
     # -- the fold ---------------------------------------------------------------
@@ -122,6 +139,14 @@ class HostStand:
         """Tables the pass may use at `ts`: nobody sitting there and not held."""
         return {t for t in self._free if self.book.holder(t, ts) is None}
 
+    def next_booked(self, tables: set[str]) -> dict[str, int]:
+        """Table -> earliest `at` of its still-booked reservations, for protection (empty
+        when the floor does not protect reservations: the pass would not read it)."""
+        if not self.floor.protect_reservations:
+            return {}
+        found = {t: self.book.next_at(t) for t in tables}
+        return {t: at for t, at in found.items() if at is not None}
+
     def queue(self) -> list[Party]:
         return list(self.waiting.values())
 
@@ -129,7 +154,16 @@ class HostStand:
         """Table id -> the party sitting there (tables nobody sits at are left out)."""
         return {t: self.parties[p] for t, p in self.occupant.items() if p is not None}
 
+    def sittings(self) -> list[Sitting]:
+        """Every seated party once (a combined party is one sitting), in seating order."""
+        return [
+            Sitting(p.id, p.tables, p.seated_at, p.size, p.reservation)
+            for p in self.parties.values()
+            if p.state is PartyState.SEATED and p.seated_at is not None
+        ]
+
     def reservations(self) -> list[Reservation]:
+        """Every reservation of the day in booking order; `arrived` says its guests are here."""
         return list(self.book.by_id.values())
 
     def id_used(self, any_id: str) -> bool:
@@ -144,7 +178,10 @@ class HostStand:
     def _seating_pass(self, ts: int) -> list[Seating]:
         if not self.waiting or not self._free:
             return []
-        seatings = seating_pass(ts, self._queue_view(), self.usable_tables(ts), self.floor)
+        usable = self.usable_tables(ts)
+        seatings = seating_pass(
+            ts, self._queue_view(), usable, self.floor, self.next_booked(usable)
+        )
         for seating in seatings:
             party = seating.party
             assert isinstance(party, Party)
@@ -159,6 +196,28 @@ class HostStand:
         for table in tables:
             self.occupant[table] = party.id
             self._free.discard(table)
+
+    def _vacate(self, party: Party) -> None:
+        for table in party.tables:
+            self.occupant[table] = None
+            self._free.add(table)
+
+    def _busy(self, tables: tuple[str, ...], own: str | None = None) -> bool:
+        """Does a party other than `own` sit at any of `tables`?"""
+        return any(self.occupant[t] not in (None, own) for t in tables)
+
+    def _too_small(self, party: Party | None, tables: tuple[str, ...]) -> bool:
+        """A walk-in larger than the unit (a combo: its capacity). The engine is not told a
+        reservation's size, so a reservation is never too large."""
+        if party is None or party.size is None:
+            return False
+        if len(tables) == 1:
+            table = self.floor.table(tables[0])
+            assert table is not None
+            return party.size > table.seats
+        combo = self.floor.combo(unit_name(tables))
+        assert combo is not None
+        return party.size > combo.capacity
 
     def _unit(self, unit: str) -> tuple[str, ...] | None:
         if self.floor.table(unit) is not None:
@@ -196,9 +255,7 @@ class HostStand:
         if party_id is None:
             return Rejected(errors.TABLE_NOT_OCCUPIED)
         party = self.parties[party_id]
-        for table in party.tables:  # a combined party frees both tables
-            self.occupant[table] = None
-            self._free.add(table)
+        self._vacate(party)  # a combined party frees both tables
         party.state = PartyState.GONE
         party.ended_at = ts
         return self._seated_list(seated + self._seating_pass(ts))
@@ -255,7 +312,8 @@ class HostStand:
         if not is_int(size) or not 1 <= size <= self.floor.max_party:  # type: ignore[operator]
             return Rejected(errors.INVALID_ARGUMENTS)
         assert isinstance(size, int)
-        return quote(ts, size, self._queue_view(), self.usable_tables(ts), self.floor)
+        usable = self.usable_tables(ts)
+        return quote(ts, size, self._queue_view(), usable, self.floor, self.next_booked(usable))
 
     def _cancel(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
         if not is_id(reservation_id):
@@ -282,6 +340,76 @@ class HostStand:
         party.state = PartyState.LEFT
         party.ended_at = ts
         return self._seated_list(seated + self._seating_pass(ts))
+
+    # -- the host's hand (PRODUCT.md section 1, extensions) --------------------------------
+
+    def _seat(self, ts: int, seated: list[Seating], any_id: object, unit: object) -> Result:
+        """The host seats a waiting party or a still-booked reservation at a unit of their
+        choice; holds, roominess, claims and protection do not stop the host."""
+        if not is_id(any_id) or not is_id(unit):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(any_id, str) and isinstance(unit, str)
+        tables = self._unit(unit)
+        if tables is None:
+            return Rejected(errors.UNKNOWN_TABLE)
+        party = self.parties.get(any_id)
+        reservation = self.book.get(any_id)
+        if party is None and reservation is None:
+            return Rejected(errors.UNKNOWN_PARTY)
+        waiting = party is not None and party.state is PartyState.WAITING
+        booked = party is None and reservation is not None and reservation.still_booked
+        if not waiting and not booked:
+            return Rejected(errors.NOT_WAITING)
+        if self._too_small(party, tables):
+            return Rejected(errors.TABLE_TOO_SMALL)
+        if self._busy(tables):
+            return Rejected(errors.TABLE_BUSY)
+        if party is not None:
+            del self.waiting[any_id]
+        else:
+            assert reservation is not None
+            self.book.set_status(reservation, ReservationStatus.SEATED, ts)  # its hold ends
+            party = Party(any_id, None, ts, reservation=True)
+            self.parties[any_id] = party
+        self._sit(party, tables, ts)
+        after = self._seating_pass(ts)  # a lifted claim can seat others
+        return [*self._seated_list(seated), f"{any_id}@{unit}", *self._seated_list(after)]
+
+    def _move(self, ts: int, seated: list[Seating], party_id: object, unit: object) -> Result:
+        """A seated party moves to another unit; the tables it leaves are free again."""
+        if not is_id(party_id) or not is_id(unit):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(party_id, str) and isinstance(unit, str)
+        tables = self._unit(unit)
+        if tables is None:
+            return Rejected(errors.UNKNOWN_TABLE)
+        party = self.parties.get(party_id)  # a reservation never checked in is no party yet
+        if party is None:
+            return Rejected(errors.UNKNOWN_PARTY)
+        if party.state is not PartyState.SEATED:
+            return Rejected(errors.NOT_SEATED)
+        if self._too_small(party, tables):
+            return Rejected(errors.TABLE_TOO_SMALL)
+        if self._busy(tables, own=party_id):
+            return Rejected(errors.TABLE_BUSY)
+        seated_at = party.seated_at
+        assert seated_at is not None
+        self._vacate(party)
+        self._sit(party, tables, seated_at)  # the party's meal started when it first sat
+        return self._seated_list(seated + self._seating_pass(ts))
+
+    def _arrive(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
+        """The guests of a still-booked reservation are at the door: never a no-show now."""
+        if not is_id(reservation_id):
+            return Rejected(errors.INVALID_ARGUMENTS)
+        assert isinstance(reservation_id, str)
+        reservation = self.book.get(reservation_id)
+        if reservation is None:
+            return Rejected(errors.UNKNOWN_RESERVATION)
+        if not reservation.still_booked:
+            return Rejected(errors.RESERVATION_NOT_ACTIVE)
+        self.book.arrive(reservation)
+        return True
 
 
 def run(operations: object, floor: FloorPlan = MARLOWES) -> list[Result]:

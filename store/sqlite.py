@@ -32,7 +32,8 @@ from store.log import (
     check_append,
 )
 
-SCHEMA_VERSION = 3  # 2: outbox and exports; 3: each entry's change to the booked fold
+SCHEMA_VERSION = 4  # 2: outbox and exports; 3: each entry's change to the booked fold;
+# 4: the change's party size and arrival
 CLAIM_SECONDS = 120.0  # a sender holding a message longer than this has died
 
 SCHEMA = """
@@ -51,6 +52,8 @@ CREATE TABLE IF NOT EXISTS log_entries (
     ends         TEXT,     -- the reservation a successful cancel or check_in ends
     unit         TEXT,
     at           INTEGER,
+    size         INTEGER,  -- the reserve's party size (its meta's party_size), if known
+    arrives      TEXT,     -- the reservation a successful arrive marks arrived
     PRIMARY KEY (merchant_id, service_date, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -97,26 +100,32 @@ def translate(exc: sqlite3.Error) -> StoreError:
     return StoreError(f"{type(exc).__name__}: {exc}")
 
 
-# engine.booked.fold over the stored changes, in two reads of one snapshot: each day's
-# last valid ts, then the reservations started or ended, in log order.
-_LAST_TS_SQL = """
-SELECT service_date, MAX(fold_ts) FROM log_entries
-WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
-GROUP BY service_date
-"""
-_CHANGES_SQL = """
-SELECT service_date, starts, ends, unit, at FROM log_entries
-WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
-  AND (starts IS NOT NULL OR ends IS NOT NULL)
-ORDER BY service_date, seq
-"""
+# engine.booked.Change, one column each, in the tuple's order: the one list the schema
+# upgrade, the insert and the fold's read are written from.
 _FOLD_COLUMNS = [
     ("fold_ts", "INTEGER"),
     ("starts", "TEXT"),
     ("ends", "TEXT"),
     ("unit", "TEXT"),
     ("at", "INTEGER"),
+    ("size", "INTEGER"),
+    ("arrives", "TEXT"),
 ]
+_FOLD_NAMES = ", ".join(name for name, _ in _FOLD_COLUMNS)
+
+# engine.booked.fold over the stored changes, in two reads of one snapshot: each day's
+# last valid ts, then the reservations started, ended or arrived, in log order.
+_LAST_TS_SQL = """
+SELECT service_date, MAX(fold_ts) FROM log_entries
+WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
+GROUP BY service_date
+"""
+_CHANGES_SQL = f"""
+SELECT service_date, {_FOLD_NAMES} FROM log_entries
+WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
+  AND (starts IS NOT NULL OR ends IS NOT NULL OR arrives IS NOT NULL)
+ORDER BY service_date, seq
+"""
 
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -124,32 +133,45 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 def _columns(change: Change) -> Change:
     """A change as SQLite can store it: its integers are 64-bit, the engine's are not. A
-    ts or `at` beyond 2**63 minutes is clamped: no slot is near either, so no answer moves."""
-    ts, starts, ends, unit, at = change
+    ts or `at` beyond 2**63 minutes is clamped: no slot is near either, so no answer moves.
+    (engine.booked.change already keeps a size within 32 bits.)"""
+    ts, starts, ends, unit, at, size, arrives = change
     low, high = _INT64
     if ts is not None:
         ts = min(max(ts, low), high)
     if at is not None:
         at = min(max(at, low), high)
-    return ts, starts, ends, unit, at
+    return ts, starts, ends, unit, at, size, arrives
 
 
 def _add_fold_columns(conn: sqlite3.Connection) -> None:
-    """Schema 2 -> 3: the fold's columns, filled in for the entries already stored."""
+    """Schema 2 or 3 -> 4: the fold's columns that are missing, and every fold column
+    filled in again for the entries already stored (from operation, result and meta)."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(log_entries)")}
     for name, kind in _FOLD_COLUMNS:
         if name not in have:
             conn.execute(f"ALTER TABLE log_entries ADD COLUMN {name} {kind}")
     rows = conn.execute(
-        "SELECT merchant_id, service_date, seq, operation, result FROM log_entries"
+        "SELECT merchant_id, service_date, seq, operation, result, meta FROM log_entries"
     ).fetchall()
+    assignments = ", ".join(f"{name} = ?" for name, _ in _FOLD_COLUMNS)
     conn.executemany(
-        "UPDATE log_entries SET fold_ts = ?, starts = ?, ends = ?, unit = ?, at = ?"
+        f"UPDATE log_entries SET {assignments}"
         " WHERE merchant_id = ? AND service_date = ? AND seq = ?",
         [
-            (*_columns(change(json.loads(operation), json.loads(result))), merchant, day, seq)
-            for merchant, day, seq, operation, result in rows
+            (*_stored_change(operation, result, meta), merchant, day, seq)
+            for merchant, day, seq, operation, result, meta in rows
         ],
+    )
+
+
+def _stored_change(operation: str, result: str, meta: str) -> Change:
+    """The change of an entry as stored (JSON text), as its columns hold it."""
+    loaded = json.loads(meta)
+    return _columns(
+        change(
+            json.loads(operation), json.loads(result), loaded if isinstance(loaded, dict) else None
+        )
     )
 
 
@@ -266,7 +288,7 @@ class SQLiteStore:
                 if statement.strip():
                     conn.execute(statement)
             row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
-            if row[0] is not None and row[0] < 3:
+            if row[0] is not None and row[0] < 4:
                 _add_fold_columns(conn)
             if row[0] is None:
                 conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
@@ -370,8 +392,8 @@ class SQLiteStore:
                 )
             conn.executemany(
                 "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result,"
-                " received_at, meta, fold_ts, starts, ends, unit, at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f" received_at, meta, {_FOLD_NAMES})"
+                f" VALUES (?, ?, ?, ?, ?, ?, ?{', ?' * len(_FOLD_COLUMNS)})",
                 [
                     (
                         one.merchant_id,
@@ -381,7 +403,7 @@ class SQLiteStore:
                         _dumps(e.result),
                         float(e.received_at),
                         _dumps(e.meta),
-                        *_columns(change(e.operation, e.result)),
+                        *_columns(change(e.operation, e.result, e.meta)),
                     )
                     for i, e in enumerate(one.entries)
                 ],
@@ -569,11 +591,8 @@ class SQLiteStore:
             finally:
                 conn.execute("COMMIT")
         days = {service_date: BookedDay(last_ts=ts) for service_date, ts in last_ts}
-        for service_date, starts, ends, unit, at in changes:  # BookedDay.take, inlined
-            if starts is not None:
-                days[service_date].reservations[starts] = (unit, at)
-            else:
-                days[service_date].reservations.pop(ends, None)
+        for service_date, _, *rest in changes:  # the last ts is already folded in
+            days[service_date].take(None, *rest)
         return {date.fromisoformat(d): day for d, day in days.items()}
 
     def version(self) -> int:

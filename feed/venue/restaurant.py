@@ -306,6 +306,11 @@ class RestaurantModel(_Model):
     large_party_from: Annotated[int, Field(ge=2)] | None = None
     tables: Annotated[list[TableModel], Field(min_length=1)]
     combos: list[ComboModel] = []
+    protect_reservations: bool = Field(
+        default=True,
+        description="Keep the waitlist off a table whose next reservation starts before "
+        "the party's turn is over",
+    )
 
 
 # ---------------------------------------------------------------- loading
@@ -523,6 +528,8 @@ def _floor(m: RestaurantModel, fail: _Fail) -> FloorPlan:
             large_from=m.large_party_from,
             max_party=m.max_party_size,
             dwell_minutes=dwell,
+            large_turn_minutes=m.turn_minutes.get("large", DEFAULT_LARGE_TURN_MINUTES),
+            protect_reservations=m.protect_reservations,
             combo_capacity=capacity,
             combo_min_party=min_party,
         )

@@ -119,12 +119,62 @@ def test_a_schema_2_file_gets_the_fold_columns_filled_in_for_its_old_entries(db:
         booked = store.booked(MERCHANT, DAY, DAY)
         assert booked == {DAY: fold(log)}
         assert booked[DAY].last_ts == 90
-        assert booked[DAY].reservations == {"r3": ("T2", 200)}
+        assert booked[DAY].reservations == {"r3": ("T2", 200, None, False)}
         store.append(MERCHANT, DAY, len(log), [NewEntry(["cancel", 91, "r3"], [], 0.0)])
         assert store.booked(MERCHANT, DAY, DAY)[DAY].reservations == {}
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    finally:
+        conn.close()
+
+
+# The log table as schema 3 had it: the fold's columns without size and arrives.
+SCHEMA_3_LOG = """
+CREATE TABLE log_entries (
+    merchant_id TEXT NOT NULL, service_date TEXT NOT NULL,
+    seq INTEGER NOT NULL CHECK (seq >= 0), operation TEXT NOT NULL, result TEXT NOT NULL,
+    received_at REAL NOT NULL, meta TEXT NOT NULL,
+    fold_ts INTEGER, starts TEXT, ends TEXT, unit TEXT, at INTEGER,
+    PRIMARY KEY (merchant_id, service_date, seq)
+) WITHOUT ROWID
+"""
+
+
+def test_a_schema_3_file_gets_sizes_and_arrivals_filled_in_for_its_old_entries(
+    db: Path,
+) -> None:
+    log = [
+        (["reserve", 0, "r1", "T1", 100], True, {"party_size": 3}),
+        (["reserve", 0, "r2", "T2", 100], True, {}),
+        (["arrive", 90, "r1"], True, {}),
+        (["board", 500], {"tables": {}, "waiting": []}, {}),
+    ]
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute(SCHEMA_3_LOG)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO schema_version VALUES (3)")
+    conn.executemany(
+        "INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, 0.0, ?, NULL, NULL, NULL, NULL, NULL)",
+        [
+            (MERCHANT, DAY.isoformat(), seq, json.dumps(op), json.dumps(result), json.dumps(meta))
+            for seq, (op, result, meta) in enumerate(log)
+        ],
+    )
+    conn.close()
+    with SQLiteStore(db) as store:
+        booked = store.booked(MERCHANT, DAY, DAY)
+        assert booked == {DAY: fold(log)}
+        assert booked[DAY].reservations == {
+            "r1": ("T1", 100, 3, True),
+            "r2": ("T2", 100, None, False),
+        }
+        assert booked[DAY].bookings(500) == [("T1", 100, 3, True)]  # r2 was a no-show
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(log_entries)")]
+        assert columns[-2:] == ["size", "arrives"]
     finally:
         conn.close()
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engine import MARLOWES, FloorPlan, HostStand, build_floor, config
-from engine.booked import BookedDay, fold, succeeded, valid_shape_ts
+from engine.booked import BookedDay, fold, party_size, succeeded, valid_shape_ts
 from engine.stand import is_int
 from feed.service.days import json_result
 from store.log import NewEntry
@@ -38,7 +38,7 @@ STORE_SETTINGS = settings(
 SMALL = build_floor([("A", 2), ("B", 4), ("C", 4)], [("B", "C")])
 FLOORS = st.sampled_from([MARLOWES, SMALL])
 
-Entries = list[tuple[Any, Any]]
+Entries = list[tuple[Any, Any, Any]]  # (operation, result, meta) as the service stores them
 
 # -- strategies -------------------------------------------------------------------------------
 
@@ -50,6 +50,7 @@ SIZES = (1, 2, 2, 3, 4, 4, 5, 6, 8, 10)
 BAD_TS: tuple[Any, ...] = (None, True, False, 2.5, "10", [], {})
 WELL_FORMED: tuple[str, ...] = ("reserve",) * 5 + ("cancel",) * 2 + ("check_in",) * 3
 WELL_FORMED += ("walk_in",) * 3 + ("free", "free", "leave", "quote", "board")
+WELL_FORMED += ("seat", "seat", "move", "arrive", "arrive")
 KINDS = (*WELL_FORMED, "malformed", "malformed", "backwards")
 
 
@@ -87,8 +88,11 @@ class Drawer:
                 at = ts + draw(st.sampled_from(AT_OFFSETS))
             self.asked.append((rid, unit, at))
             return [kind, ts, rid, unit, at]
-        if kind in ("cancel", "check_in"):
+        if kind in ("cancel", "check_in", "arrive"):
             return [kind, ts, self.pick((*RESERVATION_IDS, "R9", ""))]
+        if kind in ("seat", "move"):
+            unit = draw(st.sampled_from(units_of(self.floor)))
+            return [kind, ts, self.pick((*RESERVATION_IDS, *PARTY_IDS, "")), unit]
         if kind == "walk_in":
             return [kind, ts, draw(st.sampled_from(PARTY_IDS)), draw(st.sampled_from(SIZES))]
         if kind == "free":
@@ -114,17 +118,18 @@ class Drawer:
             bad = draw(st.sampled_from((*BAD_TS, True, False, float(ts + jump), str(ts + jump))))
             return [op[0], bad, *op[2:]]
         if how == "name":
-            return [draw(st.sampled_from(("seat", "Reserve", "", None, 1, True))), *op[1:]]
+            return [draw(st.sampled_from(("sit", "Reserve", "", None, 1, True))), *op[1:]]
         return []
 
     def next_op(self, ts: int, kind: str) -> list[Any]:
         """The next operation, mostly a small step later; a check-in or cancel often aims at a
         reservation asked for, at the minute just before, in or just after its hold."""
         draw = self.draw
-        if kind in ("check_in", "cancel") and self.asked and bool(draw(st.booleans())):
-            rid, _, at = draw(st.sampled_from(self.asked))
+        aimed = ("check_in", "cancel", "arrive", "seat")
+        if kind in aimed and self.asked and bool(draw(st.booleans())):
+            rid, unit, at = draw(st.sampled_from(self.asked))
             at += draw(st.sampled_from((-16, -15, -1, 0, 14, 15)))
-            return [kind, max(ts, at), rid]
+            return [kind, max(ts, at), rid, *([unit] if kind == "seat" else [])]
         return self.well_formed(kind, ts + draw(st.sampled_from(STEPS)))
 
 
@@ -158,20 +163,55 @@ def floor_and_log(draw: st.DrawFn, max_size: int = 30) -> tuple[FloorPlan, list[
 # -- helpers ----------------------------------------------------------------------------------
 
 
+def meta_of(op: Any) -> dict[str, Any]:
+    """The meta the service would store beside an operation: a reserve's party size, drawn
+    from its `at` so logs stay plain lists; now and then none, or one that is no size."""
+    if not (isinstance(op, list) and len(op) == 5 and op[0] == "reserve" and is_int(op[4])):
+        return {}
+    at = op[4]
+    if at % 7 == 0:
+        return {}
+    if at % 11 == 0:
+        return {"party_size": str(at % 10 + 1)}
+    return {"party_size": at % 10 + 1, "partner": "p"}
+
+
 def replay(floor: FloorPlan, ops: list[Any]) -> tuple[HostStand, Entries]:
     """The engine's log: each operation with its result as stored ("error: <code>")."""
     stand = HostStand(floor)
-    return stand, [(op, json_result(stand.apply(op))) for op in ops]
+    return stand, [(op, json_result(stand.apply(op)), meta_of(op)) for op in ops]
 
 
 def engine_still_booked(stand: HostStand, ts: int) -> Counter[tuple[str, int]]:
-    return Counter((r.unit, r.at) for r in stand.book.booked() if r.at + HOLD_AFTER > ts)
+    return Counter(
+        (r.unit, r.at) for r in stand.book.booked() if r.arrived or r.at + HOLD_AFTER > ts
+    )
+
+
+def sizes_of(entries: Entries) -> dict[str, int | None]:
+    """Each reservation's party size as its successful reserve's meta gave it."""
+    return {op[2]: party_size(meta) for op, result, meta in entries if change_starts(op, result)}
+
+
+def change_starts(op: Any, result: Any) -> bool:
+    return isinstance(op, list) and bool(op) and op[0] == "reserve" and result is True
+
+
+def engine_bookings(
+    stand: HostStand, entries: Entries, ts: int
+) -> Counter[tuple[str, int, int | None, bool]]:
+    sizes = sizes_of(entries)
+    return Counter(
+        (r.unit, r.at, sizes[r.id], r.arrived)
+        for r in stand.book.booked()
+        if r.arrived or r.at + HOLD_AFTER > ts
+    )
 
 
 def probe_times(stand: HostStand, entries: Entries) -> set[int]:
     """Minutes around every ts of the log and every no-show boundary, and far off both ways."""
     times = {-100_000, 100_000}
-    for op, _ in entries:
+    for op, _, _ in entries:
         if isinstance(op, list) and len(op) > 1 and is_int(op[1]):
             times |= {op[1] - 1, op[1], op[1] + 1}
     for r in stand.reservations():
@@ -182,29 +222,32 @@ def probe_times(stand: HostStand, entries: Entries) -> set[int]:
 
 def stored(entries: Entries) -> Entries:
     """The entries as a store gives them back: through JSON."""
-    return [(json.loads(json.dumps(op)), json.loads(json.dumps(res))) for op, res in entries]
+    return [tuple(json.loads(json.dumps(part)) for part in entry) for entry in entries]  # type: ignore[misc]
 
 
-def assert_same_live(stand: HostStand, day: BookedDay) -> None:
+def assert_same_live(stand: HostStand, entries: Entries, day: BookedDay) -> None:
     """The fold's last ts, and the reservations it keeps that are not due as no-shows by
-    then, by id, are the replay's last ts and still-booked reservations."""
+    then (arrived ones never are), by id, are the replay's last ts and still-booked
+    reservations, with the party size their reserve's meta gave and whether they arrived."""
     assert day.last_ts == stand.last_ts
-    live = {r.id: (r.unit, r.at) for r in stand.book.booked()}
+    sizes = sizes_of(entries)
+    live = {r.id: (r.unit, r.at, sizes[r.id], r.arrived) for r in stand.book.booked()}
     if day.last_ts is None:
         assert day.reservations == live == {}
     else:
         assert {
             rid: booking
             for rid, booking in day.reservations.items()
-            if booking[1] + HOLD_AFTER > day.last_ts
+            if booking.arrived or booking.at + HOLD_AFTER > day.last_ts
         } == live
 
 
 def assert_fold_matches_replay(stand: HostStand, entries: Entries) -> BookedDay:
     day = fold(entries)
-    assert_same_live(stand, day)
+    assert_same_live(stand, entries, day)
     for ts in sorted(probe_times(stand, entries)):
         assert Counter(day.still_booked(ts)) == engine_still_booked(stand, ts), ts
+        assert Counter(day.bookings(ts)) == engine_bookings(stand, entries, ts), ts
     assert fold(stored(entries)) == day
     return day
 
@@ -213,8 +256,12 @@ def label(stand: HostStand, entries: Entries) -> None:
     """Hypothesis statistics (--hypothesis-show-statistics): which rules a log exercised."""
     for r in stand.reservations():
         event(f"reservation {r.status}")
-    for op, result in entries:
-        if isinstance(op, list) and op and op[0] in ("reserve", "cancel", "check_in"):
+    for op, result, _ in entries:
+        if (
+            isinstance(op, list)
+            and op
+            and op[0] in ("reserve", "cancel", "check_in", "seat", "arrive")
+        ):
             event(f"{op[0]} {'ok' if succeeded(result) else result}")
         elif valid_shape_ts(op) is None:
             event("malformed")
@@ -234,8 +281,8 @@ def test_fold_leaves_booked_what_a_replay_leaves_booked_at_every_minute(
     stand = HostStand(floor)
     entries: Entries = []
     for op in ops:
-        entries.append((op, json_result(stand.apply(op))))
-        assert_same_live(stand, fold(entries))
+        entries.append((op, json_result(stand.apply(op)), meta_of(op)))
+        assert_same_live(stand, entries, fold(entries))
     label(stand, entries)
     assert_fold_matches_replay(stand, entries)
 
@@ -260,8 +307,8 @@ def test_malformed_operations_anywhere_change_nothing(
     floor, ops, mixed = case
     _, entries = replay(floor, ops)
     stand, mixed_entries = replay(floor, mixed)
-    kept = [(op, result) for op, result in mixed_entries if valid_shape_ts(op) is not None]
-    assert kept == [(op, result) for op, result in entries if valid_shape_ts(op) is not None]
+    kept = [entry for entry in mixed_entries if valid_shape_ts(entry[0]) is not None]
+    assert kept == [entry for entry in entries if valid_shape_ts(entry[0]) is not None]
     assert fold(mixed_entries) == fold(entries)
     assert_fold_matches_replay(stand, mixed_entries)
 
@@ -293,7 +340,7 @@ def test_the_sqlite_store_folds_every_stored_day_like_fold(
     with tempfile.TemporaryDirectory() as folder, SQLiteStore(Path(folder) / "x.db") as store:
         for (merchant, n), day_entries in entries.items():
             if day_entries:  # an empty log is never written
-                new = [NewEntry(op, result, 0.0, {}) for op, result in day_entries]
+                new = [NewEntry(op, result, 0.0, meta) for op, result, meta in day_entries]
                 store.append(merchant, day_of(n), 0, new)
         for merchant in MERCHANTS:
             for lo, hi in ((first, last), (-1, 6)):
@@ -305,7 +352,8 @@ def test_the_sqlite_store_folds_every_stored_day_like_fold(
                 }
                 assert sorted(got) == sorted(expected)
                 for day, want in expected.items():
-                    assert_same_live(replays[merchant, (day - FIRST_DAY).days][0], got[day])
+                    stand, day_entries = replays[merchant, (day - FIRST_DAY).days]
+                    assert_same_live(stand, day_entries, got[day])
                     assert got[day].last_ts == want.last_ts, day
                     assert got[day].reservations == want.reservations, day
                     # booking order too (still_booked keeps it)
@@ -324,12 +372,12 @@ def checked(ops: list[Any], floor: FloorPlan = MARLOWES) -> BookedDay:
 
 
 def results(ops: list[Any], floor: FloorPlan = MARLOWES) -> list[Any]:
-    return [result for _, result in replay(floor, ops)[1]]
+    return [result for _, result, _ in replay(floor, ops)[1]]
 
 
 def test_a_reservation_holds_until_its_no_show_minute() -> None:
     day = checked([RESERVE])
-    assert day == BookedDay(last_ts=0, reservations={"R1": ("T1", 60)})
+    assert day == BookedDay(last_ts=0, reservations={"R1": ("T1", 60, 1, False)})
     assert day.still_booked(0) == [("T1", 60)]
     assert day.still_booked(74) == [("T1", 60)]
     assert day.still_booked(75) == []  # a later minute than the log's expires it too
@@ -353,6 +401,43 @@ def test_a_successful_check_in_ends_a_reservation() -> None:
     ops = [RESERVE, ["check_in", 50, "R1"]]
     assert results(ops) == [True, "seated T1"]
     assert checked(ops).still_booked(50) == []
+
+
+def test_a_successful_seat_of_a_reservation_ends_it() -> None:
+    ops = [RESERVE, ["seat", 10, "R1", "T5"]]
+    assert results(ops) == [True, ["R1@T5"]]
+    assert checked(ops).reservations == {}
+
+
+def test_seating_a_walk_in_ends_no_reservation() -> None:
+    ops = [RESERVE, ["walk_in", 1, "P1", 2], ["seat", 2, "P1", "T1"]]
+    assert results(ops)[-1] == "error: not waiting"
+    assert checked(ops).still_booked(2) == [("T1", 60)]
+
+
+def test_an_arrived_reservation_is_never_dropped_as_a_no_show() -> None:
+    ops = [RESERVE, ["arrive", 50, "R1"], ["board", 500]]
+    assert results(ops)[1] is True
+    day = checked(ops)
+    assert day.still_booked(1000) == [("T1", 60)]
+    assert day.bookings(1000) == [("T1", 60, 1, True)]
+
+
+def test_a_rejected_arrive_marks_nothing() -> None:
+    ops = [RESERVE, ["arrive", 75, "R1"]]  # a no-show by then
+    assert results(ops)[-1] == "error: reservation not active"
+    assert checked(ops).bookings(0) == []
+
+
+def test_a_reservation_keeps_the_party_size_of_its_reserves_meta() -> None:
+    entries = [(["reserve", 0, "R1", "T1", 60], True, {"party_size": 3})]
+    entries += [(["reserve", 0, "R2", "T2", 60], True, {})]
+    entries += [(["reserve", 0, "R3", "T4", 60], True, {"party_size": True})]
+    assert fold(entries).bookings(0) == [
+        ("T1", 60, 3, False),
+        ("T2", 60, None, False),
+        ("T4", 60, None, False),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -409,7 +494,8 @@ def test_a_later_valid_operation_makes_a_no_show() -> None:
         ["board", "1000"],
         ["board", True],  # a bool is not an integer ts
         ["board", None],
-        ["seat", 1000],  # unknown name
+        ["seat", 1000],  # too short
+        ["sit", 1000, "P1", "T1"],  # unknown name
         [None, 1000],
         [],
     ],
@@ -451,6 +537,7 @@ def test_an_operation_going_back_in_time_does_not_move_the_last_ts() -> None:
 def test_an_empty_log_or_one_of_malformed_operations_has_no_last_ts() -> None:
     assert checked([]) == BookedDay()
     assert checked([["board"], ["nope", 5]]) == BookedDay(last_ts=None, reservations={})
+    assert BookedDay().bookings(0) == []
     assert BookedDay().still_booked(0) == []
 
 
@@ -464,6 +551,8 @@ EXAMPLE_LOGS: list[list[Any]] = [
     [RESERVE, ["cancel", 1000, "R9"]],
     [["reserve", 0, "R1", "T5+T6", 60], ["reserve", 1, "R2", "T5", 70], ["board", 2]],
     [["board"], ["nope", 5]],
+    [RESERVE, ["seat", 10, "R1", "T5"], ["reserve", 11, "R2", "T1", 70]],
+    [RESERVE, ["arrive", 50, "R1"], ["arrive", 51, "R9"], ["board", 500]],
 ]
 
 
@@ -471,7 +560,8 @@ def test_the_sqlite_store_agrees_with_fold_on_the_example_logs(tmp_path: Path) -
     logs = {day_of(n): replay(MARLOWES, ops)[1] for n, ops in enumerate(EXAMPLE_LOGS)}
     with SQLiteStore(tmp_path / "x.db") as store:
         for day, entries in logs.items():
-            store.append("marlowes", day, 0, [NewEntry(op, r, 0.0, {}) for op, r in entries])
+            new = [NewEntry(op, r, 0.0, meta) for op, r, meta in entries]
+            store.append("marlowes", day, 0, new)
             store.append("anchor", day, 0, [NewEntry(["reserve", 0, "X", "T2", 60], True, 0.0)])
         got = store.booked("marlowes", min(logs), max(logs))
         assert got == {day: fold(entries) for day, entries in logs.items()}
@@ -506,7 +596,7 @@ def test_minutes_beyond_64_bits_are_stored_and_move_nothing_near_a_slot(
     entries = replay(MARLOWES, ops)[1]
     want = fold(entries)
     with SQLiteStore(tmp_path / "x.db") as store:
-        store.append("marlowes", FIRST_DAY, 0, [NewEntry(op, r, 0.0) for op, r in entries])
+        store.append("marlowes", FIRST_DAY, 0, [NewEntry(op, r, 0.0) for op, r, _ in entries])
         got = store.booked("marlowes", FIRST_DAY, FIRST_DAY)[FIRST_DAY]
     assert list(got.reservations) == list(want.reservations)
     for ts in (-(10**6), -1, 0, 59, 60, 74, 75, 10**6):
@@ -518,9 +608,9 @@ def test_reservation_ids_with_a_nul_survive_the_store(tmp_path: Path) -> None:
     cut both at the NUL and let them collide)."""
     ops = [["reserve", 0, "A\x00x", "T1", 60], ["reserve", 0, "A\x00y", "T2", 60]]
     entries = replay(MARLOWES, ops)[1]
-    assert [r for _, r in entries] == [True, True]
+    assert [r for _, r, _ in entries] == [True, True]
     with SQLiteStore(tmp_path / "x.db") as store:
-        store.append("marlowes", FIRST_DAY, 0, [NewEntry(op, r, 0.0) for op, r in entries])
+        store.append("marlowes", FIRST_DAY, 0, [NewEntry(op, r, 0.0, m) for op, r, m in entries])
         got = store.booked("marlowes", FIRST_DAY, FIRST_DAY)[FIRST_DAY]
     assert got == fold(entries)
     assert sorted(got.still_booked(0)) == [("T1", 60), ("T2", 60)]

@@ -26,7 +26,7 @@ TWO_TOPS_TAKEN = [["walk_in", 0, "A", 2], ["walk_in", 0, "B", 2]]
         [None],
         [["walk_in"], 0, "P", 2],
         ["Walk_in", 0, "P", 2],
-        ["seat", 0, "P"],
+        ["sit", 0, "P"],
         ["", 0],
     ],
 )

@@ -169,6 +169,22 @@ def test_configured_turn_minutes_and_large_threshold_reach_the_floor(tmp_path: P
     assert (r.duration_minutes(4), r.duration_minutes(5)) == (60, 150)
 
 
+def test_a_restaurant_protects_its_reservations_unless_the_file_says_not(
+    tmp_path: Path,
+) -> None:
+    assert load_restaurant(write(tmp_path, MINIMAL)).floor.protect_reservations
+    assert load_restaurant(MARLOWES_FILE).floor.protect_reservations
+    off = load_restaurant(write(tmp_path, "protect_reservations = false\n" + MINIMAL))
+    assert not off.floor.protect_reservations
+    assert not MARLOWES.protect_reservations  # the seed's floor stays exact to the seed
+
+
+def test_the_large_turn_reaches_the_floor_for_protection(tmp_path: Path) -> None:
+    assert load_restaurant(write(tmp_path, MINIMAL)).floor.large_turn_minutes == 120
+    text = MINIMAL + "\n[turn_minutes]\nlarge = 150\n"
+    assert load_restaurant(write(tmp_path, text)).floor.large_turn_minutes == 150
+
+
 # ---------------------------------------------------------------- bad files: one line each
 
 
@@ -196,6 +212,7 @@ def test_configured_turn_minutes_and_large_threshold_reach_the_floor(tmp_path: P
         (("", 'max_party_size = "10"\n'), "max_party_size", "integer"),
         (("", "max_party_size = 21\n"), "max_party_size", "20"),
         (("", "slot_minutes = 3\n"), "slot_minutes", "5"),
+        (("", 'protect_reservations = "yes"\n'), "protect_reservations", "boolean"),
         (("", "large_party_from = 9\n"), "large_party_from", "at most 5"),
         (("", 'closed = ["2026-02-30"]\n'), "closed[0]", "YYYY-MM-DD"),
         (('merchant_id = "m1"', 'merchant_id = ""'), "merchant_id", "at least 1 character"),
