@@ -41,6 +41,8 @@ HTTP_STATUS: dict[str, int] = {
     errors.TABLE_BUSY: 409,
     errors.UNKNOWN_PARTY: 404,
     errors.NOT_WAITING: 409,
+    errors.NOT_SEATED: 409,
+    errors.TABLE_TOO_SMALL: 409,
     # the service's refusals
     days.SLOT_UNAVAILABLE: 409,
     days.NOT_A_SLOT: 409,

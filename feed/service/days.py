@@ -100,8 +100,13 @@ def new_booking_id() -> str:
 
 
 def still_booked(stand: HostStand, ts: int) -> list[Booking]:
-    """Reservations that still hold or block tables at `ts` (no-shows expire at at + 15)."""
-    return [(r.tables, r.at) for r in stand.book.booked() if r.at + config.HOLD_AFTER_MINUTES > ts]
+    """Reservations that still hold or block tables at `ts` (no-shows expire at at + 15;
+    arrived guests never do)."""
+    return [
+        (r.tables, r.at)
+        for r in stand.book.booked()
+        if r.arrived or r.at + config.HOLD_AFTER_MINUTES > ts
+    ]
 
 
 def occupied(
@@ -116,28 +121,28 @@ def occupied(
     without one, the unit's turn is used."""
     out: list[Taken] = []
     for res in stand.book.booked():
-        arrived = bool(getattr(res, "arrived", False))
-        if not arrived and res.at + config.HOLD_AFTER_MINUTES <= ts:
+        if not res.arrived and res.at + config.HOLD_AFTER_MINUTES <= ts:
             continue  # a no-show by now, whether or not the log has said so yet
         turn = r.turn_of(meta.get(res.id, {}).get("party_size"), res.unit)
-        end = (max(res.at, ts) if arrived else res.at) + turn
+        end = (max(res.at, ts) if res.arrived else res.at) + turn
         out.append(Taken(res.tables, res.at, end, res.at))
-    seen: set[str] = set()
-    for party in stand.seated().values():
-        if party.id in seen or party.seated_at is None:
-            continue
-        seen.add(party.id)
-        size = party.size if party.size is not None else meta.get(party.id, {}).get("party_size")
-        turn = r.turn_of(size, "+".join(party.tables))
-        end = max(party.seated_at + turn, ts + r.overstay_minutes)
-        out.append(Taken(party.tables, party.seated_at, end))
+    for sitting in stand.sittings():
+        size = sitting.size
+        if size is None:  # a checked-in reservation: the size its booking gave
+            size = meta.get(sitting.party_id, {}).get("party_size")
+        turn = r.turn_of(size, "+".join(sitting.tables))
+        end = max(sitting.seated_at + turn, ts + r.overstay_minutes)
+        out.append(Taken(sitting.tables, sitting.seated_at, end))
     return out
 
 
 def folded(r: Restaurant, booked: BookedDay, ts: int) -> list[tuple[str, int, int, int | None]]:
     """`occupied` for a day read off the store's fold (no seated parties: a day ahead):
     (unit, start, end, at) per still-booked reservation."""
-    return [(unit, at, at + r.unit_turn(unit), at) for unit, at in booked.still_booked(ts)]
+    return [
+        (b.unit, b.at, (max(b.at, ts) if b.arrived else b.at) + r.turn_of(b.size, b.unit), b.at)
+        for b in booked.bookings(ts)
+    ]
 
 
 def _floor_key(stand: HostStand) -> tuple[str | None, ...]:
@@ -211,14 +216,6 @@ class DayBook:
         """The day's host stand as its log stands now (do not apply operations to it)."""
         with self._lock:
             return self._load(day).stand
-
-    def overdue(self, day: date, now: datetime) -> bool:
-        """Is a still-booked reservation past its hold at `now` (a no-show the log has not
-        recorded yet, because nothing has happened on that day since)?"""
-        ts = self.minute(day, now)
-        with self._lock:
-            booked = self._load(day).stand.book.booked()
-        return any(r.at + config.HOLD_AFTER_MINUTES <= ts for r in booked)
 
     def details(self, day: date, party_id: str) -> dict[str, Any]:
         """Booking details stored with a reservation or walk-in (party size, name, source)."""
