@@ -67,15 +67,25 @@ class PhoneReservation(BaseModel):
     phone: str = Field(default="", max_length=50)
 
 
+class Unit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    unit: str = Field(
+        min_length=1, max_length=100, description="A table id or a combo id ('T5+T6')"
+    )
+
+
 class ReservationRow(BaseModel):
     reservation_id: str
     unit: str
     tables: list[str]
     start: str
-    status: str
+    status: str = Field(description="booked, arrived, seated, no-show or cancelled")
     party_size: int | None
     name: str
+    phone: str
+    notes: str
     source: str
+    seated_at: str | None = Field(description="The unit where the party sits, once seated")
 
 
 class ReservationList(BaseModel):
@@ -291,6 +301,52 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         if not receiver.host_authorized(merchant_id, _bearer(authorization)):
             return _send(problem(statuses.UNAUTHORIZED, "missing or wrong bearer token"))
         return _send(receiver.host_reservations(merchant_id, day))
+
+    # -- the host's hand on the tables (PRODUCT.md section 1: seat, move, arrive)
+
+    def hand(
+        merchant_id: str, authorization: str | None, name: str, party_id: str, *args: Any
+    ) -> JSONResponse:
+        if not receiver.host_authorized(merchant_id, _bearer(authorization)):
+            return _send(problem(statuses.UNAUTHORIZED, "missing or wrong bearer token"))
+        return _send(receiver.host_hand(merchant_id, name, party_id, *args))
+
+    @app.post(
+        f"{prefix}/parties/{{party_id}}/seat",
+        response_model=OperationReply,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    async def seat(
+        merchant_id: Id, party_id: Id, where: Unit, authorization: Auth = None
+    ) -> JSONResponse:
+        """Seat a waiting party, or a booked reservation whose guests are here, at the unit
+        the host chooses (holds and the waitlist's rules do not stop the host)."""
+        return hand(merchant_id, authorization, "seat", party_id, where.unit)
+
+    @app.post(
+        f"{prefix}/parties/{{party_id}}/move",
+        response_model=OperationReply,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    async def move(
+        merchant_id: Id, party_id: Id, where: Unit, authorization: Auth = None
+    ) -> JSONResponse:
+        """Move a seated party to another unit; the tables it leaves go to the waitlist."""
+        return hand(merchant_id, authorization, "move", party_id, where.unit)
+
+    @app.post(
+        f"{prefix}/reservations/{{reservation_id}}/arrive",
+        response_model=OperationReply,
+        responses=HOST_ERRORS,
+        tags=["host"],
+    )
+    async def arrive(
+        merchant_id: Id, reservation_id: Id, authorization: Auth = None
+    ) -> JSONResponse:
+        """The guests of a booked reservation are at the door: never a no-show now."""
+        return hand(merchant_id, authorization, "arrive", reservation_id)
 
     return app
 

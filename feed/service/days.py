@@ -217,6 +217,26 @@ class DayBook:
         with self._lock:
             return self._load(day).stand
 
+    def free_units(self, day: date, party_size: int | None) -> list[str]:
+        """Units nobody sits at now that fit a party of `party_size` (any unit when it is
+        not known), fewest seats first: where the host could seat arriving guests."""
+        floor = self.restaurant.floor
+        with self._lock:
+            occupied_tables = set(self._load(day).stand.seated())
+        units: list[tuple[int, int, str]] = []
+        n = party_size
+        for i, t in enumerate(floor.tables):
+            if t.id not in occupied_tables and (
+                n is None or (not floor.is_large(n) and t.smallest_party <= n <= t.seats)
+            ):
+                units.append((t.seats, i, t.id))
+        for j, c in enumerate(floor.combos):
+            if not set(c.tables) & occupied_tables and (
+                n is None or (floor.is_large(n) and c.min_party <= n <= c.capacity)
+            ):
+                units.append((c.capacity, len(floor.tables) + j, c.id))
+        return [unit for _, _, unit in sorted(units)]
+
     def details(self, day: date, party_id: str) -> dict[str, Any]:
         """Booking details stored with a reservation or walk-in (party size, name, source)."""
         with self._lock:

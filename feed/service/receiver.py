@@ -17,13 +17,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import Rejected
-from engine.errors import UNKNOWN_RESERVATION
+from engine.errors import TABLE_BUSY, UNKNOWN_RESERVATION
+from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
 from feed.clock import parse_instant, real_now
 from feed.service import replies
-from feed.service.days import BOOKING_SCOPE, NOT_A_SLOT, DayBook, Refused, new_booking_id
+from feed.service.days import (
+    BOOKING_SCOPE,
+    NOT_A_SLOT,
+    Applied,
+    DayBook,
+    Refused,
+    new_booking_id,
+)
 from feed.service.notify import Notifier
-from feed.service.replies import Reply, problem
+from feed.service.replies import Reply, error_body, problem
 from feed.service.signing import SignatureError, verify
 from feed.settings import Partner, Settings
 from feed.venue import calendar
@@ -78,6 +86,21 @@ def _first_error(exc: ValidationError) -> str:
 
 READS = ("board", "quote")  # host operations that only read the day
 
+_WORDS = {
+    "table busy": "somebody sits at {unit}",
+    "table too small": "{unit} is too small for that party",
+    "unknown table": "{unit} is not a table or combination here",
+    "unknown party": "there is no party {party} today",
+    "not waiting": "{party} is not waiting (seated, gone or done)",
+    "not seated": "{party} is not sitting at a table",
+    "reservation not active": "{party} is not booked any more",
+}
+
+
+def _in_words(code: str, party: str, args: tuple[Any, ...]) -> str:
+    unit = str(args[0]) if args else ""
+    return _WORDS.get(code, code).format(unit=unit, party=party)
+
 
 def _next(r: Restaurant, now: datetime) -> str:
     """ "; the next service opens at ..." in the restaurant's local time, or nothing."""
@@ -88,6 +111,13 @@ def _next(r: Restaurant, now: datetime) -> str:
     same_day = local.date() == now.astimezone(r.tz).date()
     when = local.strftime("%H:%M") if same_day else local.strftime("%A %Y-%m-%d %H:%M")
     return f"; the next service opens at {when}"
+
+
+def _status(reservation: Reservation) -> str:
+    """A reservation's state in the host's words: booked, arrived, seated, no-show, cancelled."""
+    if reservation.status is ReservationStatus.BOOKED and reservation.arrived:
+        return "arrived"
+    return str(reservation.status).replace("_", "-")
 
 
 def unit_tables(unit: str) -> list[str]:
@@ -272,8 +302,73 @@ class Receiver:
             return problem(outcome.code, outcome.message), False
         if isinstance(outcome.result, Rejected):
             code = outcome.result.code
+            if name == "check_in" and code == TABLE_BUSY:
+                return self._arrived_at_a_busy_table(book, day, engine_id, now, meta, record)
             return problem(code, f"{name} refused: {code}"), False
         return reply_for(outcome.result), True
+
+    def _arrived_at_a_busy_table(
+        self,
+        book: DayBook,
+        day: date,
+        engine_id: str,
+        now: datetime,
+        meta: dict[str, Any],
+        record: Callable[[Reply], Remember] | None,
+    ) -> tuple[Reply, bool]:
+        """The guests are here but somebody still sits at their table: they are marked
+        arrived (never a no-show while they wait at the door) and told what fits now."""
+        size = book.details(day, engine_id).get("party_size")
+        res = book.stand(day).book.get(engine_id)
+        unit = res.unit if res is not None else "?"
+
+        def busy_reply() -> Reply:
+            free = book.free_units(day, size if isinstance(size, int) else None)
+            message = f"{unit} is still taken: the guests are marked arrived; " + (
+                f"free now for them: {', '.join(free)}" if free else "no table fits them now"
+            )
+            body = error_body(TABLE_BUSY, message)
+            body["error"].update(arrived=True, free_units=free, unit=unit)
+            return Reply(body)
+
+        def remember(_operation: list[Any], _result: Result) -> list[Remember]:
+            return [record(busy_reply())] if record is not None else []
+
+        arrive = book.operate(
+            day, now, "arrive", engine_id, meta=meta, remember=remember, keep_rejected=False
+        )
+        committed = isinstance(arrive, Applied) and not isinstance(arrive.result, Rejected)
+        return busy_reply(), committed
+
+    def _resolve(self, book: DayBook, any_id: str, now: datetime) -> tuple[date, str] | None:
+        """The day and engine id of a booking id we gave out, or of a party on today's log."""
+        index = self.store.recall(BOOKING_SCOPE, any_id)
+        if isinstance(index, dict) and index.get("merchant_id") == book.restaurant.merchant_id:
+            return date.fromisoformat(str(index["day"])), str(index.get("reservation_id", any_id))
+        day = self.today(book.restaurant, now)
+        return None if day is None else (day, any_id)
+
+    def host_hand(self, merchant_id: str, name: str, party_id: str, *args: Any) -> Reply:
+        """The host's own hand on the tables: `seat` a waiting party or a booked
+        reservation at a unit, `move` a seated party, mark a reservation `arrive`d."""
+        book = self.books.get(merchant_id)
+        if book is None:
+            return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+        now = self.clock()
+        found = self._resolve(book, party_id, now)
+        if found is None:
+            r = book.restaurant
+            return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
+        day, engine_id = found
+        outcome = book.operate(
+            day, now, name, engine_id, *args, meta={"source": "host"}, keep_rejected=False
+        )
+        if isinstance(outcome, Refused):
+            return problem(outcome.code, outcome.message)
+        if isinstance(outcome.result, Rejected):
+            code = outcome.result.code
+            return problem(code, f"{name} refused: {_in_words(code, party_id, args)}")
+        return Reply({"operation": outcome.operation, "result": outcome.result})
 
     # -- the host tablet ------------------------------------------------------------------
 
@@ -345,18 +440,23 @@ class Receiver:
         opening = calendar.opening_instant(r, day)
         rows = []
         if opening is not None:
-            for reservation, details in book.reservations(day):
+            stand = book.stand(day)
+            sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
+            for reservation, details in sorted(book.reservations(day), key=lambda x: x[0].at):
                 local = (opening + timedelta(minutes=reservation.at)).astimezone(r.tz)
                 rows.append(
                     {
-                        "reservation_id": reservation.id,
+                        "reservation_id": str(details.get("booking_id", reservation.id)),
                         "unit": reservation.unit,
                         "tables": list(reservation.tables),
                         "start": local.isoformat(),
-                        "status": str(reservation.status),
+                        "status": _status(reservation),
                         "party_size": details.get("party_size"),
-                        "name": details.get("name", ""),
-                        "source": details.get("source", ""),
+                        "name": str(details.get("name", "")),
+                        "phone": str(details.get("phone", "")),
+                        "notes": str(details.get("notes", details.get("additional_request", ""))),
+                        "source": str(details.get("source", "")),
+                        "seated_at": sits.get(reservation.id),
                     }
                 )
         return Reply({"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows})

@@ -1,0 +1,136 @@
+"""The host's hand on the tables over a real server (issue #11): seat, move, arrive, a
+check-in at a busy table, and the day's reservations as the host sees them.
+
+The server's clock is pinned at Friday 2026-12-04 18:00 GMT (Marlowe's dinner is on)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.integration.server_process import HOST_TOKENS, ServerProcess, running_server
+
+MARLOWES = "marlowes-kitchen"
+HOST = f"/api/v1/restaurants/{MARLOWES}"
+AUTH = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+TIMEOUT = 10
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    with running_server(tmp_path / "hoststand.db") as running:
+        yield running
+
+
+def call(server: ServerProcess, method: str, path: str, body: Any = None) -> requests.Response:
+    return requests.request(
+        method, f"{server.base}{HOST}{path}", json=body, headers=AUTH, timeout=TIMEOUT
+    )
+
+
+def ok(reply: requests.Response) -> Any:
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def phone_booking(server: ServerProcess, size: int, hhmm: str, name: str) -> str:
+    body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": name, "phone": "+44 1"}
+    return str(ok(call(server, "POST", "/reservations", body))["reservation_id"])
+
+
+def tables(server: ServerProcess) -> dict[str, str]:
+    return dict(ok(call(server, "GET", "/board"))["result"]["tables"])
+
+
+def reservations(server: ServerProcess) -> dict[str, dict[str, Any]]:
+    rows = ok(call(server, "GET", "/reservations"))["reservations"]
+    return {row["reservation_id"]: row for row in rows}
+
+
+def test_a_check_in_at_a_busy_table_marks_the_guests_arrived_and_names_free_units(
+    server: ServerProcess,
+) -> None:
+    rid = phone_booking(server, 4, "18:15", "Ann")  # T1, the first 4-top
+    for party in ("X", "Y"):  # the 2-tops
+        ok(call(server, "POST", "/walk-ins", {"size": 2, "party_id": party}))
+    ok(call(server, "POST", "/walk-ins", {"size": 1, "party_id": "W", "name": "Bo"}))  # waits
+    assert ok(call(server, "POST", "/parties/W/seat", {"unit": "T1"}))["result"] == ["W@T1"]
+    busy = call(server, "POST", f"/reservations/{rid}/check-in")
+    assert busy.status_code == 409, busy.text
+    error = busy.json()["error"]
+    assert error["code"] == "table busy" and error["arrived"] is True
+    assert error["free_units"] == ["T5", "T6", "T3"]  # fewest seats first
+    assert "T1" in error["message"] and "T5" in error["message"]
+    assert reservations(server)[rid]["status"] == "arrived"
+    # The host chooses T5 for them: checked in where they sit.
+    seated = ok(call(server, "POST", f"/parties/{rid}/seat", {"unit": "T5"}))
+    assert f"{rid}@T5" in seated["result"]
+    row = reservations(server)[rid]
+    assert (row["status"], row["seated_at"], row["unit"]) == ("seated", "T5", "T1")
+    assert tables(server)["T5"] == rid
+
+
+def test_a_seated_party_moves_and_the_board_follows(server: ServerProcess) -> None:
+    ok(call(server, "POST", "/walk-ins", {"size": 2, "party_id": "W"}))
+    assert tables(server)["T2"] == "W"
+    assert ok(call(server, "POST", "/parties/W/move", {"unit": "T4"}))["result"] == []
+    board = tables(server)
+    assert (board["T2"], board["T4"]) == ("free", "W")
+
+
+def test_a_party_of_eight_seated_on_a_combo_is_freed_by_one_table(
+    server: ServerProcess,
+) -> None:
+    ok(call(server, "POST", "/walk-ins", {"size": 8, "party_id": "BIG"}))
+    board = tables(server)
+    assert (board["T5"], board["T6"]) == ("BIG", "BIG")  # seated by the pass on T5+T6
+    ok(call(server, "POST", "/tables/T6/free"))
+    board = tables(server)
+    assert (board["T5"], board["T6"]) == ("free", "free")
+
+
+def test_arrived_guests_are_listed_as_arrived(server: ServerProcess) -> None:
+    rid = phone_booking(server, 2, "19:00", "Cy")
+    assert ok(call(server, "POST", f"/reservations/{rid}/arrive"))["result"] is True
+    assert reservations(server)[rid]["status"] == "arrived"
+
+
+def test_the_days_reservations_come_in_time_order_with_the_guests_details(
+    server: ServerProcess,
+) -> None:
+    late = phone_booking(server, 2, "20:00", "Late")
+    early = phone_booking(server, 3, "18:30", "Early")
+    rows = ok(call(server, "GET", "/reservations"))["reservations"]
+    assert [r["reservation_id"] for r in rows] == [early, late]
+    first = rows[0]
+    assert (first["name"], first["phone"], first["party_size"], first["status"]) == (
+        "Early",
+        "+44 1",
+        3,
+        "booked",
+    )
+    assert first["seated_at"] is None and first["notes"] == ""
+
+
+@pytest.mark.parametrize(
+    "path,body,status,code,words",
+    [
+        ("/parties/W/seat", {"unit": "T9"}, 404, "unknown table", "T9 is not a table"),
+        ("/parties/NOBODY/seat", {"unit": "T1"}, 404, "unknown party", "no party NOBODY"),
+        ("/parties/W/move", {"unit": "T1"}, 409, "not seated", "W is not sitting"),
+        ("/parties/W/seat", {"unit": "T2"}, 409, "table too small", "T2 is too small"),
+    ],
+)
+def test_the_hosts_refusals_say_what_is_wrong_in_words(
+    server: ServerProcess, path: str, body: Any, status: int, code: str, words: str
+) -> None:
+    for party, size in (("X", 2), ("Y", 2), ("Z", 6), ("W", 6)):  # T2, T4, T3; W waits
+        ok(call(server, "POST", "/walk-ins", {"size": size, "party_id": party}))
+    reply = call(server, "POST", path, body)
+    assert reply.status_code == status, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == code and words in error["message"], error
