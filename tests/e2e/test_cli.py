@@ -281,3 +281,19 @@ def test_the_installed_command_replays_the_seed_example_in_a_real_process(tmp_pa
     assert done.returncode == 0, done.stderr
     expected = json.loads((SAMPLES / "marlowes-part1.expected.json").read_text(encoding="utf-8"))
     assert json.loads(done.stdout) == expected
+
+
+def test_reserve_books_one_party_per_turn_on_a_table(db: str) -> None:
+    # T3 is Marlowe's only table for 6, and a party of 6 keeps it 90 minutes.
+    assert reserve(db, 6, "2026-12-04T19:00").exit_code == 0
+    for at in ("2026-12-04T19:30", "2026-12-04T20:00"):
+        refused = reserve(db, 6, at)
+        assert refused.exit_code == 1, refused.output
+        assert "no table for 6" in refused.output
+    assert reserve(db, 6, "2026-12-04T20:30").exit_code == 0
+
+
+def test_reserve_refuses_a_day_beyond_the_horizon(db: str) -> None:
+    refused = reserve(db, 2, "2027-01-22T19:00")  # 52 days after BEFORE
+    assert refused.exit_code == 1, refused.output
+    assert "30 days ahead" in refused.output

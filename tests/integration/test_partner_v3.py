@@ -11,7 +11,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -1129,3 +1129,39 @@ def test_a_resize_that_echoes_the_old_duration_is_moved_to_the_new_turn_time(
     assert answer["booking"]["slot"]["resources"]["party_size"] == 4
     assert answer["booking"]["slot"]["duration_sec"] == duration(4)
     assert status(server, booking_id) == "CONFIRMED"
+
+
+# -- the floor's truth (issue #11) -------------------------------------------------------------
+
+
+@pytest.fixture
+def full_floor(tmp_path: Path) -> Iterator[ServerProcess]:
+    """Friday 18:00 with walk-ins at all six tables."""
+    with running_server(tmp_path / "hoststand.db") as running:
+        for i, size in enumerate((4, 2, 6, 2, 4, 4)):
+            reply = requests.post(
+                f"{running.base}{HOST}/walk-ins",
+                json={"size": size, "party_id": f"W{i}"},
+                headers=HOST_AUTH,
+                timeout=TIMEOUT,
+            )
+            assert reply.status_code == 200 and reply.json()["result"].startswith("seated")
+        yield running
+
+
+def test_a_partner_is_not_offered_a_table_that_walk_ins_are_eating_at(
+    full_floor: ServerProcess,
+) -> None:
+    soon = sec(4, "18:15")
+    assert not available(full_floor, soon, 4)
+    assert_failure(create(full_floor, soon, 4), "SLOT_UNAVAILABLE")
+    # The parties of 4 keep their tables 70 minutes: from 19:15 a party of 4 can book.
+    assert not available(full_floor, sec(4, "19:00"), 4)
+    assert available(full_floor, sec(4, "19:15"), 4)
+    assert booked(full_floor, sec(4, "19:15"), 4)
+
+
+def test_a_partner_cannot_book_beyond_the_horizon(server: ServerProcess) -> None:
+    far = int((NOW + timedelta(days=50)).replace(hour=19, minute=0).timestamp())
+    assert not available(server, far, 2)
+    assert_failure(create(server, far, 2), "SLOT_UNAVAILABLE")
