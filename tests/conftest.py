@@ -1,4 +1,4 @@
-"""Fixtures shared by the integration tests: a database on every backend."""
+"""Fixtures shared by the tests: a database on every backend."""
 
 from __future__ import annotations
 
