@@ -13,10 +13,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 SAMPLES := --config samples/marlowes.toml --config samples/google-floorplan.toml
+# The store: an SQLite file, or a postgresql:// URL (make run DB=... or HOSTSTAND_DB=...).
+DB := $(or $(HOSTSTAND_DB),hoststand.db)
 
 # The main job on the embedded default: the receiver for the sample restaurants on hoststand.db.
 run: $(STAMP)
-	$(BIN)/hoststand serve $(SAMPLES) --settings samples/server.toml --db hoststand.db
+	$(BIN)/hoststand serve $(SAMPLES) --settings samples/server.toml --db '$(DB)'
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -24,8 +24,8 @@ from feed.files.export import ExportSummary, export_feeds
 from feed.service.days import Applied, Cell, DayBook
 from feed.venue import calendar
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
-from store.log import StoreError
-from store.sqlite import SQLiteStore
+from store import is_url, open_store, redact
+from store.log import LogStore, StoreError
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
@@ -43,11 +43,11 @@ class Context:
     now: datetime
     pinned: bool = False  # --now given: the server's clock stands still at `now`
 
-    def store(self, db: str) -> SQLiteStore:
+    def store(self, db: str) -> LogStore:
         try:
-            return SQLiteStore(db)
+            return open_store(db)
         except StoreError as exc:
-            fail(f"{db}: cannot open the database ({exc})")
+            fail(f"{redact(db)}: cannot open the database ({exc})")
 
 
 def load_config(path: str) -> Restaurant:
@@ -71,7 +71,7 @@ db_option = click.option(
     default=DEFAULT_DB,
     envvar="HOSTSTAND_DB",
     show_default=True,
-    help="SQLite file holding the service-day logs (env HOSTSTAND_DB).",
+    help="SQLite file holding the service-day logs, or a postgresql:// URL (env HOSTSTAND_DB).",
 )
 configs_option = click.option(
     "--config",
@@ -223,7 +223,7 @@ def reserve_command(
         meta = {"source": "phone", "name": name, "phone": phone}
         outcome = DayBook(store, r).book(day, slot, party_size, obj.now, meta)
     except StoreError as exc:
-        fail(f"{db}: {exc}")
+        fail(f"{redact(db)}: {exc}")
     finally:
         store.close()
     if not isinstance(outcome, Applied):
@@ -331,7 +331,7 @@ def serve_command(
     Serves signed partner webhooks, the host tablet's API and the partner's booking
     server and waitlist (/v3); exports the feeds at start-up and on the schedule in the
     settings' [export]; sends partners booking notifications and availability replaces.
-    Every accepted change is committed to the SQLite file before it is acknowledged.
+    Every accepted change is committed to the database before it is acknowledged.
     Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first), exit status 0.
     """
     from feed.http.serving import build, serve
@@ -344,10 +344,10 @@ def serve_command(
         fail(str(exc))
     store = obj.store(db)
     clock = (lambda: obj.now) if obj.pinned else real_now
-    staging = Path(settings.export.staging or f"{db}.feeds")
+    staging = Path(settings.export.staging or ("hoststand.feeds" if is_url(db) else f"{db}.feeds"))
     app = build(restaurants, store, settings, clock, staging, export=export)
     names = ", ".join(r.merchant_id for r in restaurants)
-    click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {db})")
+    click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {redact(db)})")
     click.echo(f"  health: curl http://{host}:{port}/healthz")
     click.echo(f"  API:    http://{host}:{port}/docs  (OpenAPI at /openapi.json)")
     if export:

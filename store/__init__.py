@@ -1,5 +1,40 @@
-"""The stores: the operation log interface and its backends (SQLite now).
+"""The stores: the operation log interface and its backends (SQLite, PostgreSQL).
 
 The one place the host stand touches a database; imported by the service layer, never by
-the engine's rules.
+the engine's rules. `open_store` picks the backend from what `--db` names.
 """
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from store.log import LogStore
+
+_URL = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
+
+
+def is_url(db: str | Path) -> bool:
+    """Does `db` name a PostgreSQL database (postgresql:// or postgres://) rather than a file?"""
+    return isinstance(db, str) and _URL.match(db) is not None
+
+
+def open_store(db: str | Path) -> LogStore:
+    """The store `db` names: a PostgreSQL URL opens PostgresStore, anything else is the path
+    of an SQLite file. psycopg is imported only for a URL (it is the `postgres` extra)."""
+    if is_url(db):
+        try:
+            from store.postgres import PostgresStore
+        except ImportError as exc:
+            from store.log import StoreError
+
+            raise StoreError("PostgreSQL needs psycopg: pip install 'hoststand[postgres]'") from exc
+        return PostgresStore(str(db))
+    from store.sqlite import SQLiteStore
+
+    return SQLiteStore(db)
+
+
+def redact(db: str | Path) -> str:
+    """`db` fit to print: a URL's password replaced by ***."""
+    return re.sub(r"^([a-z]+://[^:/@]*):[^@]*@", r"\1:***@", str(db), flags=re.IGNORECASE)

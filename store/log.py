@@ -136,9 +136,11 @@ class LogStore(Protocol):
         sender), oldest first, at most one per key."""
         ...
 
-    def claim(self, message_ids: Sequence[int], now: float) -> None:
+    def claim(self, message_ids: Sequence[int], now: float) -> list[int]:
         """A sender is sending these: a later change queues a new message instead of merging
-        into one whose content is already being sent."""
+        into one whose content is already being sent. Returns the ids claimed: those still
+        pending and not held by a live sender (in this process or another), so a message
+        is sent by one sender only."""
         ...
 
     def release_claims(self) -> None:

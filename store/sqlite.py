@@ -477,11 +477,20 @@ class SQLiteStore:
                         break
         return items
 
-    def claim(self, message_ids: Sequence[int], now: float) -> None:
+    def claim(self, message_ids: Sequence[int], now: float) -> list[int]:
+        # One writer at a time (BEGIN IMMEDIATE): a message another sender claimed since
+        # our pending() read is left to it.
+        claimed = []
         with self._transaction(durable=False) as conn:
-            conn.executemany(
-                "UPDATE outbox SET claimed_at = ? WHERE id = ?", [(now, i) for i in message_ids]
-            )
+            for message_id in message_ids:
+                row = conn.execute(
+                    "UPDATE outbox SET claimed_at = ? WHERE id = ? AND state = 'pending'"
+                    " AND (claimed_at IS NULL OR claimed_at <= ?) RETURNING id",
+                    (now, message_id, now - CLAIM_SECONDS),
+                ).fetchone()
+                if row is not None:
+                    claimed.append(int(row[0]))
+        return claimed
 
     def release_claims(self) -> None:
         with self._transaction(durable=False) as conn:

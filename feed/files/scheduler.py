@@ -4,7 +4,9 @@ Each export is written to a staging directory first, then delivered: copied into
 directory (all files under temporary names, then renamed, so a reader never sees half a
 feed) and/or uploaded file by file over HTTP with retries. Every delivery is recorded in
 the store (when, files, bytes, destination, outcome, attempts) for `hoststand feed status`.
-A failed run is recorded too, and the next scheduled run still happens.
+A failed run is recorded too, and the next scheduled run still happens. Receivers sharing
+a store take turns: after its start-up export, each scheduled run is made by one process
+only, the first to take that interval's turn (store.turns).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from feed.push.delivery import backoff, send
 from feed.settings import Destination, ExportSettings
 from feed.venue.restaurant import Restaurant
 from store.log import LogStore
+from store.turns import Turns
 
 log = logging.getLogger("hoststand.export")
 MAX_ATTEMPTS = 6  # per file and upload
@@ -75,6 +78,7 @@ class ExportScheduler:
         self.rng = rng or random.Random()
         self.session = requests.Session()
         self.stop = threading.Event()  # set on shutdown: a retry wait ends at once
+        self.turns = Turns(store, "export", settings.interval_minutes * 60)
 
     def run_once(self) -> list[dict[str, Any]]:
         """Export once and deliver to every destination; the records written."""
@@ -182,10 +186,15 @@ class ExportScheduler:
                 path.unlink(missing_ok=True)
 
     def loop(self) -> None:
+        """Export at start-up, then at the start of each interval (aligned to the clock, so
+        every process wakes at once) if this process took the interval's turn."""
+        first = True
         while not self.stop.is_set():
             try:
-                self.run_once()
+                if first or self.turns.mine(time.time()):
+                    self.run_once()
             except Exception:
                 log.exception("scheduled export failed; the next run still happens")
-            self.stop.wait(self.settings.interval_minutes * 60)
+            first = False
+            self.stop.wait(self.turns.until_next(time.time()))
         self.session.close()

@@ -164,7 +164,11 @@ class OutboxSender:
         items = self.store.pending(time.time())
         if not items:
             return 0
-        self.store.claim([item.id for item in items], time.time())
+        # Another process's sender may have claimed some since pending(): those are its own.
+        claimed = set(self.store.claim([item.id for item in items], time.time()))
+        items = [item for item in items if item.id in claimed]
+        if not items:
+            return 0
         groups = batches(items)
         outcomes = list(self._pool.map(self._attempt, groups))
         results = [

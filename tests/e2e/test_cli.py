@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from contextlib import closing
 from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -15,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from feed.cli import main
-from store.sqlite import SQLiteStore
+from store import is_url, open_store
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
@@ -39,8 +40,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    return str(tmp_path / "hoststand.db")
+def db(any_db: str) -> str:
+    """`--db` of each backend: an SQLite file, a PostgreSQL URL."""
+    return any_db
 
 
 def hoststand(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
@@ -178,7 +180,7 @@ def test_reserve_prints_the_booking_id_and_its_table(db: str) -> None:
     assert match is not None, result.stdout
     booking_id, size, when, table = match.groups()
     assert (size, when, table) == ("2", "2026-12-04 19:00", "T2")
-    with SQLiteStore(db) as store:
+    with closing(open_store(db)) as store:
         [entry] = store.entries("marlowes-kitchen", date(2026, 12, 4))
     assert entry.operation[2:] == [booking_id, "T2", 7 * 60]
     assert entry.meta["source"] == "phone" and entry.meta["party_size"] == 2
@@ -253,13 +255,13 @@ def test_feed_export_writes_the_three_feeds_and_prints_a_summary(tmp_path: Path,
     assert len(lines) == 4 and all(str(out) in line for line in lines[1:])
 
 
-def test_db_defaults_to_the_hoststand_db_environment_variable(tmp_path: Path) -> None:
-    from_env = tmp_path / "from-env.db"
+def test_db_defaults_to_the_hoststand_db_environment_variable(any_db: str) -> None:
+    from_env = any_db if is_url(any_db) else str(Path(any_db).with_name("from-env.db"))
     options = ["--config", MARLOWES, "--party-size", "2", "--at", "2026-12-04T19:00"]
     result = hoststand("--now", BEFORE, "reserve", *options, env={"HOSTSTAND_DB": str(from_env)})
     assert result.exit_code == 0, result.output
-    assert not (tmp_path / "hoststand.db").exists()
-    with SQLiteStore(from_env) as store:
+    assert not Path("hoststand.db").exists()  # the working directory (see `isolated`)
+    with closing(open_store(from_env)) as store:
         assert len(store.entries("marlowes-kitchen", date(2026, 12, 4))) == 1
 
 

@@ -68,7 +68,7 @@ class ServerProcess:
 
     process: subprocess.Popen[bytes]
     base: str
-    db: Path
+    db: Path | str  # what --db got: an SQLite file, or a PostgreSQL URL
     log: Path
 
     def output(self) -> str:
@@ -86,10 +86,19 @@ class ServerProcess:
             raise
 
 
-def start_server(db: Path, now: datetime = NOW, log: Path | None = None) -> ServerProcess:
-    """Start the server on `db` and return once /healthz answers (or fail with its output)."""
+def start_server(
+    db: Path | str, now: datetime = NOW, log: Path | None = None, workdir: Path | None = None
+) -> ServerProcess:
+    """Start the server on `db` (an SQLite file or a PostgreSQL URL) and return once
+    /healthz answers (or fail with its output). It runs in `workdir`, by default the SQLite
+    file's directory; a URL needs one."""
     port = free_port()
-    log = log or db.with_name(f"{db.stem}-server-{port}.log")
+    if workdir is None:
+        if not isinstance(db, Path):
+            raise ValueError("a server on a database URL needs a workdir")
+        workdir = db.parent
+    stem = db.stem if isinstance(db, Path) else "hoststand"
+    log = log or workdir / f"{stem}-server-{port}.log"
     args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
     for config in CONFIGS:
         args += ["--config", str(config)]
@@ -97,7 +106,7 @@ def start_server(db: Path, now: datetime = NOW, log: Path | None = None) -> Serv
     args += ["--port", str(port)]
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, cwd=db.parent, env=_clean_env()
+            args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=_clean_env()
         )
     server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
     try:
@@ -125,8 +134,10 @@ def wait_healthy(server: ServerProcess) -> None:
 
 
 @contextmanager
-def running_server(db: Path, now: datetime = NOW) -> Iterator[ServerProcess]:
-    server = start_server(db, now)
+def running_server(
+    db: Path | str, now: datetime = NOW, workdir: Path | None = None
+) -> Iterator[ServerProcess]:
+    server = start_server(db, now, workdir=workdir)
     try:
         yield server
     finally:

@@ -1,23 +1,25 @@
-"""The outbox and the export records of SQLiteStore on a real file: delivery order per key,
-back-off, merging of queued window replaces, outcomes, statistics, and atomicity with the log."""
+"""The outbox and the export records of every store (an SQLite file, a PostgreSQL schema):
+delivery order per key, back-off, merging of queued window replaces, claims, outcomes,
+statistics, and atomicity with the log."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import date
-from pathlib import Path
 
 import pytest
 
+from store import open_store
 from store.log import (
     ConcurrencyConflict,
     DuplicateKey,
     LogAppend,
+    LogStore,
     NewEntry,
     OutboxItem,
     OutboxMessage,
 )
-from store.sqlite import SQLiteStore
 
 T0 = 1_796_400_000.0  # 2026-12-04 18:40 UTC, fixed: never today's clock
 LATER = T0 + 10**6  # far past every back-off in these tests
@@ -43,17 +45,18 @@ def entry(n: int) -> NewEntry:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "hoststand.db"
+def db(any_db: str) -> str:
+    return any_db
 
 
 @pytest.fixture
-def store(db: Path) -> Iterator[SQLiteStore]:
-    with SQLiteStore(db) as store:
-        yield store
+def store(db: str) -> Iterator[LogStore]:
+    store = open_store(db)
+    yield store
+    store.close()
 
 
-def enqueue(store: SQLiteStore, *messages: OutboxMessage) -> None:
+def enqueue(store: LogStore, *messages: OutboxMessage) -> None:
     """Each message with its own one-entry log append, as the service days write them."""
     for message in messages:
         seq = len(store.entries(MERCHANT, DAY))
@@ -67,7 +70,7 @@ def keys(items: list[OutboxItem]) -> list[tuple[str, str, str]]:
 # -- order -------------------------------------------------------------------------------------
 
 
-def test_pending_gives_the_oldest_message_of_each_key_only(store: SQLiteStore) -> None:
+def test_pending_gives_the_oldest_message_of_each_key_only(store: LogStore) -> None:
     enqueue(store, booking("bk-1", "CANCELED"), booking("bk-2"), booking("bk-1", "NO_SHOW"))
     assert keys(store.pending(T0)) == [
         ("booking", "bk-1", "CANCELED"),
@@ -76,7 +79,7 @@ def test_pending_gives_the_oldest_message_of_each_key_only(store: SQLiteStore) -
 
 
 def test_the_next_message_of_a_key_is_due_once_the_one_before_is_delivered(
-    store: SQLiteStore,
+    store: LogStore,
 ) -> None:
     enqueue(store, booking("bk-1", "CANCELED"), booking("bk-1", "NO_SHOW"))
     [first] = store.pending(T0)
@@ -86,7 +89,7 @@ def test_the_next_message_of_a_key_is_due_once_the_one_before_is_delivered(
     assert second.id > first.id
 
 
-def test_a_message_in_back_off_holds_back_later_ones_with_its_key(store: SQLiteStore) -> None:
+def test_a_message_in_back_off_holds_back_later_ones_with_its_key(store: LogStore) -> None:
     enqueue(store, booking("bk-1", "CANCELED"), booking("bk-1", "NO_SHOW"))
     [first] = store.pending(T0)
     store.failed(first.id, T0 + 60, "HTTP 503")
@@ -95,7 +98,7 @@ def test_a_message_in_back_off_holds_back_later_ones_with_its_key(store: SQLiteS
     assert (again.id, again.attempts) == (first.id, 1)
 
 
-def test_a_message_in_back_off_does_not_hold_back_other_keys(store: SQLiteStore) -> None:
+def test_a_message_in_back_off_does_not_hold_back_other_keys(store: LogStore) -> None:
     enqueue(store, booking("bk-1"), booking("bk-2"), window())
     [first, *_] = store.pending(T0)
     store.failed(first.id, T0 + 60, "HTTP 503")
@@ -106,7 +109,7 @@ def test_a_message_in_back_off_does_not_hold_back_other_keys(store: SQLiteStore)
 
 
 def test_messages_in_back_off_do_not_use_up_the_limit_of_due_messages(
-    store: SQLiteStore,
+    store: LogStore,
 ) -> None:
     # A partner that is down (its messages in back-off) must not delay another partner's
     # messages queued after them: the limit counts messages that are due.
@@ -117,7 +120,7 @@ def test_messages_in_back_off_do_not_use_up_the_limit_of_due_messages(
     assert keys(store.pending(T0 + 1, limit=2)) == [("booking", "bk-9", "CANCELED")]
 
 
-def test_a_given_up_message_no_longer_holds_back_its_key(store: SQLiteStore) -> None:
+def test_a_given_up_message_no_longer_holds_back_its_key(store: LogStore) -> None:
     enqueue(store, booking("bk-1", "CANCELED"), booking("bk-1", "NO_SHOW"))
     [first] = store.pending(T0)
     store.failed(first.id, None, "HTTP 400: bad booking")
@@ -128,7 +131,7 @@ def test_a_given_up_message_no_longer_holds_back_its_key(store: SQLiteStore) -> 
 
 
 def test_a_window_replace_joins_the_one_already_queued_for_that_window(
-    store: SQLiteStore,
+    store: LogStore,
 ) -> None:
     enqueue(store, window(T0), window(T0 + 5), window(T0 + 9))
     [queued] = store.pending(LATER)
@@ -136,7 +139,7 @@ def test_a_window_replace_joins_the_one_already_queued_for_that_window(
     assert store.outbox_stats()["pending"] == 1
 
 
-def test_a_window_replace_joins_one_waiting_out_a_back_off(store: SQLiteStore) -> None:
+def test_a_window_replace_joins_one_waiting_out_a_back_off(store: LogStore) -> None:
     enqueue(store, window(T0))
     [queued] = store.pending(T0)
     store.failed(queued.id, T0 + 60, "HTTP 503")
@@ -146,7 +149,7 @@ def test_a_window_replace_joins_one_waiting_out_a_back_off(store: SQLiteStore) -
 
 
 def test_a_window_replace_queues_again_once_the_last_one_was_delivered(
-    store: SQLiteStore,
+    store: LogStore,
 ) -> None:
     enqueue(store, window(T0))
     [first] = store.pending(T0)
@@ -156,7 +159,7 @@ def test_a_window_replace_queues_again_once_the_last_one_was_delivered(
     assert second.id != first.id and second.created_at == T0 + 2
 
 
-def test_a_window_replace_does_not_join_one_being_sent(store: SQLiteStore) -> None:
+def test_a_window_replace_does_not_join_one_being_sent(store: LogStore) -> None:
     # Its content was worked out when the sender took it: a later change needs its own send.
     enqueue(store, window(T0))
     [sending] = store.pending(T0)
@@ -169,7 +172,7 @@ def test_a_window_replace_does_not_join_one_being_sent(store: SQLiteStore) -> No
     assert behind.id != sending.id and behind.created_at == T0 + 1
 
 
-def test_a_claim_of_a_sender_that_died_is_released_on_start(store: SQLiteStore) -> None:
+def test_a_claim_of_a_sender_that_died_is_released_on_start(store: LogStore) -> None:
     enqueue(store, booking("bk-1"))
     [taken] = store.pending(T0)
     store.claim([taken.id], T0)
@@ -178,7 +181,22 @@ def test_a_claim_of_a_sender_that_died_is_released_on_start(store: SQLiteStore) 
     assert [i.id for i in store.pending(T0 + 1)] == [taken.id]
 
 
-def test_window_replaces_merge_per_partner_and_per_window(store: SQLiteStore) -> None:
+def test_a_message_is_claimed_by_one_sender_only(store: LogStore) -> None:
+    # Two senders (processes) may read the same pending list: the second claim gets nothing.
+    enqueue(store, booking("bk-1"), booking("bk-2"))
+    due = [i.id for i in store.pending(T0)]
+    assert store.claim(due, T0) == due
+    assert store.claim(due, T0 + 1) == []
+
+
+def test_a_delivered_message_cannot_be_claimed(store: LogStore) -> None:
+    enqueue(store, booking("bk-1"))
+    [item] = store.pending(T0)
+    store.delivered(item.id, T0)
+    assert store.claim([item.id], T0 + 1) == []
+
+
+def test_window_replaces_merge_per_partner_and_per_window(store: LogStore) -> None:
     other_day = f"{MERCHANT}/2026-12-05"
     enqueue(store, window(T0), window(T0, key=other_day), window(T0, partner="dinerly"))
     enqueue(store, window(T0 + 1), window(T0 + 1, key=other_day), window(T0 + 1, partner="dinerly"))
@@ -189,7 +207,7 @@ def test_window_replaces_merge_per_partner_and_per_window(store: SQLiteStore) ->
     ]
 
 
-def test_booking_notifications_are_never_merged(store: SQLiteStore) -> None:
+def test_booking_notifications_are_never_merged(store: LogStore) -> None:
     enqueue(store, booking("bk-1", "CANCELED"), booking("bk-1", "CANCELED"))
     assert store.outbox_stats()["pending"] == 2
 
@@ -197,7 +215,7 @@ def test_booking_notifications_are_never_merged(store: SQLiteStore) -> None:
 # -- outcomes and statistics ---------------------------------------------------------------------
 
 
-def test_a_delivered_message_is_counted_and_never_sent_again(store: SQLiteStore) -> None:
+def test_a_delivered_message_is_counted_and_never_sent_again(store: LogStore) -> None:
     enqueue(store, booking("bk-1"))
     [item] = store.pending(T0)
     store.delivered(item.id, T0 + 2.5)
@@ -206,7 +224,7 @@ def test_a_delivered_message_is_counted_and_never_sent_again(store: SQLiteStore)
     assert (stats["pending"], stats["delivered"], stats["dead"]) == (0, 1, 0)
 
 
-def test_a_message_given_up_is_dead_and_never_sent_again(store: SQLiteStore) -> None:
+def test_a_message_given_up_is_dead_and_never_sent_again(store: LogStore) -> None:
     enqueue(store, booking("bk-1"))
     [item] = store.pending(T0)
     store.failed(item.id, None, "HTTP 403: forbidden")
@@ -216,7 +234,7 @@ def test_a_message_given_up_is_dead_and_never_sent_again(store: SQLiteStore) -> 
     assert stats["oldest_pending_created_at"] is None
 
 
-def test_every_failed_attempt_is_counted(store: SQLiteStore) -> None:
+def test_every_failed_attempt_is_counted(store: LogStore) -> None:
     enqueue(store, booking("bk-1"))
     for n in range(3):
         [item] = store.pending(T0 + n)
@@ -227,7 +245,7 @@ def test_every_failed_attempt_is_counted(store: SQLiteStore) -> None:
 
 
 def test_stats_give_the_lag_from_change_to_delivery_and_the_oldest_pending(
-    store: SQLiteStore,
+    store: LogStore,
 ) -> None:
     enqueue(store, booking("bk-1", at=T0), booking("bk-2", at=T0 + 10), booking("bk-3", at=T0 + 20))
     one, two, three = store.pending(T0 + 20)
@@ -239,12 +257,12 @@ def test_stats_give_the_lag_from_change_to_delivery_and_the_oldest_pending(
     assert store.outbox_stats(recent=1)["recent_lags"] == [4.0]  # the last delivered by id
 
 
-def test_pending_messages_survive_closing_and_reopening_the_file(db: Path) -> None:
-    with SQLiteStore(db) as store:
+def test_pending_messages_survive_closing_and_reopening_the_file(db: str) -> None:
+    with closing(open_store(db)) as store:
         enqueue(store, booking("bk-1"), window())
         [first, _] = store.pending(T0)
         store.failed(first.id, T0 + 5, "ConnectionError")
-    with SQLiteStore(db) as reopened:
+    with closing(open_store(db)) as reopened:
         assert keys(reopened.pending(T0 + 5)) == [
             ("booking", "bk-1", "CANCELED"),
             ("availability", WINDOW, ""),
@@ -255,13 +273,13 @@ def test_pending_messages_survive_closing_and_reopening_the_file(db: Path) -> No
 # -- atomic with the log -------------------------------------------------------------------------
 
 
-def test_a_message_commits_with_the_log_entry_that_reports_it(store: SQLiteStore) -> None:
+def test_a_message_commits_with_the_log_entry_that_reports_it(store: LogStore) -> None:
     store.append_all([LogAppend(MERCHANT, DAY, 0, [entry(0)])], outbox=[booking("bk-1")])
     assert [e.seq for e in store.entries(MERCHANT, DAY)] == [0]
     assert keys(store.pending(T0)) == [("booking", "bk-1", "CANCELED")]
 
 
-def test_an_append_that_loses_the_race_writes_no_message(store: SQLiteStore) -> None:
+def test_an_append_that_loses_the_race_writes_no_message(store: LogStore) -> None:
     store.append_all([LogAppend(MERCHANT, DAY, 0, [entry(0)])])
     with pytest.raises(ConcurrencyConflict):
         store.append_all(
@@ -271,7 +289,7 @@ def test_an_append_that_loses_the_race_writes_no_message(store: SQLiteStore) -> 
     assert store.outbox_stats()["pending"] == 0
 
 
-def test_an_append_with_a_key_already_stored_writes_no_message(store: SQLiteStore) -> None:
+def test_an_append_with_a_key_already_stored_writes_no_message(store: LogStore) -> None:
     store.remember("event:tablefinder", "evt-1", {"status": 200})
     with pytest.raises(DuplicateKey):
         store.append_all(
@@ -283,7 +301,7 @@ def test_an_append_with_a_key_already_stored_writes_no_message(store: SQLiteStor
     assert store.pending(LATER) == []
 
 
-def test_an_append_that_fails_in_the_second_log_writes_no_message(store: SQLiteStore) -> None:
+def test_an_append_that_fails_in_the_second_log_writes_no_message(store: LogStore) -> None:
     store.append_all([LogAppend(MERCHANT, date(2026, 12, 5), 0, [entry(0)])])
     with pytest.raises(ConcurrencyConflict):
         store.append_all(
@@ -315,21 +333,21 @@ def export_record(n: int, outcome: str = "delivered") -> dict[str, object]:
     }
 
 
-def test_export_records_come_back_newest_first(store: SQLiteStore) -> None:
+def test_export_records_come_back_newest_first(store: LogStore) -> None:
     for n in range(5):
         store.record_export(export_record(n, "failed" if n == 3 else "delivered"))
     assert [r["started_at"] for r in store.exports()] == [T0 + n for n in (4, 3, 2, 1, 0)]
     assert store.exports()[1] == export_record(3, "failed")
 
 
-def test_export_records_are_limited_to_the_most_recent(store: SQLiteStore) -> None:
+def test_export_records_are_limited_to_the_most_recent(store: LogStore) -> None:
     for n in range(5):
         store.record_export(export_record(n))
     assert [r["bytes"] for r in store.exports(limit=2)] == [104, 103]
 
 
-def test_export_records_survive_reopening_the_file(db: Path) -> None:
-    with SQLiteStore(db) as store:
+def test_export_records_survive_reopening_the_file(db: str) -> None:
+    with closing(open_store(db)) as store:
         store.record_export(export_record(1))
-    with SQLiteStore(db) as reopened:
+    with closing(open_store(db)) as reopened:
         assert reopened.exports() == [export_record(1)]

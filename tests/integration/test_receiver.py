@@ -1,11 +1,14 @@
 """The receiver through a real `hoststand serve` on 127.0.0.1: signed partner webhooks, the
-host tablet's API and the error shape, with the server's clock pinned at Friday 18:00 GMT."""
+host tablet's API and the error shape, with the server's clock pinned at Friday 18:00 GMT.
+The tests on one shared server (signatures, idempotency, partner isolation, refusals) run on
+both stores; those that need a fresh floor run on SQLite."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,8 @@ import pytest
 import requests
 
 from feed.service.signing import sign
-from store.sqlite import SQLiteStore
+from store import open_store
+from tests.integration.postgres import BACKENDS, database
 from tests.integration.server_process import (
     HOST_TOKENS,
     NOW_T,
@@ -86,7 +90,7 @@ def listed(server: ServerProcess, day: date) -> dict[str, dict[str, Any]]:
 
 def reserves(server: ServerProcess, day: date, reservation_id: str) -> int:
     """How many reserve entries of the day's stored log book `reservation_id`."""
-    with SQLiteStore(server.db) as store:
+    with closing(open_store(server.db)) as store:
         entries = store.entries(MARLOWES, day)
     return sum(
         1 for e in entries if e.operation[0] == "reserve" and e.operation[2] == reservation_id
@@ -94,16 +98,22 @@ def reserves(server: ServerProcess, day: date, reservation_id: str) -> int:
 
 
 def assert_nothing_written(server: ServerProcess, event_id: str) -> None:
-    with SQLiteStore(server.db) as store:
+    with closing(open_store(server.db)) as store:
         assert store.entries(MARLOWES, UNSIGNED_DAY) == []
         assert store.recall(f"event:{TABLEFINDER}", event_id) is None
     assert listed(server, UNSIGNED_DAY) == {}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """One server for the tests that each use their own event ids, days and slots."""
-    with running_server(tmp_path_factory.mktemp("receiver") / "hoststand.db") as running:
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """One server per store for the tests that each use their own event ids, days and slots."""
+    workdir = tmp_path_factory.mktemp("receiver")
+    with (
+        database(request.param, workdir, "receiver") as db,
+        running_server(db, workdir=workdir) as running,
+    ):
         yield running
 
 

@@ -1,12 +1,14 @@
 """The receiver's guarantees under load and failure, through real `hoststand serve` processes:
 one booking for the last unit however many ask at once (one process or two on one file), and
-after a SIGKILL every acknowledged booking is there exactly once and replays as answered."""
+after a SIGKILL every acknowledged booking is there exactly once and replays as answered.
+Each runs on both stores: an SQLite file and a PostgreSQL schema."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from feed.floor.availability import choose_unit
 from feed.service.days import json_result, still_booked
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant, load_restaurant
+from store import open_store
 from store.log import ConcurrencyConflict, LogEntry, NewEntry
 from store.sqlite import SQLiteStore
 from tests.integration.server_process import (
@@ -53,8 +56,8 @@ def send(base: str, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return reply.status_code, reply.json()
 
 
-def stored_log(db: Path, day: date) -> list[LogEntry]:
-    with SQLiteStore(db) as store:
+def stored_log(db: str, day: date) -> list[LogEntry]:
+    with closing(open_store(db)) as store:
         return store.entries(MARLOWES, day)
 
 
@@ -80,7 +83,7 @@ def race(bases: list[str]) -> list[tuple[int, dict[str, Any]]]:
         return list(pool.map(racer, range(RACERS)))
 
 
-def assert_exactly_one_booked(db: Path, replies: list[tuple[int, dict[str, Any]]]) -> None:
+def assert_exactly_one_booked(db: str, replies: list[tuple[int, dict[str, Any]]]) -> None:
     assert Counter(status for status, _ in replies) == {200: 1, 409: RACERS - 1}, replies
     refusals = {body["error"]["code"] for status, body in replies if status == 409}
     assert refusals == {"slot unavailable"}
@@ -94,22 +97,56 @@ def assert_exactly_one_booked(db: Path, replies: list[tuple[int, dict[str, Any]]
 
 
 def test_fifty_simultaneous_requests_for_the_last_unit_book_it_exactly_once(
-    tmp_path: Path,
+    any_db: str, tmp_path: Path
 ) -> None:
-    with running_server(tmp_path / "hoststand.db") as server:
+    with running_server(any_db, workdir=tmp_path) as server:
         fill_around_the_last_unit(server.base)
         replies = race([server.base])
-    assert_exactly_one_booked(server.db, replies)
+    assert_exactly_one_booked(any_db, replies)
 
 
 def test_two_server_processes_on_one_database_book_the_last_unit_exactly_once(
-    tmp_path: Path,
+    any_db: str, tmp_path: Path
 ) -> None:
-    db = tmp_path / "hoststand.db"
-    with running_server(db) as first, running_server(db) as second:
+    with (
+        running_server(any_db, workdir=tmp_path) as first,
+        running_server(any_db, workdir=tmp_path) as second,
+    ):
         fill_around_the_last_unit(first.base)
         replies = race([first.base, second.base])
-    assert_exactly_one_booked(db, replies)
+    assert_exactly_one_booked(any_db, replies)
+
+
+FOURS_START = "2026-12-05T20:00:00+00:00"  # Saturday 20:00, nothing else booked at it
+FOURS = 4  # Marlowe's units for a party of four (spots_total)
+
+
+def test_two_server_processes_booking_one_slot_get_exactly_one_winner_per_unit(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Parties of four race for a slot over two processes: as many win as the slot has
+    units, each unit is booked once, every other request is refused."""
+    tries = 4 * FOURS
+    barrier = threading.Barrier(tries)
+
+    def racer(i: int) -> tuple[int, dict[str, Any]]:
+        event = booking_event(f"four-{i}", 4, FOURS_START, name=f"Four {i}")
+        barrier.wait(timeout=TIMEOUT)
+        return send(bases[i % 2], event)
+
+    with (
+        running_server(any_db, workdir=tmp_path) as first,
+        running_server(any_db, workdir=tmp_path) as second,
+        ThreadPoolExecutor(max_workers=tries) as pool,
+    ):
+        bases = [first.base, second.base]
+        replies = list(pool.map(racer, range(tries)))
+    assert Counter(status for status, _ in replies) == {200: FOURS, 409: tries - FOURS}, replies
+    units = [body["unit"] for status, body in replies if status == 200]
+    assert len(set(units)) == FOURS
+    log = stored_log(any_db, RACE_DAY)
+    assert [e.seq for e in log] == list(range(FOURS))
+    assert sorted(e.operation[3] for e in log) == sorted(units)
 
 
 def test_without_the_stores_seq_key_two_writers_would_both_book_the_last_unit(
@@ -143,7 +180,7 @@ def test_without_the_stores_seq_key_two_writers_would_both_book_the_last_unit(
 
 
 def test_one_event_delivered_by_many_threads_at_once_books_once_and_every_reply_agrees(
-    tmp_path: Path,
+    any_db: str, tmp_path: Path
 ) -> None:
     event = booking_event("retried", 4, RACE_START)
     barrier = threading.Barrier(RETRIES)
@@ -153,13 +190,13 @@ def test_one_event_delivered_by_many_threads_at_once_books_once_and_every_reply_
         return send(server.base, event)
 
     with (
-        running_server(tmp_path / "hoststand.db") as server,
+        running_server(any_db, workdir=tmp_path) as server,
         ThreadPoolExecutor(max_workers=RETRIES) as pool,
     ):
         replies = list(pool.map(deliver, range(RETRIES)))
     assert replies == [replies[0]] * RETRIES
     assert replies[0][0] == 200
-    log = stored_log(server.db, RACE_DAY)
+    log = stored_log(any_db, RACE_DAY)
     assert [e.operation[2] for e in log] == [replies[0][1]["reservation_id"]]
 
 
@@ -205,10 +242,10 @@ class Stream:
             self.enough.set()
 
 
-def reserve_ids(db: Path) -> Counter[str]:
+def reserve_ids(db: str) -> Counter[str]:
     """How many times each booking id is reserved in the whole stored log of Marlowe's."""
     ids: Counter[str] = Counter()
-    with SQLiteStore(db) as store:
+    with closing(open_store(db)) as store:
         for day in store.service_dates(MARLOWES):
             for entry in store.entries(MARLOWES, day):
                 if entry.operation[0] == "reserve":
@@ -217,12 +254,12 @@ def reserve_ids(db: Path) -> Counter[str]:
 
 
 def test_after_a_sigkill_every_acknowledged_booking_is_stored_once_and_replays_as_answered(
-    tmp_path: Path, marlowes: Restaurant
+    any_db: str, tmp_path: Path, marlowes: Restaurant
 ) -> None:
-    db = tmp_path / "hoststand.db"
+    db = any_db
     events = stream_events()
     by_id = {e["id"]: e for e in events}
-    server = start_server(db)
+    server = start_server(db, workdir=tmp_path)
     stream = Stream(server.base, events)
     try:
         stream.thread.start()
@@ -238,7 +275,7 @@ def test_after_a_sigkill_every_acknowledged_booking_is_stored_once_and_replays_a
     assert len(acknowledged) > len(stream.replies) // 2  # most of the stream was bookable
     assert {status for status, _ in stream.replies.values()} <= {200, 409}
 
-    with running_server(db) as restarted:
+    with running_server(db, workdir=tmp_path) as restarted:
         # Every booking that got a 200 is in the log exactly once; nothing is there twice.
         counts = reserve_ids(db)
         for body in acknowledged.values():

@@ -1,0 +1,569 @@
+"""The operation log, idempotency records and outbox in PostgreSQL (many receivers, many
+restaurants), behind the same LogStore contract as the SQLite file.
+
+The primary key (merchant_id, service_date, seq) is what stops a second writer, in any
+process; driver errors leave as the store's errors (`translate`). A transaction that lost a
+deadlock or a serialization check wrote nothing and is run again.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
+from types import TracebackType
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+
+from engine.booked import BookedDay
+from store.log import (
+    JSON,
+    ConcurrencyConflict,
+    DuplicateKey,
+    LogAppend,
+    LogEntry,
+    NewEntry,
+    OutboxItem,
+    OutboxMessage,
+    Remember,
+    StoreError,
+    StoreUnavailable,
+    check_append,
+)
+from store.postgres_schema import (
+    COMMIT_SHARDS,
+    FOLD_NAMES,
+    NewerSchema,
+    fold_values,
+    migrate,
+)
+
+CLAIM_SECONDS = 120.0  # a sender holding a message longer than this has died
+RETRIES = 5  # runs of a transaction that lost a deadlock or a serialization check
+Conn = psycopg.Connection[Any]
+T = TypeVar("T")
+
+# SQLSTATE classes: 08 connection, 53 insufficient resources, 57 operator intervention
+# (shutdown, cancel), 58 system error; 55P03 lock_not_available (lock_timeout).
+_UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
+_RETRY = ("40001", "40P01")  # serialization_failure, deadlock_detected
+_KEY_DETAIL = re.compile(r"Key \(scope, key\)=\((?P<scope>.*?), (?P<key>.*)\) already exists")
+
+
+def translate(exc: psycopg.Error) -> StoreError:
+    """The project's error for a driver error (raise it `from exc`)."""
+    state = exc.sqlstate or ""
+    if isinstance(exc, psycopg.errors.UniqueViolation):
+        constraint = exc.diag.constraint_name
+        if constraint == "log_entries_pkey":
+            return ConcurrencyConflict(f"another writer appended first: {exc}")
+        if constraint == "idempotency_pkey":
+            # Not reached through append/remember, which read the stored value instead.
+            found = _KEY_DETAIL.match(exc.diag.message_detail or "")
+            scope, key = (found["scope"], found["key"]) if found else ("", "")
+            return DuplicateKey(scope, key, None)
+    if isinstance(exc, PoolClosed):
+        return StoreError("store is closed")
+    if isinstance(exc, PoolTimeout) or state in _RETRY or state == "55P03":
+        return StoreUnavailable(f"database unavailable: {exc}")
+    if state[:2] in _UNAVAILABLE_CLASSES:
+        return StoreUnavailable(f"database unavailable: {exc}")
+    if isinstance(exc, psycopg.OperationalError) and not state:  # the client lost the server
+        return StoreUnavailable(f"database unavailable: {exc}")
+    return StoreError(f"{type(exc).__name__}: {exc}")
+
+
+def _dumps(value: JSON) -> str:
+    # Sorted keys: the same value is always the same text, as in the SQLite store.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+_INSERT_ENTRY = (
+    "INSERT INTO log_entries (merchant_id, service_date, seq, operation, result, received_at,"
+    f" meta, {', '.join(FOLD_NAMES)})"
+    f" VALUES (%s, %s, %s, %s, %s, %s, %s, {', '.join(['%s'] * len(FOLD_NAMES))})"
+).encode()
+_BUMP = (
+    b"UPDATE commits SET n = n + 1 WHERE shard = pg_backend_pid() % " + str(COMMIT_SHARDS).encode()
+)
+# engine.booked.fold over the stored changes, in one snapshot: each day's last valid ts, then
+# the reservations started or ended, in log order (every fold column but the ts).
+_LAST_TS_SQL = b"""
+SELECT service_date, MAX(fold_ts) FROM log_entries
+WHERE merchant_id = %s AND service_date >= %s AND service_date <= %s
+GROUP BY service_date
+"""
+_CHANGES_SQL = f"""
+SELECT service_date, {", ".join(FOLD_NAMES[1:])} FROM log_entries
+WHERE merchant_id = %s AND service_date >= %s AND service_date <= %s
+  AND (starts IS NOT NULL OR ends IS NOT NULL)
+ORDER BY service_date, seq
+""".encode()
+
+
+class PostgresStore:
+    """A `LogStore` on one PostgreSQL database (its schema is the URL's search_path).
+
+    Threads share a pool of connections, one checked out per call; processes share the
+    server. Appends are not batched as in SQLite: the server commits them side by side.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_connections: int = 10,
+        timeout: float = 10.0,
+        lock_timeout: float = 5.0,
+    ) -> None:
+        self.url = url
+        self.timeout = timeout  # seconds a call waits for a connection, or to connect
+        self._closed = False
+        self._session_lock = threading.Lock()
+        self._session: Conn | None = None  # the outbox sender's identity (claimed_by)
+        ms = round(lock_timeout * 1000)  # a writer waits this long for a row lock
+        self._connect_args: dict[str, Any] = {
+            "autocommit": True,  # transactions are explicit (conn.transaction())
+            "connect_timeout": max(1, round(timeout)),
+            # Added to the URL's own options (a test's search_path, say), not in their place.
+            "options": f"{conninfo_to_dict(url).get('options') or ''} -c lock_timeout={ms}",
+        }
+        try:
+            with psycopg.connect(url, **self._connect_args) as conn, conn.transaction():
+                migrate(conn)
+        except NewerSchema as exc:
+            raise StoreError(str(exc)) from exc
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            kwargs=self._connect_args,
+            timeout=timeout,
+            open=True,
+            name="hoststand",
+        )
+
+    # -- connections and transactions ---------------------------------------------------
+
+    @contextmanager
+    def _connection(self) -> Iterator[Conn]:
+        if self._closed:
+            raise StoreError("store is closed")
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+
+    def _transact(self, work: Callable[[Conn], T], durable: bool = True) -> T:
+        """`work` in one transaction that bumps the commit counter; run again (at most
+        RETRIES times) when the server aborted it for a deadlock or a serialization check.
+        durable=False commits without waiting for the WAL flush: only for bookkeeping whose
+        loss is harmless, such as delivery marks (a lost mark is one more send)."""
+        for attempt in range(RETRIES):
+            try:
+                with self._connection() as conn, conn.transaction():
+                    if not durable:
+                        conn.execute("SET LOCAL synchronous_commit = off")
+                    done = work(conn)
+                    conn.execute(_BUMP)  # last: the row lock is held only for the commit
+                    return done
+            except StoreUnavailable as exc:
+                cause = exc.__cause__
+                state = cause.sqlstate if isinstance(cause, psycopg.Error) else None
+                if state not in _RETRY or attempt + 1 == RETRIES:
+                    raise
+            time.sleep(random.uniform(0, 0.01 * 2**attempt))  # jitter: retries spread out
+        raise AssertionError("unreachable")
+
+    # -- the log -------------------------------------------------------------------------
+
+    def append(
+        self,
+        merchant_id: str,
+        service_date: date,
+        expected_seq: int,
+        entries: Sequence[NewEntry],
+        remember: Sequence[Remember] = (),
+    ) -> list[LogEntry]:
+        check_append(expected_seq, entries)
+        self.append_all([LogAppend(merchant_id, service_date, expected_seq, entries)], remember)
+        return [
+            LogEntry(
+                expected_seq + i,
+                json.loads(_dumps(e.operation)),
+                json.loads(_dumps(e.result)),
+                float(e.received_at),
+                json.loads(_dumps(e.meta)),
+            )
+            for i, e in enumerate(entries)
+        ]
+
+    def append_all(
+        self,
+        appends: Sequence[LogAppend],
+        remember: Sequence[Remember] = (),
+        put: Sequence[Remember] = (),
+        outbox: Sequence[OutboxMessage] = (),
+    ) -> None:
+        for one in appends:
+            check_append(one.expected_seq, one.entries)
+        self._transact(lambda conn: self._write(conn, appends, remember, put, outbox))
+
+    def _write(
+        self,
+        conn: Conn,
+        appends: Sequence[LogAppend],
+        remember: Sequence[Remember],
+        put: Sequence[Remember],
+        outbox: Sequence[OutboxMessage],
+    ) -> None:
+        # Rows are locked in one global order (keys, then logs, each sorted) so two
+        # transactions never wait on each other in a circle.
+        for scope, key, value in sorted(remember, key=lambda r: (r[0], r[1])):
+            stored = self._insert_or_get(conn, scope, key, _dumps(value))
+            if stored is not None:
+                raise DuplicateKey(scope, key, json.loads(stored))
+        rows = []
+        for one in sorted(appends, key=lambda a: (a.merchant_id, a.service_date)):
+            # The key stops a writer at a taken seq; this stops one that would leave a gap.
+            if one.expected_seq > 0 and not self._has_seq(
+                conn, one.merchant_id, one.service_date, one.expected_seq - 1
+            ):
+                raise ConcurrencyConflict(
+                    f"expected_seq {one.expected_seq} is past the end of {one.merchant_id}"
+                    f" {one.service_date.isoformat()}"
+                )
+            rows += [
+                (
+                    one.merchant_id,
+                    one.service_date,
+                    one.expected_seq + i,
+                    _dumps(e.operation),
+                    _dumps(e.result),
+                    float(e.received_at),
+                    _dumps(e.meta),
+                    *fold_values(e.operation, e.result, e.meta),
+                )
+                for i, e in enumerate(one.entries)
+            ]
+        with conn.cursor() as cursor:
+            if rows:
+                cursor.executemany(_INSERT_ENTRY, rows)
+            if put:
+                cursor.executemany(
+                    "INSERT INTO idempotency (scope, key, value) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
+                    [(scope, key, _dumps(value)) for scope, key, value in put],
+                )
+        for message in outbox:
+            self._enqueue(conn, message)
+
+    @staticmethod
+    def _enqueue(conn: Conn, message: OutboxMessage) -> None:
+        if message.merge:
+            row = conn.execute(
+                "SELECT 1 FROM outbox WHERE partner = %s AND kind = %s AND key = %s"
+                " AND state = 'pending' AND claimed_at IS NULL LIMIT 1",
+                (message.partner, message.kind, message.key),
+            ).fetchone()
+            if row is not None:
+                return  # an undelivered one for the same window is sent with fresh content
+        conn.execute(
+            "INSERT INTO outbox (partner, kind, key, payload, created_at, retry_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            (
+                message.partner,
+                message.kind,
+                message.key,
+                _dumps(message.payload),
+                message.created_at,
+                message.not_before,
+            ),
+        )
+
+    @staticmethod
+    def _has_seq(conn: Conn, merchant_id: str, day: date, seq: int) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM log_entries WHERE merchant_id = %s AND service_date = %s AND seq = %s",
+            (merchant_id, day, seq),
+        ).fetchone()
+        return row is not None
+
+    def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT seq, operation, result, received_at, meta FROM log_entries"
+                " WHERE merchant_id = %s AND service_date = %s AND seq > %s ORDER BY seq",
+                (merchant_id, service_date, after_seq),
+            ).fetchall()
+        return [
+            LogEntry(seq, json.loads(op), json.loads(result), received, json.loads(meta))
+            for seq, op, result, received, meta in rows
+        ]
+
+    def operations(self, merchant_id: str, service_date: date) -> list[list[JSON]]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT operation FROM log_entries WHERE merchant_id = %s AND service_date = %s"
+                " ORDER BY seq",
+                (merchant_id, service_date),
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def booked(self, merchant_id: str, first: date, last: date) -> dict[date, BookedDay]:
+        args = (merchant_id, first, last)
+        with self._connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            last_ts = conn.execute(_LAST_TS_SQL, args).fetchall()
+            changes = conn.execute(_CHANGES_SQL, args).fetchall()
+        days: dict[date, BookedDay] = {day: BookedDay(last_ts=ts) for day, ts in last_ts}
+        for day, *change in changes:
+            days[day].take(None, *change)  # the ts is in last_ts already
+        return days
+
+    def version(self) -> int:
+        with self._connection() as conn:
+            row = conn.execute("SELECT sum(n) FROM commits").fetchone()
+        return int(row[0]) if row is not None and row[0] is not None else 0
+
+    def service_dates(self, merchant_id: str) -> list[date]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT service_date FROM log_entries WHERE merchant_id = %s"
+                " ORDER BY service_date",
+                (merchant_id,),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    # -- idempotency records -------------------------------------------------------------
+
+    @staticmethod
+    def _insert_or_get(conn: Conn, scope: str, key: str, text: str) -> str | None:
+        """Store `text` unless the key exists; the text already stored, or None if inserted.
+        A concurrent insert of the key makes this one wait for its commit, then read it."""
+        inserted = conn.execute(
+            "INSERT INTO idempotency (scope, key, value) VALUES (%s, %s, %s)"
+            " ON CONFLICT DO NOTHING RETURNING 1",
+            (scope, key, text),
+        ).fetchone()
+        if inserted is not None:
+            return None
+        row = conn.execute(
+            "SELECT value FROM idempotency WHERE scope = %s AND key = %s", (scope, key)
+        ).fetchone()
+        if row is None:  # deleted in between: never, nothing deletes records
+            raise StoreError(f"key {key!r} of {scope!r} vanished")
+        return str(row[0])
+
+    def remember(self, scope: str, key: str, value: JSON) -> JSON:
+        text = _dumps(value)
+        stored = self._transact(lambda conn: self._insert_or_get(conn, scope, key, text))
+        return json.loads(stored if stored is not None else text)
+
+    def recall(self, scope: str, key: str) -> JSON | None:
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT value FROM idempotency WHERE scope = %s AND key = %s", (scope, key)
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, JSON]]:
+        with self._connection() as conn:
+            # A range on the primary key (byte order, "C"), then the prefix checked exactly.
+            rows = conn.execute(
+                "SELECT key, value FROM idempotency WHERE scope = %s AND key >= %s"
+                " AND key < %s AND left(key, %s) = %s ORDER BY key",
+                (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix),
+            ).fetchall()
+        return [(str(key), json.loads(value)) for key, value in rows]
+
+    # -- the outbox and export records ---------------------------------------------------
+
+    def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
+        """Due messages, oldest first, at most one per key (see `claim`). Rows are read in
+        pages so messages waiting out a back-off never use up the limit."""
+        items: list[OutboxItem] = []
+        blocked: set[tuple[str, str, str]] = set()
+        stale = now - CLAIM_SECONDS
+        with self._connection() as conn:
+            after = 0
+            while len(items) < limit:
+                rows = conn.execute(
+                    "SELECT id, partner, kind, key, payload, created_at, attempts, retry_at,"
+                    " claimed_at FROM outbox WHERE state = 'pending' AND id > %s"
+                    " ORDER BY id LIMIT 500",
+                    (after,),
+                ).fetchall()
+                if not rows:
+                    break
+                for id_, partner, kind, key, payload, created, attempts, retry_at, claimed in rows:
+                    after = id_
+                    ident = (partner, kind, key)
+                    # In order per key: one in back-off or being sent holds back the rest.
+                    if ident in blocked:
+                        continue
+                    blocked.add(ident)
+                    if retry_at > now or (claimed is not None and claimed > stale):
+                        continue
+                    items.append(
+                        OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
+                    )
+                    if len(items) == limit:
+                        break
+        return items
+
+    def _sender_pid(self) -> int:
+        """The backend pid of this store's own session: claims carry it, so a sender
+        starting up can tell a dead process's claims (pid gone) from a live one's."""
+        with self._session_lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            if self._session is None or self._session.closed:
+                try:
+                    self._session = psycopg.connect(self.url, **self._connect_args)
+                except psycopg.Error as exc:
+                    raise translate(exc) from exc
+            return int(self._session.info.backend_pid)
+
+    def claim(self, message_ids: Sequence[int], now: float) -> list[int]:
+        """Claim the messages no live sender holds; the ids claimed. Rows another process
+        is claiming this instant are skipped (SKIP LOCKED): theirs to send, not ours."""
+        if not message_ids:
+            return []
+        pid = self._sender_pid()
+
+        def work(conn: Conn) -> list[int]:
+            rows = conn.execute(
+                "UPDATE outbox SET claimed_at = %s, claimed_by = %s WHERE id IN ("
+                " SELECT id FROM outbox WHERE id = ANY(%s) AND state = 'pending'"
+                " AND (claimed_at IS NULL OR claimed_at <= %s)"
+                " ORDER BY id FOR UPDATE SKIP LOCKED) RETURNING id",
+                (now, pid, list(message_ids), now - CLAIM_SECONDS),
+            ).fetchall()
+            return sorted(int(row[0]) for row in rows)
+
+        return self._transact(work, durable=False)
+
+    def release_claims(self) -> None:
+        """Forget this store's claims and those of senders whose session has ended;
+        another live process keeps its own (it is sending them now)."""
+        pid = self._sender_pid()
+        self._transact(
+            lambda conn: conn.execute(
+                "UPDATE outbox SET claimed_at = NULL, claimed_by = NULL"
+                " WHERE state = 'pending' AND claimed_at IS NOT NULL AND (claimed_by IS NULL"
+                " OR claimed_by = %s OR claimed_by NOT IN (SELECT pid FROM pg_stat_activity"
+                " WHERE pid IS NOT NULL))",
+                (pid,),
+            ),
+            durable=False,
+        )
+
+    def delivered(self, message_id: int, at: float) -> None:
+        self.settle([(message_id, at)], [])
+
+    def failed(self, message_id: int, retry_at: float | None, error: str) -> None:
+        self.settle([], [(message_id, retry_at, error)])
+
+    def settle(
+        self,
+        delivered: Sequence[tuple[int, float]],
+        failed: Sequence[tuple[int, float | None, str]],
+    ) -> None:
+        def work(conn: Conn) -> None:
+            with conn.cursor() as cursor:
+                if delivered:
+                    cursor.executemany(
+                        "UPDATE outbox SET state = 'delivered', delivered_at = %s,"
+                        " attempts = attempts + 1 WHERE id = %s",
+                        [(at, message_id) for message_id, at in delivered],
+                    )
+                if failed:
+                    cursor.executemany(
+                        "UPDATE outbox SET attempts = attempts + 1, last_error = %s,"
+                        " retry_at = %s, state = %s, claimed_at = NULL, claimed_by = NULL"
+                        " WHERE id = %s",
+                        [
+                            (
+                                error[:500],
+                                retry_at or 0,
+                                "pending" if retry_at is not None else "dead",
+                                message_id,
+                            )
+                            for message_id, retry_at, error in failed
+                        ],
+                    )
+
+        self._transact(work, durable=False)
+
+    def outbox_stats(self, recent: int = 1000) -> JSON:
+        with self._connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            counts = dict(
+                conn.execute("SELECT state, count(*) FROM outbox GROUP BY state").fetchall()
+            )
+            lags = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT delivered_at - created_at FROM outbox WHERE state = 'delivered'"
+                    " ORDER BY id DESC LIMIT %s",
+                    (recent,),
+                ).fetchall()
+            ]
+            oldest_row = conn.execute(
+                "SELECT min(created_at) FROM outbox WHERE state = 'pending'"
+            ).fetchone()
+        return {
+            "pending": counts.get("pending", 0),
+            "delivered": counts.get("delivered", 0),
+            "dead": counts.get("dead", 0),
+            "oldest_pending_created_at": oldest_row[0] if oldest_row else None,
+            "recent_lags": sorted(lags),
+        }
+
+    def record_export(self, record: JSON) -> None:
+        self._transact(
+            lambda conn: conn.execute("INSERT INTO exports (record) VALUES (%s)", (_dumps(record),))
+        )
+
+    def exports(self, limit: int = 20) -> list[JSON]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT record FROM exports ORDER BY id DESC LIMIT %s", (limit,)
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    # -- lifetime ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the pool (calls still running finish first) and the sender's session."""
+        with self._session_lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+        self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

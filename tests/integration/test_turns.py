@@ -1,0 +1,67 @@
+"""Turns on every store: of several processes, one does each interval's work."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from store import open_store
+from store.log import LogStore
+from store.turns import Turns
+
+T0 = 1_796_400_000.0  # 2026-12-04 18:40 UTC, an interval start for 60 s and 3600 s
+
+
+@pytest.fixture
+def stores(any_db: str) -> Iterator[list[LogStore]]:
+    """Three stores on one database: three processes."""
+    opened = [open_store(any_db) for _ in range(3)]
+    yield opened
+    for store in opened:
+        store.close()
+
+
+def test_of_several_processes_exactly_one_takes_each_intervals_turn(
+    stores: list[LogStore],
+) -> None:
+    turns = [Turns(store, "export", 60) for store in stores]
+    for interval in range(3):
+        barrier = threading.Barrier(len(turns))
+        taken: list[bool] = [False] * len(turns)
+
+        def take(i: int, now: float, barrier: threading.Barrier, taken: list[bool]) -> None:
+            barrier.wait()
+            taken[i] = turns[i].mine(now)
+
+        threads = [
+            threading.Thread(target=take, args=(i, T0 + 60 * interval + i, barrier, taken))
+            for i in range(3)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert taken.count(True) == 1
+
+
+def test_a_turn_taken_stays_with_its_process_for_the_whole_interval(
+    stores: list[LogStore],
+) -> None:
+    first, second = Turns(stores[0], "export", 60), Turns(stores[1], "export", 60)
+    assert first.mine(T0)
+    assert not second.mine(T0 + 59.9)
+    assert first.mine(T0 + 59.9)  # asking again is harmless
+    assert second.mine(T0 + 60)
+
+
+def test_turns_of_different_jobs_are_independent(stores: list[LogStore]) -> None:
+    assert Turns(stores[0], "export", 60).mine(T0)
+    assert Turns(stores[1], "sweep", 60).mine(T0)
+
+
+def test_the_next_turn_is_at_the_start_of_the_next_interval(stores: list[LogStore]) -> None:
+    turns = Turns(stores[0], "export", 3600)
+    assert turns.until_next(T0) == 3600
+    assert turns.until_next(T0 + 600.5) == 2999.5
