@@ -104,7 +104,7 @@ GROUP BY service_date
 _CHANGES_SQL = f"""
 SELECT service_date, {", ".join(FOLD_NAMES[1:])} FROM log_entries
 WHERE merchant_id = %s AND service_date >= %s AND service_date <= %s
-  AND (starts IS NOT NULL OR ends IS NOT NULL)
+  AND (starts IS NOT NULL OR ends IS NOT NULL OR arrives IS NOT NULL)
 ORDER BY service_date, seq
 """.encode()
 

@@ -16,13 +16,16 @@ import psycopg
 from engine.booked import Change, change
 from store.log import JSON
 
-# (column, type) in the order of engine.booked.Change: (ts, starts, ends, unit, at).
+# (column, type) in the order of engine.booked.Change:
+# (ts, starts, ends, unit, at, size, arrives).
 FOLD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("fold_ts", "BIGINT"),  # ts of an operation of valid shape
     ("starts", "TEXT"),  # the reservation a successful reserve starts
-    ("ends", "TEXT"),  # the reservation a successful cancel or check_in ends
+    ("ends", "TEXT"),  # the reservation a successful cancel, check_in or seat ends
     ("unit", "TEXT"),
     ("at", "BIGINT"),
+    ("size", "BIGINT"),  # the party size a reserve's meta gave
+    ("arrives", "TEXT"),  # the reservation a successful arrive marks
 )
 FOLD_NAMES = tuple(name for name, _ in FOLD_COLUMNS)
 COMMIT_SHARDS = 16  # rows of the commit counter: writers on different rows never wait
@@ -34,8 +37,7 @@ def fold_values(operation: JSON, result: JSON, meta: JSON) -> Change:
     """An entry's engine.booked.change as PostgreSQL stores it. `meta` is what the fold's next
     version reads too. Integers are 64-bit here and not in the engine: a ts or `at` beyond
     2**63 minutes is clamped (no slot is near either, so no answer moves)."""
-    del meta  # read once engine.booked.change takes it
-    values = change(operation, result)
+    values = change(operation, result, meta if isinstance(meta, dict) else None)
     clamped: list[Any] = []
     for value, (_, kind) in zip(values, FOLD_COLUMNS, strict=True):
         if kind == "BIGINT" and isinstance(value, int):
