@@ -21,7 +21,7 @@ from typing import Any
 
 from feed.push.delivery import backoff, environ_proxies, lean_session, send
 from feed.service.days import DayBook
-from feed.service.notify import AVAILABILITY, BOOKING, rfc3339
+from feed.service.notify import AVAILABILITY, BOOKING, UPDATE_MASK, rfc3339
 from feed.settings import Partner
 from feed.venue import calendar
 from store.log import LogStore, OutboxItem
@@ -191,7 +191,9 @@ class OutboxSender:
         if item.kind == BOOKING:
             booking_id = item.key
             url = f"{base}/v1alpha/notification/partners/{partner.id}/bookings/{booking_id}"
-            return "PATCH", url + "?updateMask=status", item.payload
+            booking = dict(item.payload)
+            mask = str(booking.pop(UPDATE_MASK, "") or "status")  # older messages: status
+            return "PATCH", f"{url}?updateMask={mask}", booking
         merchant_id = str(item.payload["merchant_id"])
         days = sorted(date.fromisoformat(str(one.payload["day"])) for one in group)
         body = replace_json(self.books[merchant_id], days, self.clock())

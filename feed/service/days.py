@@ -348,6 +348,32 @@ class DayBook:
             floor_changed=floor_changed,
         )
 
+    def _moved(
+        self,
+        old_day: date,
+        old: _Day,
+        new_day: date,
+        new: _Day,
+        cancel: list[Any],
+        cancel_meta: dict[str, Any],
+        now: datetime,
+    ) -> list[OutboxMessage]:
+        """The booking notification of a move across days (within one day, `_outbox` sees
+        both halves together)."""
+        if self.notifier is None:
+            return []
+        old_res = old.stand.book.get(str(cancel[2]))
+        new_res = new.stand.book.get(str(cancel_meta.get("moved_to")))
+        if old_res is None or new_res is None:
+            return []
+        return self.notifier.move_messages(
+            self.restaurant,
+            (old_day, old_res, old.meta.get(old_res.id, {})),
+            (new_day, new_res, new.meta.get(new_res.id, {})),
+            cancel_meta,
+            time.time(),
+        )
+
     def operate(
         self,
         day: date,
@@ -612,8 +638,10 @@ class DayBook:
             return Refused(reserved.code, f"the engine refused the move: {reserved.code}")
         stamp = now.timestamp()
         details = {"party_size": party_size, **meta}
+        # Who asked is logged with both halves: a partner is not told of its own change.
+        who: dict[str, Any] = {k: meta[k] for k in ("source", "partner") if k in meta}
         cancel_entry = NewEntry(
-            cancel, json_result(cancelled), stamp, {"moved_to": new_reservation}
+            cancel, json_result(cancelled), stamp, {"moved_to": new_reservation, **who}
         )
         reserve_entry = NewEntry(reserve, json_result(reserved), stamp, details)
         if old_day == new_day:
@@ -623,9 +651,15 @@ class DayBook:
                 LogAppend(r.merchant_id, old_day, old_seq, [cancel_entry]),
                 LogAppend(r.merchant_id, new_day, new_seq, [reserve_entry]),
             ]
-        outbox = self._outbox(old_day, old, old_before, [(cancel, cancel_entry.meta)], now)
-        if old_day != new_day:
+        new.remember(reserve, details)  # before the messages: they read the booking's details
+        if old_day == new_day:
+            outbox = self._outbox(
+                old_day, old, old_before, [(cancel, cancel_entry.meta), (reserve, details)], now
+            )
+        else:
+            outbox = self._outbox(old_day, old, old_before, [(cancel, cancel_entry.meta)], now)
             outbox += self._outbox(new_day, new, new_before, [(reserve, details)], now)
+            outbox += self._moved(old_day, old, new_day, new, cancel, cancel_entry.meta, now)
         try:
             self.store.append_all(
                 appends, put=put(reserve) if put is not None else (), outbox=outbox
@@ -640,7 +674,6 @@ class DayBook:
             old.next_seq = old_seq + 2
         else:
             old.next_seq, new.next_seq = old_seq + 1, new_seq + 1
-        new.remember(reserve, details)
         return Applied(new_day, new.next_seq - 1, reserve, reserved)
 
     # -- availability -------------------------------------------------------------

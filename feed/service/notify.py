@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.holds import Reservation, ReservationStatus
 from feed.settings import Partner
+from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 from store.log import OutboxMessage
 
@@ -43,6 +44,35 @@ def replace_due(merchant_id: str, now: float, window: float) -> float:
         return now
     phase = zlib.crc32(merchant_id.encode("utf-8")) / 2**32 * window
     return phase + math.ceil((now - phase) / window) * window
+
+
+UPDATE_MASK = "_updateMask"  # kept with a booking notification, sent in its URL
+
+
+def _duration(r: Restaurant, size: int) -> str:
+    return f"{r.duration_minutes(size) * 60 if 1 <= size <= r.max_party_size else 0}s"
+
+
+def booking_payload(
+    r: Restaurant,
+    partner_id: str,
+    booking_id: str,
+    start: datetime,
+    size: int,
+    status: str,
+    mask: Sequence[str],
+) -> dict[str, Any]:
+    """A booking notification's body (the booking as it now is, camelCase) and its mask."""
+    return {
+        "name": f"partners/{partner_id}/bookings/{booking_id}",
+        "merchantId": r.merchant_id,
+        "serviceId": r.service_id,
+        "startTime": rfc3339(start),
+        "duration": _duration(r, size),
+        "partySize": size,
+        "status": status,
+        UPDATE_MASK: ",".join(mask),
+    }
 
 
 def rfc3339(instant: datetime) -> str:
@@ -80,7 +110,24 @@ class Notifier:
             for op, meta in operations
             if op and op[0] == "cancel" and len(op) > 2 and meta.get("source") == "partner"
         }
+        moved = {
+            str(op[2]): dict(meta)
+            for op, meta in operations
+            if op and op[0] == "cancel" and len(op) > 2 and meta.get("moved_to")
+        }
+        by_id = {res.id: res for res in changed}
         for reservation in changed:  # booking notifications
+            if reservation.id in moved:  # a move: one change of the booking, not a cancel
+                new = by_id.get(str(moved[reservation.id]["moved_to"]))
+                if new is not None:  # the same day (across days, DayBook tells it)
+                    out += self.move_messages(
+                        r,
+                        (day, reservation, details.get(reservation.id, {})),
+                        (day, new, details.get(new.id, {})),
+                        moved[reservation.id],
+                        now,
+                    )
+                continue
             status = _STATUS.get(reservation.status)
             info = details.get(reservation.id, {})
             partner = self.partners.get(str(info.get("partner")))
@@ -88,17 +135,49 @@ class Notifier:
                 continue
             size = int(info.get("party_size") or 0)
             booking_id = str(info.get("booking_id", reservation.id))
-            payload = {
-                "name": f"partners/{partner.id}/bookings/{booking_id}",
-                "merchantId": r.merchant_id,
-                "serviceId": r.service_id,
-                "startTime": rfc3339(opening + timedelta(minutes=reservation.at)),
-                "duration": f"{r.duration_minutes(size) * 60 if size else 0}s",
-                "partySize": size,
-                "status": status,
-            }
+            start = opening + timedelta(minutes=reservation.at)
+            payload = booking_payload(r, partner.id, booking_id, start, size, status, ["status"])
             out.append(OutboxMessage(partner.id, BOOKING, booking_id, payload, now))
         return out
+
+    def move_messages(
+        self,
+        r: Restaurant,
+        old: tuple[date, Reservation, Mapping[str, Any]],
+        new: tuple[date, Reservation, Mapping[str, Any]],
+        asked_by: Mapping[str, Any],
+        now: float,
+    ) -> list[OutboxMessage]:
+        """A partner's booking moved (time, day or size) on our side: the booking as it now
+        is, with the fields that changed in its update mask. Nothing when the partner asked."""
+        (old_day, old_res, old_info), (new_day, new_res, new_info) = old, new
+        partner = self.partners.get(str(old_info.get("partner")))
+        if partner is None or (
+            asked_by.get("source") == "partner" and asked_by.get("partner") == partner.id
+        ):
+            return []
+        old_open = calendar.opening_instant(r, old_day)
+        new_open = calendar.opening_instant(r, new_day)
+        if old_open is None or new_open is None:
+            return []
+        old_start = old_open + timedelta(minutes=old_res.at)
+        new_start = new_open + timedelta(minutes=new_res.at)
+        old_size = int(old_info.get("party_size") or 0)
+        new_size = int(new_info.get("party_size") or 0)
+        mask = [
+            name
+            for name, changed in (
+                ("startTime", old_start != new_start),
+                ("duration", _duration(r, old_size) != _duration(r, new_size)),
+                ("partySize", old_size != new_size),
+            )
+            if changed
+        ]
+        if not mask:
+            return []
+        booking_id = str(new_info.get("booking_id", old_info.get("booking_id", old_res.id)))
+        payload = booking_payload(r, partner.id, booking_id, new_start, new_size, "CONFIRMED", mask)
+        return [OutboxMessage(partner.id, BOOKING, booking_id, payload, now)]
 
     def replaces(self, r: Restaurant, day: date, now: float) -> list[OutboxMessage]:
         """One availability replace of `day` for every partner that may use `r`."""
