@@ -8,8 +8,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +19,7 @@ from feed.http.hotpaths import Answer, Route
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
 from feed.http.statuses import status_of
+from feed.service import bodies
 from feed.service.partner_api import PartnerApi
 from feed.service.replies import Reply, problem
 from feed.settings import Partner, Settings
@@ -70,7 +69,7 @@ def basic_partner(settings: Settings, authorization: str | None) -> Partner | No
         user, sep, password = (
             base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
         )
-    except (binascii.Error, UnicodeDecodeError):
+    except (binascii.Error, ValueError):  # not base64 (non-ASCII text too), or not UTF-8
         return None
     if not sep:
         return None
@@ -93,30 +92,6 @@ def _send(reply: Reply) -> JSONResponse:
     return send(reply, _headers(reply))
 
 
-# Replies echo what was sent (a lookup echoes each slot), and a reply is strict JSON in
-# UTF-8: NaN and Infinity, and text with an unpaired surrogate ("\ud800"), which json.loads
-# accepts, are refused up front rather than failing as the reply is written.
-_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a surrogate escape: look closer
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
-    return False
-
-
 def answer(
     settings: Settings,
     method: Callable[[Partner, Any], Reply],
@@ -131,15 +106,15 @@ def answer(
     elif len(body) > MAX_BODY_BYTES:
         reply = problem(statuses.BODY_TOO_LARGE, f"bodies are {MAX_BODY_BYTES} bytes at most")
     else:
+        # Replies echo what was sent (a lookup echoes each slot) and are strict JSON in
+        # UTF-8: feed.service.bodies refuses whatever could not be written back.
         try:
-            payload = json.loads(body or b"{}", parse_constant=_no_constant)
-        except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-            reply = problem(statuses.BAD_ARGUMENTS, f"body is not JSON: {exc}")
+            payload = bodies.loads(body, empty={})
+        except bodies.BadBody as exc:
+            reply = problem(statuses.BAD_ARGUMENTS, f"body is {exc}")
         else:
             if not isinstance(payload, dict):
                 reply = problem(statuses.BAD_ARGUMENTS, "the body must be a JSON object")
-            elif _LONE_SURROGATE.search(body) and _has_lone_surrogate(payload):
-                reply = problem(statuses.BAD_ARGUMENTS, "text with an unpaired surrogate")
             else:
                 reply = method(partner, payload)  # on the loop: see feed/server.py
     return reply, _headers(reply)
