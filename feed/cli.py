@@ -1,7 +1,8 @@
 """The `hoststand` command line. Each command's docstring is its help.
 
 Errors leave through `fail`, the one place that maps them to an exit status:
-1 for a refusal of the request (a booking that cannot be made), 2 for bad input.
+1 for a refusal of the request (a booking that cannot be made), 2 for bad input, 3 for a
+server that could not start (its port is taken).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from store.sqlite import SQLiteStore
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
+EXIT_CANNOT_SERVE = 3  # `serve` could not listen on its address (uvicorn's startup failure too)
 DEFAULT_DB = "hoststand.db"
 
 
@@ -333,8 +335,9 @@ def serve_command(
     settings' [export]; sends partners booking notifications and availability replaces.
     Every accepted change is committed to the SQLite file before it is acknowledged.
     Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first), exit status 0.
+    Exit status 3 when it cannot listen on --host/--port (before anything is exported).
     """
-    from feed.http.serving import build, serve
+    from feed.http.serving import build, listen, serve
     from feed.settings import SettingsError, load_settings
 
     restaurants = [load_config(p) for p in config_paths]
@@ -342,6 +345,13 @@ def serve_command(
         settings = load_settings(Path(settings_path) if settings_path else None)
     except SettingsError as exc:
         fail(str(exc))
+    # The port first: nothing (no export into the shared staging directory, no database
+    # opened) happens for a server that cannot listen.
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_CANNOT_SERVE)
+    port = sock.getsockname()[1]  # --port 0: the one the OS chose
     store = obj.store(db)
     clock = (lambda: obj.now) if obj.pinned else real_now
     staging = Path(settings.export.staging or f"{db}.feeds")
@@ -354,8 +364,9 @@ def serve_command(
         every = settings.export.interval_minutes
         click.echo(f"  feeds:  exported to {staging} at start-up and every {every} min")
     try:
-        serve(app, host, port)
+        serve(app, sock)
     finally:
+        sock.close()
         store.close()
 
 

@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import sqlite3
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
 from tests.integration.server_process import (
+    CONFIGS,
     HOST_TOKENS,
+    HOSTSTAND,
+    NOW,
     SECRETS,
+    SETTINGS,
     TIMEOUT,
     ServerProcess,
     booking_event,
@@ -258,3 +265,22 @@ def test_a_refused_v3_resize_of_a_webhook_booking_writes_nothing(server: ServerP
     assert snapshot(server) == before
     status = v3(server, "GetBookingStatus", {"booking_id": booking_id})
     assert status.json()["booking_status"] == "CONFIRMED"
+
+
+# -- serve ----------------------------------------------------------------------------------
+
+
+def test_a_serve_that_cannot_listen_exits_3_and_exports_nothing(tmp_path: Path) -> None:
+    """The sample settings stage feeds in ./out: a second server on a taken port must not
+    have written there (over the running server's feeds) before failing to bind."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        args = [str(HOSTSTAND), "--now", NOW.isoformat(), "serve"]
+        args += ["--config", str(CONFIGS[0]), "--settings", str(SETTINGS)]
+        args += ["--db", str(tmp_path / "second.db"), "--port", str(port)]
+        done = subprocess.run(
+            args, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+        )
+    assert done.returncode == 3, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no out/, no database
