@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -297,8 +298,28 @@ def export_command(
     finally:
         store.close()
     click.echo(summary.line())
+    for note in summary.notes:
+        click.echo(f"  note: {note}")
     for f in summary.files:
         click.echo(f"  {f.path} ({f.bytes} bytes, {f.entries} records)")
+    store = obj.store(db)
+    try:  # `feed status` lists exports: this one too
+        store.record_export(
+            {
+                "started_at": time.time() - summary.seconds,  # wall clock, as `serve`'s
+                "finished_at": time.time(),
+                "generation_timestamp": summary.generation_timestamp,
+                "files": [f.path.name for f in summary.files],
+                "bytes": summary.bytes,
+                "entries": summary.entries,
+                "destination": f"{Path(out_dir)} (feed export)",
+                "outcome": "delivered",
+                "attempts": 1,
+                "error": "",
+            }
+        )
+    finally:
+        store.close()
 
 
 @main.command("serve")
@@ -379,8 +400,11 @@ def status_command(obj: Context, db: str, limit: int) -> None:
 
     For each export: when, the destination, the outcome, attempts, files and bytes. For the
     outbox: messages pending, delivered and given up, and the delivery lag (seconds from
-    the change to the partner's 2xx) over the recent deliveries.
+    the change to the partner's 2xx) over the recent deliveries. Exits 2 when the
+    database file does not exist (it is never created here).
     """
+    if not Path(db).is_file():
+        fail(f"{db}: no such database file (pass --db, or set HOSTSTAND_DB)")
     store = obj.store(db)
     try:
         exports = store.exports(limit)
