@@ -9,12 +9,14 @@ bench/receiver_bench.py: 563 -> 896 bookings/s, p99 64 -> 32 ms).
 
 from __future__ import annotations
 
+import importlib.resources
 from datetime import date
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -25,7 +27,13 @@ from feed.http.responses import send
 from feed.service import bodies
 from feed.service.days import new_booking_id
 from feed.service.partner_api import PartnerApi
-from feed.service.receiver import HostKey, Receiver
+from feed.service.receiver import (
+    HostKey,
+    Receiver,
+    RequestedData,
+    ReservationRef,
+    WebhookEvent,
+)
 from feed.service.replies import Reply, error_body, problem
 from feed.service.signing import HEADER as SIGNATURE_HEADER
 from store.log import ConcurrencyConflict, StoreUnavailable
@@ -105,6 +113,49 @@ class ReservationList(BaseModel):
 
 class Health(BaseModel):
     status: str
+
+
+def _webhook_body() -> dict[str, Any]:
+    """The webhook's body as documented: an event whose `data` depends on its type."""
+    event = v3.inline_refs(WebhookEvent.model_json_schema())
+    event["properties"]["data"] = {
+        "description": "reservation.requested: the booking asked for; .checked_in and"
+        " .cancelled: the reservation_id we answered the request with",
+        "anyOf": [
+            v3.inline_refs(RequestedData.model_json_schema()),
+            v3.inline_refs(ReservationRef.model_json_schema()),
+        ],
+    }
+    requested = {
+        "id": "evt-0001",
+        "type": "reservation.requested",
+        "merchant_id": "marlowes-kitchen",
+        "data": {
+            "party_size": 4,
+            "start": "2026-12-05T19:00:00+00:00",
+            "reservation_id": "partner-res-77",
+            "name": "Ada Lovelace",
+            "phone": "+44 20 7946 0000",
+            "email": "ada@example.com",
+        },
+    }
+    change = {"merchant_id": "marlowes-kitchen", "data": {"reservation_id": "bk-0123456789abcdef"}}
+    examples = {
+        "requested": {"summary": "a booking request", "value": requested},
+        "checked_in": {
+            "summary": "the guests arrived",
+            "value": {"id": "evt-0002", "type": "reservation.checked_in", **change},
+        },
+        "cancelled": {
+            "summary": "the guest cancelled",
+            "value": {"id": "evt-0003", "type": "reservation.cancelled", **change},
+        },
+    }
+    content = {"schema": event, "examples": examples}
+    return {"requestBody": {"required": True, "content": {"application/json": content}}}
+
+
+WEBHOOK_BODY = _webhook_body()
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -189,13 +240,49 @@ def _bearer(authorization: str | None) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
+DOCS_ASSETS = {  # the Swagger UI files /docs needs, served from the installed package
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "favicon-32x32.png": "image/png",
+}
+
+
+def _docs(app: FastAPI) -> None:
+    """/docs from files we serve ourselves, so it works with no network (a host stand's
+    back office, a laptop on a train): Swagger UI's assets come from the swagger-ui-py
+    package, under /docs/assets/."""
+    static = importlib.resources.files("swagger_ui") / "static"
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} - docs",
+            swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs/assets/swagger-ui.css",
+            swagger_favicon_url="/docs/assets/favicon-32x32.png",
+        )
+
+    @app.get("/docs/assets/{name}", include_in_schema=False)
+    async def docs_asset(name: str) -> Response:
+        media_type = DOCS_ASSETS.get(name)
+        if media_type is None:
+            return _send(problem(statuses.NOT_FOUND, f"no docs asset {name}"))
+        content = (static / name).read_bytes()
+        headers = {"Cache-Control": "public, max-age=86400"}
+        return Response(content, media_type=media_type, headers=headers)
+
+
 def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     app = FastAPI(
         lifespan=lifespan,
         title="Host Stand receiver",
         version="1",
         description="Partner webhooks and the host tablet's API for Host Stand restaurants.",
+        docs_url=None,  # FastAPI's own /docs and /redoc load their scripts from a CDN
+        redoc_url=None,
     )
+    _docs(app)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -234,12 +321,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         response_model=WebhookReply,
         responses=WEBHOOK_ERRORS,
         tags=["partners"],
-        openapi_extra={
-            "requestBody": {
-                "required": True,
-                "content": {"application/json": {"schema": {"type": "object"}}},
-            }
-        },
+        openapi_extra=WEBHOOK_BODY,
     )
     async def webhook(request: Request, partner_id: Id) -> JSONResponse:
         """A signed partner event: reservation.requested, .checked_in or .cancelled."""
