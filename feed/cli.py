@@ -1,13 +1,15 @@
 """The `hoststand` command line. Each command's docstring is its help.
 
 Errors leave through `fail`, the one place that maps them to an exit status:
-1 for a refusal of the request (a booking that cannot be made), 2 for bad input.
+1 for a refusal of the request (a booking that cannot be made), 2 for bad input, 3 for a
+server that could not start (its port is taken).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -29,6 +31,7 @@ from store.log import LogStore, StoreError
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
+EXIT_CANNOT_SERVE = 3  # `serve` could not listen on its address (uvicorn's startup failure too)
 DEFAULT_DB = "hoststand.db"
 
 
@@ -295,8 +298,28 @@ def export_command(
     finally:
         store.close()
     click.echo(summary.line())
+    for note in summary.notes:
+        click.echo(f"  note: {note}")
     for f in summary.files:
         click.echo(f"  {f.path} ({f.bytes} bytes, {f.entries} records)")
+    store = obj.store(db)
+    try:  # `feed status` lists exports: this one too
+        store.record_export(
+            {
+                "started_at": time.time() - summary.seconds,  # wall clock, as `serve`'s
+                "finished_at": time.time(),
+                "generation_timestamp": summary.generation_timestamp,
+                "files": [f.path.name for f in summary.files],
+                "bytes": summary.bytes,
+                "entries": summary.entries,
+                "destination": f"{Path(out_dir)} (feed export)",
+                "outcome": "delivered",
+                "attempts": 1,
+                "error": "",
+            }
+        )
+    finally:
+        store.close()
 
 
 @main.command("serve")
@@ -333,8 +356,9 @@ def serve_command(
     settings' [export]; sends partners booking notifications and availability replaces.
     Every accepted change is committed to the database before it is acknowledged.
     Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first), exit status 0.
+    Exit status 3 when it cannot listen on --host/--port (before anything is exported).
     """
-    from feed.http.serving import build, serve
+    from feed.http.serving import build, listen, serve
     from feed.settings import SettingsError, load_settings
 
     restaurants = [load_config(p) for p in config_paths]
@@ -342,6 +366,13 @@ def serve_command(
         settings = load_settings(Path(settings_path) if settings_path else None)
     except SettingsError as exc:
         fail(str(exc))
+    # The port first: nothing (no export into the shared staging directory, no database
+    # opened) happens for a server that cannot listen.
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_CANNOT_SERVE)
+    port = sock.getsockname()[1]  # --port 0: the one the OS chose
     store = obj.store(db)
     clock = (lambda: obj.now) if obj.pinned else real_now
     staging = Path(settings.export.staging or ("hoststand.feeds" if is_url(db) else f"{db}.feeds"))
@@ -354,8 +385,9 @@ def serve_command(
         every = settings.export.interval_minutes
         click.echo(f"  feeds:  exported to {staging} at start-up and every {every} min")
     try:
-        serve(app, host, port)
+        serve(app, sock)
     finally:
+        sock.close()
         store.close()
 
 
@@ -368,8 +400,11 @@ def status_command(obj: Context, db: str, limit: int) -> None:
 
     For each export: when, the destination, the outcome, attempts, files and bytes. For the
     outbox: messages pending, delivered and given up, and the delivery lag (seconds from
-    the change to the partner's 2xx) over the recent deliveries.
+    the change to the partner's 2xx) over the recent deliveries. Exits 2 when the
+    database file does not exist (it is never created here).
     """
+    if not is_url(db) and not Path(db).is_file():
+        fail(f"{redact(db)}: no such database file (pass --db, or set HOSTSTAND_DB)")
     store = obj.store(db)
     try:
         exports = store.exports(limit)

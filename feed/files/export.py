@@ -46,6 +46,7 @@ class ExportSummary:
     bytes: int = 0
     seconds: float = 0.0
     files: list[FileStats] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # where less was written than asked, why
 
     def line(self) -> str:
         return (
@@ -146,10 +147,21 @@ def export_feeds(
         raise ValueError("two restaurant files share a merchant_id")
     if shards < 1:
         raise ValueError("shards must be at least 1")
-    shards = min(shards, max(1, len(ordered)))
+    asked_shards, shards = shards, min(shards, max(1, len(ordered)))
     generation = next_generation_timestamp(out_dir, now)
     nonce = feed_nonce(generation, ids)
     summary = ExportSummary(generation_timestamp=generation, restaurants=len(ordered))
+    if shards < asked_shards:
+        summary.notes.append(
+            f"{shards} availability shard(s) written, not {asked_shards}: a shard holds whole"
+            f" restaurants, and there are {len(ordered)}"
+        )
+    for r in ordered:
+        if r.horizon_days < days:
+            summary.notes.append(
+                f"{r.merchant_id}: {r.horizon_days} days written, not {days}: its"
+                f" horizon_days is {r.horizon_days}"
+            )
     now_sec = int(now.timestamp())
 
     def by_merchant(group: list[Restaurant]) -> Iterator[MerchantDays]:

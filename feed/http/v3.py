@@ -8,19 +8,20 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from feed.http import statuses
 from feed.http.hotpaths import Answer, Route
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
 from feed.http.statuses import status_of
+from feed.service import bodies
+from feed.service import partner_api as pa
 from feed.service.partner_api import PartnerApi
 from feed.service.replies import Reply, problem
 from feed.settings import Partner, Settings
@@ -51,11 +52,98 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
     413: _ERROR,
     503: _ERROR,
 }
-_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": {"type": "object"}}},
-    }
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic JSON schema with its $defs inlined: a "#/$defs/..." reference would be
+    read against the whole OpenAPI document, where there are no $defs."""
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return resolve(defs[ref.removeprefix("#/$defs/")])
+            return {k: resolve(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
+def request_body(model: type[BaseModel], example: dict[str, Any]) -> dict[str, Any]:
+    """openapi_extra documenting a JSON body read by the route itself (not by FastAPI)."""
+    content = {"schema": inline_refs(model.model_json_schema()), "example": example}
+    return {"requestBody": {"required": True, "content": {"application/json": content}}}
+
+
+_SLOT = {
+    "merchant_id": "marlowes-kitchen",
+    "service_id": "1000",
+    "start_sec": 1796756400,
+    "duration_sec": 2700,
+    "resources": {"party_size": 2},
+}
+_USER = {
+    "user_id": "1111111111111111111",
+    "given_name": "John",
+    "family_name": "Smith",
+    "telephone": "+12091111111",
+    "email": "john.smith@example.com",
+}
+# Each v3 body: its model (snake_case shown; lowerCamelCase is accepted too, and int64
+# fields may be strings) and an example as the partner sends it.
+REQUESTS: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
+    "BatchAvailabilityLookup": (
+        pa.LookupRequest,
+        {
+            "merchant_id": "marlowes-kitchen",
+            "slot_time": [
+                {
+                    "service_id": "1000",
+                    "start_sec": 1796756400,
+                    "duration_sec": 2700,
+                    "resource_ids": {"party_size": 2},
+                }
+            ],
+        },
+    ),
+    "CreateBooking": (
+        pa.CreateBookingRequest,
+        {
+            "slot": _SLOT,
+            "user_information": _USER,
+            "idempotency_token": "18307119013960637991",
+            "payment_information": {"prepayment_status": "PREPAYMENT_NOT_PROVIDED"},
+        },
+    ),
+    "UpdateBooking": (
+        pa.UpdateBookingRequest,
+        {"booking": {"booking_id": "bk-0123456789abcdef", "status": "CANCELED"}},
+    ),
+    "GetBookingStatus": (pa.BookingIdRequest, {"booking_id": "bk-0123456789abcdef"}),
+    "ListBookings": (pa.UserIdRequest, {"user_id": "1111111111111111111"}),
+    "BatchGetWaitEstimates": (
+        pa.WaitEstimatesRequest,
+        {"merchant_id": "marlowes-kitchen", "service_id": "1000", "party_size": [2, 4]},
+    ),
+    "CreateWaitlistEntry": (
+        pa.CreateWaitlistEntryRequest,
+        {
+            "merchant_id": "marlowes-kitchen",
+            "service_id": "1000",
+            "party_size": 2,
+            "user_information": _USER,
+            "idempotency_token": "wl-token-1",
+        },
+    ),
+    "GetWaitlistEntry": (pa.WaitlistEntryIdRequest, {"waitlist_entry_id": "wl-0123456789abcdef"}),
+    "DeleteWaitlistEntry": (
+        pa.WaitlistEntryIdRequest,
+        {"waitlist_entry_id": "wl-0123456789abcdef"},
+    ),
 }
 
 
@@ -70,7 +158,7 @@ def basic_partner(settings: Settings, authorization: str | None) -> Partner | No
         user, sep, password = (
             base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
         )
-    except (binascii.Error, UnicodeDecodeError):
+    except (binascii.Error, ValueError):  # not base64 (non-ASCII text too), or not UTF-8
         return None
     if not sep:
         return None
@@ -93,30 +181,6 @@ def _send(reply: Reply) -> JSONResponse:
     return send(reply, _headers(reply))
 
 
-# Replies echo what was sent (a lookup echoes each slot), and a reply is strict JSON in
-# UTF-8: NaN and Infinity, and text with an unpaired surrogate ("\ud800"), which json.loads
-# accepts, are refused up front rather than failing as the reply is written.
-_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a surrogate escape: look closer
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
-    return False
-
-
 def answer(
     settings: Settings,
     method: Callable[[Partner, Any], Reply],
@@ -131,15 +195,15 @@ def answer(
     elif len(body) > MAX_BODY_BYTES:
         reply = problem(statuses.BODY_TOO_LARGE, f"bodies are {MAX_BODY_BYTES} bytes at most")
     else:
+        # Replies echo what was sent (a lookup echoes each slot) and are strict JSON in
+        # UTF-8: feed.service.bodies refuses whatever could not be written back.
         try:
-            payload = json.loads(body or b"{}", parse_constant=_no_constant)
-        except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-            reply = problem(statuses.BAD_ARGUMENTS, f"body is not JSON: {exc}")
+            payload = bodies.loads(body, empty={})
+        except bodies.BadBody as exc:
+            reply = problem(statuses.BAD_ARGUMENTS, f"body is {exc}")
         else:
             if not isinstance(payload, dict):
                 reply = problem(statuses.BAD_ARGUMENTS, "the body must be a JSON object")
-            elif _LONE_SURROGATE.search(body) and _has_lone_surrogate(payload):
-                reply = problem(statuses.BAD_ARGUMENTS, "text with an unpaired surrogate")
             else:
                 reply = method(partner, payload)  # on the loop: see feed/server.py
     return reply, _headers(reply)
@@ -200,6 +264,6 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
             name=name,
             summary=summary,
             responses=RESPONSES,
-            openapi_extra=_BODY,
+            openapi_extra=request_body(*REQUESTS[name]),
         )
     return routes

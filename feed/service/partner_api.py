@@ -289,9 +289,38 @@ class PartnerApi:
 
     def _index(self, partner: Partner, booking_id: str) -> dict[str, Any] | Reply:
         index = self.store.recall(BOOKING_SCOPE, booking_id)
-        if not isinstance(index, dict) or index.get("partner") != partner.id:
-            return problem(replies.BAD_ARGUMENTS, f"unknown booking {booking_id!r}")
-        return index
+        unknown = problem(replies.BAD_ARGUMENTS, f"unknown booking {booking_id!r}")
+        if (
+            not isinstance(index, dict)
+            or index.get("partner") != partner.id
+            or str(index.get("merchant_id")) not in self.books
+        ):
+            return unknown
+        return self._complete(index) or unknown
+
+    def _complete(self, index: dict[str, Any]) -> dict[str, Any] | None:
+        """The index with its slot and party size. A booking made by webhook (or by the host)
+        is indexed by merchant, day and engine id only: the rest is read from its day's log,
+        so v3 can show, cancel and change it like one of its own. None if it is not there."""
+        if all(k in index for k in ("start_sec", "duration_sec", "party_size")):
+            return index
+        book = self.books[str(index["merchant_id"])]
+        r, day = book.restaurant, date.fromisoformat(str(index["day"]))
+        reservation_id = str(index["reservation_id"])
+        reservation = book.stand(day).book.get(reservation_id)
+        opening = calendar.opening_instant(r, day)
+        if reservation is None or opening is None:
+            return None
+        size = book.details(day, reservation_id).get("party_size")
+        if not isinstance(size, int):
+            return None
+        start = opening + timedelta(minutes=reservation.at)
+        return {
+            **index,
+            "start_sec": int(start.timestamp()),
+            "duration_sec": r.duration_minutes(size) * 60,
+            "party_size": size,
+        }
 
     def _status(self, index: dict[str, Any], now: datetime) -> str:
         """CONFIRMED while booked or seated, NO_SHOW once past its hold, CANCELED if cancelled."""
@@ -411,8 +440,14 @@ class PartnerApi:
         if slot_in.service_id not in (None, r.service_id):
             return problem(replies.BAD_ARGUMENTS, f"unknown service {slot_in.service_id!r}")
         size = slot_in.resources.party_size if slot_in.resources else None
-        if slot_in.start_sec is None or not size:
-            return problem(replies.BAD_ARGUMENTS, "slot needs start_sec and resources.party_size")
+        if slot_in.start_sec is None:
+            return problem(replies.BAD_ARGUMENTS, "slot.start_sec is required")
+        if size is None:
+            return problem(replies.BAD_ARGUMENTS, "slot.resources.party_size is required")
+        if size < 1:
+            return problem(
+                replies.BAD_ARGUMENTS, f"slot.resources.party_size must be at least 1, not {size}"
+            )
         found = self._slot_of(r, slot_in.start_sec, slot_in.duration_sec, size)
         if found is None:
             return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
@@ -537,12 +572,13 @@ class PartnerApi:
         if status != CONFIRMED:
             return failure(BOOKING_NOT_CANCELLABLE, "the booking is past or no-show")
         day = date.fromisoformat(str(index["day"]))
+        cancelled = Reply({"booking": self._booking(booking_id, index, CANCELED)})  # before
         outcome = book.operate(
             day, now, "cancel", str(index["reservation_id"]), keep_rejected=False
         )
         if isinstance(outcome, Refused) or isinstance(outcome.result, Rejected):
             return failure(BOOKING_NOT_CANCELLABLE, "the booking can no longer be cancelled")
-        return Reply({"booking": self._booking(booking_id, index, CANCELED)})
+        return cancelled
 
     def booking_status(self, partner: Partner, payload: Any) -> Reply:
         req = parse(BookingIdRequest, payload)

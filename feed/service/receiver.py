@@ -20,14 +20,16 @@ from engine import Rejected
 from engine.errors import TABLE_BUSY, UNKNOWN_RESERVATION
 from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
-from feed.clock import parse_instant, real_now
-from feed.service import replies
+from feed.clock import check_day, parse_instant, real_now
+from feed.service import bodies, replies
 from feed.service.days import (
+    BAD_PARTY_SIZE,
     BOOKING_SCOPE,
     NOT_A_SLOT,
     Applied,
     DayBook,
     Refused,
+    json_result,
     new_booking_id,
 )
 from feed.service.notify import Notifier
@@ -68,13 +70,21 @@ class ReservationRef(_Lenient):
 
 def parse_start(value: str | int) -> datetime:
     """ISO-8601 with an offset, or Unix seconds (as a number or a string of digits)."""
-    if isinstance(value, int) or value.isdigit():
+    if isinstance(value, int) or (value.isascii() and value.isdigit()):
         seconds = int(value)
         if not 0 <= seconds < 10**11:  # seconds, not milliseconds, and inside datetime's range
             raise ValueError(f"{seconds} is not a plausible Unix time in seconds")
         return datetime.fromtimestamp(seconds, UTC)
-    if not any(c in value[10:] for c in "+-Z"):
-        raise ValueError("start needs a UTC offset, e.g. 2026-12-05T19:00:00+00:00")
+    example = "2026-12-05T19:00:00+00:00"
+    try:
+        naive = datetime.fromisoformat(value.replace("Z", "+00:00")).tzinfo is None
+    except ValueError:
+        raise ValueError(
+            f"{value[:40]!r} is neither an ISO-8601 time with a UTC offset (e.g. {example})"
+            " nor Unix seconds"
+        ) from None
+    if naive:
+        raise ValueError(f"start needs a UTC offset, e.g. {example}")
     return parse_instant(value)
 
 
@@ -120,6 +130,11 @@ def _status(reservation: Reservation) -> str:
     return str(reservation.status).replace("_", "-")
 
 
+# A host write's Idempotency-Key and what was asked with it (the route's arguments as the
+# client gave them): the same key with another request is refused, not replayed.
+HostKey = tuple[str, Any]
+
+
 def unit_tables(unit: str) -> list[str]:
     return unit.split("+")
 
@@ -152,9 +167,9 @@ class Receiver:
         except SignatureError:
             return problem(replies.UNAUTHORIZED, "unknown partner or bad signature")
         try:
-            payload = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return problem(replies.BAD_JSON, f"body is not JSON: {exc}")
+            payload = bodies.loads(body)
+        except bodies.BadBody as exc:
+            return problem(replies.BAD_JSON, f"body is {exc}")
         try:
             event = WebhookEvent.model_validate(payload)
         except ValidationError as exc:
@@ -180,9 +195,10 @@ class Receiver:
         return reply
 
     @staticmethod
-    def _replay(stored: Any, digest: str) -> Reply:
+    def _replay(stored: Any, digest: str, reused: str = replies.EVENT_ID_REUSED) -> Reply:
         if stored.get("digest") != digest:
-            return problem(replies.EVENT_ID_REUSED, "this event id was used with another body")
+            what = "event id" if reused == replies.EVENT_ID_REUSED else "Idempotency-Key"
+            return problem(reused, f"this {what} was used with another request")
         return Reply(dict(stored["body"]))
 
     def _handle(
@@ -348,7 +364,9 @@ class Receiver:
         day = self.today(book.restaurant, now)
         return None if day is None else (day, any_id)
 
-    def host_hand(self, merchant_id: str, name: str, party_id: str, *args: Any) -> Reply:
+    def host_hand(
+        self, merchant_id: str, name: str, party_id: str, *args: Any, key: HostKey | None = None
+    ) -> Reply:
         """The host's own hand on the tables: `seat` a waiting party or a booked
         reservation at a unit, `move` a seated party, mark a reservation `arrive`d."""
         book = self.books.get(merchant_id)
@@ -360,15 +378,30 @@ class Receiver:
             r = book.restaurant
             return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
         day, engine_id = found
-        outcome = book.operate(
-            day, now, name, engine_id, *args, meta={"source": "host"}, keep_rejected=False
-        )
-        if isinstance(outcome, Refused):
-            return problem(outcome.code, outcome.message)
-        if isinstance(outcome.result, Rejected):
-            code = outcome.result.code
-            return problem(code, f"{name} refused: {_in_words(code, party_id, args)}")
-        return Reply({"operation": outcome.operation, "result": outcome.result})
+
+        def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
+            def remember(operation: list[Any], result: Result) -> list[Remember]:
+                answer = {"operation": operation, "result": json_result(result)}
+                return [record(Reply(answer))] if record is not None else []
+
+            outcome = book.operate(
+                day,
+                now,
+                name,
+                engine_id,
+                *args,
+                meta={"source": "host"},
+                remember=remember,
+                keep_rejected=False,
+            )
+            if isinstance(outcome, Refused):
+                return problem(outcome.code, outcome.message), False
+            if isinstance(outcome.result, Rejected):
+                code = outcome.result.code
+                return problem(code, f"{name} refused: {_in_words(code, party_id, args)}"), False
+            return Reply({"operation": outcome.operation, "result": outcome.result}), True
+
+        return self._host_once(merchant_id, name, key, act)
 
     # -- the host tablet ------------------------------------------------------------------
 
@@ -386,8 +419,42 @@ class Receiver:
         local = now.astimezone(r.tz).date()
         return local if calendar.opening_instant(r, local) is not None else None
 
+    def _host_once(
+        self,
+        merchant_id: str,
+        route: str,
+        key: HostKey | None,
+        act: Callable[[Callable[[Reply], Remember] | None], tuple[Reply, bool]],
+    ) -> Reply:
+        """`act` once per Idempotency-Key: its reply is stored with its change (the same
+        transaction), and a retry with the key gets that reply and changes nothing. Keys are
+        scoped per restaurant and route; a refusal is not stored (a retry tries again)."""
+        if key is None:
+            return act(None)[0]
+        idempotency_key, asked = key
+        scope = f"host:{merchant_id}:{route}"
+        digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+        stored = self.store.recall(scope, idempotency_key)
+        if stored is not None:
+            return self._replay(stored, digest, replies.IDEMPOTENCY_KEY_REUSED)
+
+        def record(reply: Reply) -> Remember:
+            return (scope, idempotency_key, {"digest": digest, "body": reply.body})
+
+        try:
+            return act(record)[0]
+        except DuplicateKey as dup:
+            if dup.scope == scope:  # a concurrent retry with the same key got there first
+                return self._replay(dup.value, digest, replies.IDEMPOTENCY_KEY_REUSED)
+            raise
+
     def host_operation(
-        self, merchant_id: str, name: str, *args: Any, meta: dict[str, Any] | None = None
+        self,
+        merchant_id: str,
+        name: str,
+        *args: Any,
+        meta: dict[str, Any] | None = None,
+        key: HostKey | None = None,
     ) -> Reply:
         """One engine operation on today's log; its result, or the engine's refusal."""
         book = self.books.get(merchant_id)
@@ -395,9 +462,20 @@ class Receiver:
             return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
         now = self.clock()
         if name in ("check_in", "cancel"):  # on the booking's own day, whatever today is
-            reply, _ = self._change(book, str(args[0]), name, now, None, None)
-            return reply
+            return self._host_once(
+                merchant_id,
+                name,
+                key,
+                lambda record: self._change(book, str(args[0]), name, now, None, record),
+            )
         r = book.restaurant
+        if name in ("walk_in", "quote"):
+            size = args[-1]
+            if not 1 <= size <= r.max_party_size:
+                return problem(
+                    BAD_PARTY_SIZE,
+                    f"size: {r.name} seats parties of 1 to {r.max_party_size}, not {size}",
+                )
         day = self.today(r, now)
         if day is None:
             return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
@@ -409,15 +487,32 @@ class Receiver:
         if name == "walk_in" and calendar.in_service(r, now) is None:
             # Walk-ins are taken only while a service is open (PRODUCT.md 3).
             return problem(replies.NO_SERVICE_NOW, f"{r.name} is not serving now{_next(r, now)}")
-        outcome = book.operate(day, now, name, *args, meta=meta, keep_rejected=False)
-        if isinstance(outcome, Refused):
-            return problem(outcome.code, outcome.message)
-        if isinstance(outcome.result, Rejected):
-            return problem(outcome.result.code, f"{name} refused: {outcome.result.code}")
-        return Reply({"operation": outcome.operation, "result": outcome.result})
+
+        def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
+            def remember(operation: list[Any], result: Result) -> list[Remember]:
+                answer = {"operation": operation, "result": json_result(result)}
+                return [record(Reply(answer))] if record is not None else []
+
+            outcome = book.operate(
+                day, now, name, *args, meta=meta, remember=remember, keep_rejected=False
+            )
+            if isinstance(outcome, Refused):
+                return problem(outcome.code, outcome.message), False
+            if isinstance(outcome.result, Rejected):
+                code = outcome.result.code
+                return problem(code, f"{name} refused: {code}"), False
+            return Reply({"operation": outcome.operation, "result": outcome.result}), True
+
+        return self._host_once(merchant_id, name, key, act)
 
     def host_book(
-        self, merchant_id: str, party_size: int, start: str, name: str, phone: str
+        self,
+        merchant_id: str,
+        party_size: int,
+        start: str,
+        name: str,
+        phone: str,
+        key: HostKey | None = None,
     ) -> Reply:
         """A phone reservation: a local "YYYY-MM-DDTHH:MM" or an instant with an offset."""
         book = self.books.get(merchant_id)
@@ -426,15 +521,31 @@ class Receiver:
         try:
             when = datetime.fromisoformat(start)
         except ValueError:
-            return problem(replies.INVALID_REQUEST, f"start: {start!r} is not ISO-8601")
+            return problem(
+                replies.INVALID_REQUEST,
+                f"start: {start[:40]!r} is not ISO-8601 (YYYY-MM-DDTHH:MM, local time)",
+            )
+        try:
+            check_day(when.date())
+        except ValueError as exc:
+            return problem(replies.INVALID_REQUEST, f"start: {exc}")
         meta = {"source": "host", "name": name, "phone": phone}
-        reply, _ = self._book(book, when, party_size, self.clock(), meta, None)
-        return reply
+        return self._host_once(
+            merchant_id,
+            "reserve",
+            key,
+            lambda record: self._book(book, when, party_size, self.clock(), meta, record),
+        )
 
     def host_reservations(self, merchant_id: str, day: date | None) -> Reply:
         book = self.books.get(merchant_id)
         if book is None:
             return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+        if day is not None:
+            try:
+                check_day(day)
+            except ValueError as exc:
+                return problem(replies.INVALID_REQUEST, f"date: {exc}")
         r = book.restaurant
         day = day or self.today(r, self.clock()) or self.clock().astimezone(r.tz).date()
         opening = calendar.opening_instant(r, day)

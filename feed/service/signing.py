@@ -33,7 +33,11 @@ def verify(header: str | None, body: bytes, secret: str, now: float) -> None:
         if sep:
             parts.setdefault(key, []).append(value)
     stamps = parts.get("t", [])
-    if len(stamps) != 1 or not stamps[0].isdigit():
+    # ASCII digits only ("²".isdigit() is true, int() refuses it), and no more than a Unix
+    # time needs (int() refuses thousands of digits, and compares nothing useful below that).
+    if len(stamps) != 1 or not (stamps[0].isascii() and stamps[0].isdigit()):
+        raise SignatureError("missing or malformed timestamp")
+    if len(stamps[0]) > 12:
         raise SignatureError("missing or malformed timestamp")
     timestamp = int(stamps[0])
     if abs(now - timestamp) > TOLERANCE_SECONDS:

@@ -41,12 +41,20 @@ _TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
 
 class ConfigError(Exception):
-    """A restaurant file that cannot be used; str() is one line: file, field, what is wrong."""
+    """A restaurant file that cannot be used; str() is one line per problem: file, field,
+    what is wrong (all of a file's schema errors at once, so one edit can fix them all)."""
 
-    def __init__(self, source: str, field: str, problem: str) -> None:
+    def __init__(
+        self, source: str, field: str, problem: str, more: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self.source, self.field, self.problem = source, field, problem
-        where = f"{source}: {field}" if field else source
-        super().__init__(f"{where}: {problem}")
+        self.more = list(more)  # further (field, problem) of the same file
+
+        def line(field: str, problem: str) -> str:
+            return f"{source}: {field}: {problem}" if field else f"{source}: {problem}"
+
+        lines = [line(field, problem)] + [line(f, p) for f, p in self.more]
+        super().__init__("\n".join(lines))
 
 
 # ---------------------------------------------------------------- plain values (the model)
@@ -342,22 +350,29 @@ def parse_restaurant(data: Mapping[str, Any], source: str) -> Restaurant:
 
 
 def _config_error(exc: ValidationError, source: str) -> ConfigError:
-    # A misspelt key also makes its real key "missing": report the cause, the unknown key.
+    # A misspelt key also makes its real key "missing": report the cause (the unknown key)
+    # and not that echo of it; then every other problem, one line each.
     errors = sorted(exc.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
-    first = errors[0]
-    loc = tuple(first["loc"])
-    if first["type"] == "extra_forbidden":
-        problem = "unknown key" + _did_you_mean(loc)
-    elif first["type"] == "missing":
-        problem = "required but missing"
-    else:
-        problem = str(first["msg"]).removeprefix("Value error, ").replace("Input should", "should")
-        if first["type"] not in ("value_error",) and "input" in first:
-            problem += f" (got {_short(first['input'])})"
-    if len(errors) > 1:
-        more = len(errors) - 1
-        problem += f" (and {more} more error{'s' if more > 1 else ''})"
-    return ConfigError(source, _dotted(loc), problem)
+    misspelt_in = {tuple(e["loc"])[:-1] for e in errors if e["type"] == "extra_forbidden"}
+    problems = [
+        (_dotted(tuple(e["loc"])), _problem(e))
+        for e in errors
+        if not (e["type"] == "missing" and tuple(e["loc"])[:-1] in misspelt_in)
+    ]
+    (field, problem), *more = problems
+    return ConfigError(source, field, problem, more)
+
+
+def _problem(error: Any) -> str:
+    loc = tuple(error["loc"])
+    if error["type"] == "extra_forbidden":
+        return "unknown key" + _did_you_mean(loc)
+    if error["type"] == "missing":
+        return "required but missing"
+    problem = str(error["msg"]).removeprefix("Value error, ").replace("Input should", "should")
+    if error["type"] not in ("value_error",) and "input" in error:
+        problem += f" (got {_short(error['input'])})"
+    return problem
 
 
 def _short(value: Any) -> str:
@@ -562,6 +577,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--schema", action="store_true", help=f"write {SCHEMA_PATH.name}")
     parser.add_argument("files", nargs="*", type=Path, help="restaurant TOML files to check")
     args = parser.parse_args(argv)
+    if not args.schema and not args.files:
+        parser.error("name the restaurant files to check (e.g. samples/marlowes.toml), or --schema")
     if args.schema:
         write_schema()
         print(f"wrote {SCHEMA_PATH}")

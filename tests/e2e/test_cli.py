@@ -299,3 +299,36 @@ def test_reserve_refuses_a_day_beyond_the_horizon(db: str) -> None:
     refused = reserve(db, 2, "2027-01-22T19:00")  # 52 days after BEFORE
     assert refused.exit_code == 1, refused.output
     assert "30 days ahead" in refused.output
+
+
+# ---------------------------------------------------------------- as a new user found it
+
+
+def test_feed_export_says_when_it_writes_fewer_shards_or_days_than_asked(
+    tmp_path: Path, db: str
+) -> None:
+    out = tmp_path / "feeds"
+    options = ["--config", MARLOWES, "--db", db, "--out", str(out), "--shards", "2"]
+    result = hoststand("--now", BEFORE, "feed", "export", *options, "--days", "366")
+    assert result.exit_code == 0, result.output
+    assert any(p.name.endswith("-0-of-1.json") for p in out.iterdir())
+    assert "1 availability shard(s) written, not 2" in result.stdout
+    assert "marlowes-kitchen: 30 days written, not 366" in result.stdout
+
+
+def test_feed_status_lists_the_exports_of_feed_export(tmp_path: Path, db: str) -> None:
+    out = tmp_path / "feeds"
+    options = ["--config", MARLOWES, "--db", db, "--out", str(out), "--days", "2"]
+    assert hoststand("--now", BEFORE, "feed", "export", *options).exit_code == 0
+    status = hoststand("feed", "status", "--db", db)
+    assert status.exit_code == 0, status.output
+    assert "none yet" not in status.stdout
+    assert f"{out} (feed export)" in status.stdout and "3 files" in status.stdout
+
+
+def test_feed_status_on_a_missing_database_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.db"
+    result = hoststand("feed", "status", "--db", str(missing))
+    assert result.exit_code == 2
+    assert "no such database file" in result.stderr
+    assert not missing.exists()

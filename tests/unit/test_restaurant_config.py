@@ -20,6 +20,7 @@ from feed.venue.restaurant import (
     load_restaurant,
     schema_text,
 )
+from feed.venue.restaurant import main as restaurant_main
 
 ROOT = Path(__file__).resolve().parents[2]
 MARLOWES_FILE = ROOT / "samples" / "marlowes.toml"
@@ -255,10 +256,33 @@ def test_a_missing_file_names_the_file(tmp_path: Path) -> None:
     assert message == f"{tmp_path / 'nowhere.toml'}: no such file"
 
 
-def test_several_mistakes_report_the_first_and_count_the_rest(tmp_path: Path) -> None:
+def test_several_mistakes_are_each_reported_on_a_line_of_their_own(tmp_path: Path) -> None:
     text = MINIMAL.replace("seats = 4", "seats = 0")
-    message = error_of(write(tmp_path, text))
-    assert ": tables[0].seats: " in message and "(and 1 more error)" in message
+    with pytest.raises(ConfigError) as caught:
+        load_restaurant(write(tmp_path, text))
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 2 and all(line.startswith(str(tmp_path)) for line in lines)
+    assert ": tables[0].seats: " in lines[0] and ": tables[1].seats: " in lines[1]
+    assert "more error" not in "".join(lines)
+
+
+def test_checking_a_file_with_several_mistakes_prints_them_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = MINIMAL.replace("seats = 4", "seats = 0").replace('name = "M', 'nmae = "M')
+    assert restaurant_main([str(write(tmp_path, text))]) == 1
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) >= 3, errors
+    assert any("nmae: unknown key (did you mean 'name'?)" in line for line in errors)
+
+
+def test_checking_without_a_file_says_what_to_give_and_exits_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        restaurant_main([])
+    assert exited.value.code == 2
+    assert "name the restaurant files to check" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the committed schema

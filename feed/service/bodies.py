@@ -1,0 +1,95 @@
+"""Request bodies as JSON values, read strictly and within bounds, or refused with a reason.
+
+Every route that takes JSON (webhooks, v3, the host API) reads it here, so a body either
+becomes a value every later step can handle (echo, validate, store, write back) or is
+refused up front as malformed: nothing deeper than MAX_DEPTH (the parser and the
+validators recurse), no integer longer than MAX_DIGITS, no float that is not finite, no
+NaN or Infinity, and no text with an unpaired surrogate (it cannot be written as UTF-8).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+MAX_DEPTH = 32  # the partner's deepest real body nests 4 levels
+MAX_DIGITS = 40  # an int64 is 19 digits; anything far longer is not a number we use
+
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a surrogate escape: look closer
+
+
+class BadBody(ValueError):
+    """The body is not JSON we accept; the message says why, after "body is "."""
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise BadBody(f"holding a number of {len(text.lstrip('-'))} digits (at most {MAX_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadBody(f"holding a number out of range ({text[:20]})")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise BadBody(f"holding {name}, which is not a JSON number")
+
+
+def _too_deep(text: str, value: Any) -> bool:
+    """Does the value nest arrays and objects deeper than MAX_DEPTH? (Walked without
+    recursion, and only when the text has enough brackets to be that deep.)"""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # cannot be that deep: the usual case costs two counts
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()  # only arrays and objects are pushed
+        if depth > MAX_DEPTH:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def loads(body: bytes, empty: Any = None) -> Any:
+    """The JSON value of `body` (`empty` for an empty body when given), or BadBody.
+
+    JSON over HTTP is UTF-8 (RFC 8259); other encodings are refused rather than guessed."""
+    if not body.strip() and empty is not None:
+        return empty
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadBody(f"not JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except BadBody:
+        raise
+    except RecursionError:  # the C parser's own limit, far above ours
+        raise BadBody(f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # JSONDecodeError is a ValueError
+        raise BadBody(f"not JSON: {exc}") from None
+    if _too_deep(text, value):
+        raise BadBody(f"nested deeper than {MAX_DEPTH} levels")
+    if _LONE_SURROGATE.search(text) and _has_lone_surrogate(value):
+        raise BadBody("holding text with an unpaired surrogate")
+    return value
