@@ -92,6 +92,7 @@ class PhoneReservation(BaseModel):
     )
     name: str = Field(default="", max_length=200)
     phone: str = Field(default="", max_length=50)
+    notes: str = Field(default="", max_length=1000, description="Allergies, a birthday, ...")
 
 
 class Unit(BaseModel):
@@ -457,6 +458,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
             booking.name,
             booking.phone,
             key=keyed(idempotency_key, booking.model_dump()),
+            notes=booking.notes,
         )
         return _send(reply)
 

@@ -34,6 +34,9 @@ _GIVE_UP = -1.0  # a retry time meaning: never
 log = logging.getLogger("hoststand.outbox")
 
 
+# The feed's entries are booked at once (CreateBooking answers CONFIRMED); a replace says the
+# same, as the feed does (documents.availability_entry).
+CONFIRMATION_MODE = "CONFIRMATION_MODE_SYNCHRONOUS"
 ReplaceRow = tuple[str, str, int, int, int]  # startTime, duration, partySize, open, total
 
 
@@ -73,6 +76,7 @@ def replace_body(book: DayBook, days: Sequence[date], now: datetime) -> dict[str
                 "spotsTotal": total,
                 "spotsOpen": spots_open,
                 "resources": {"partySize": n},
+                "confirmationMode": CONFIRMATION_MODE,
             }
             for stamp, duration, n, spots_open, total in rows
         ]
@@ -100,7 +104,8 @@ def replace_json(book: DayBook, days: Sequence[date], now: datetime) -> bytes:
         start, end, rows = _replace_parts(book, day, now)
         entries = ",".join(
             f'{{"startTime":"{stamp}","duration":"{duration}","spotsTotal":{total},'
-            f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}}}}}'
+            f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}}},'
+            f'"confirmationMode":"{CONFIRMATION_MODE}"}}'
             for stamp, duration, n, spots_open, total in rows
         )
         windows.append(

@@ -32,6 +32,7 @@ from store.log import DuplicateKey, LogStore, Remember
 CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
 SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"
 OVERLAPPING_RESERVATION = "OVERLAPPING_RESERVATION"
+SLOT_ALREADY_BOOKED_BY_USER = "SLOT_ALREADY_BOOKED_BY_USER"
 BOOKING_ALREADY_CANCELLED = "BOOKING_ALREADY_CANCELLED"
 BOOKING_NOT_CANCELLABLE = "BOOKING_NOT_CANCELLABLE"
 PREPAYMENT_NOT_PROVIDED = "PREPAYMENT_NOT_PROVIDED"
@@ -105,7 +106,7 @@ class CreateBookingRequest(_Req):
     slot: SlotIn
     user_information: UserInformation
     idempotency_token: str | None = Field(default=None, max_length=200)
-    additional_request: str | None = None
+    additional_request: str | None = Field(default=None, max_length=1000)
 
 
 class BookingIn(_Req):
@@ -138,7 +139,7 @@ class CreateWaitlistEntryRequest(_Req):
     service_id: str | None = None
     party_size: int
     user_information: UserInformation
-    additional_request: str | None = None
+    additional_request: str | None = Field(default=None, max_length=1000)
     idempotency_token: str | None = Field(default=None, max_length=200)
 
 
@@ -294,6 +295,7 @@ class PartnerApi:
             not isinstance(index, dict)
             or index.get("partner") != partner.id
             or str(index.get("merchant_id")) not in self.books
+            or not partner.may_use(str(index.get("merchant_id")))  # checked on every call
         ):
             return unknown
         return self._complete(index) or unknown
@@ -333,13 +335,55 @@ class PartnerApi:
             return CANCELED
         if reservation.status is ReservationStatus.NO_SHOW:
             return NO_SHOW
-        # A booked reservation past at + 15 is a no-show; the log records it at its next operation.
+        # A booked reservation past at + 15 is a no-show (the clock's sweep records it soon),
+        # unless its guests have arrived: they are at the door, not missing.
         if (
             reservation.status is ReservationStatus.BOOKED
+            and not reservation.arrived
             and book.minute(day, now) >= reservation.at + 15
         ):
             return NO_SHOW
         return CONFIRMED
+
+    def _users_clash(
+        self,
+        user_scope: str,
+        user_id: str,
+        r: Restaurant,
+        start_sec: int,
+        size: int,
+        now: datetime,
+        ignore: str | None = None,
+    ) -> Reply | None:
+        """The same user's other confirmed bookings at this restaurant: the same slot again is
+        SLOT_ALREADY_BOOKED_BY_USER; another whose turn overlaps this one is
+        OVERLAPPING_RESERVATION (a guest cannot eat two meals at once)."""
+        mine = (start_sec, start_sec + r.duration_minutes(size) * 60)
+        for key, _merchant in self.store.recall_prefix(user_scope, f"{user_id}/"):
+            booking_id = key.split("/", 1)[1]
+            index = self.store.recall(BOOKING_SCOPE, booking_id)
+            if (
+                booking_id == ignore
+                or not isinstance(index, dict)
+                or index.get("merchant_id") != r.merchant_id
+                or str(index.get("merchant_id")) not in self.books
+            ):
+                continue
+            full = self._complete(index)
+            if full is None or self._status(full, now) != CONFIRMED:
+                continue
+            other = (int(full["start_sec"]), int(full["start_sec"]) + int(full["duration_sec"]))
+            if other[0] == start_sec:
+                return failure(
+                    SLOT_ALREADY_BOOKED_BY_USER,
+                    f"this user already booked that slot ({booking_id})",
+                )
+            if other[0] < mine[1] and mine[0] < other[1]:
+                return failure(
+                    OVERLAPPING_RESERVATION,
+                    f"this user's booking {booking_id} overlaps that time at {r.name}",
+                )
+        return None
 
     def _booking(self, booking_id: str, index: dict[str, Any], status: str) -> dict[str, Any]:
         r = self.books[str(index["merchant_id"])].restaurant
@@ -454,16 +498,9 @@ class PartnerApi:
         day, slot = found
         user = req.user_information
         user_scope = f"user:{partner.id}"
-        for key, _merchant in self.store.recall_prefix(user_scope, f"{user.user_id}/"):
-            index = self.store.recall(BOOKING_SCOPE, key.split("/", 1)[1])
-            if (
-                isinstance(index, dict)
-                and index.get("merchant_id") == r.merchant_id
-                and index.get("start_sec") == slot.start_sec
-                and index.get("party_size") == size
-                and self._status(index, now) == CONFIRMED
-            ):
-                return failure(OVERLAPPING_RESERVATION, "this user already holds that booking")
+        clash = self._users_clash(user_scope, user.user_id, r, slot.start_sec, size, now)
+        if clash is not None:
+            return clash
         booking_id = new_booking_id()
         index = {
             "start_sec": slot.start_sec,
@@ -489,6 +526,7 @@ class PartnerApi:
             "phone": user.telephone,
             "email": user.email,
             "user_id": user.user_id,
+            "notes": req.additional_request or "",
         }
         try:
             outcome = book.book(day, slot, size, now, meta, booking_id, remember, index)
@@ -515,12 +553,23 @@ class PartnerApi:
             "CANCELED",
             "CANCELLED",
         ):
-            return self._cancel(book, booking_id, index, status, now)
+            return self._cancel(partner, book, booking_id, index, status, now)
         if req.booking.status not in (None, CONFIRMED):
             return problem(replies.BAD_ARGUMENTS, f"cannot set status {req.booking.status}")
         new = req.booking.slot or SlotIn()
-        size = (new.resources.party_size if new.resources else None) or int(index["party_size"])
-        start = new.start_sec or int(index["start_sec"])
+        asked_size = new.resources.party_size if new.resources else None
+        # 0 is not "unchanged": a field left out is; a zero start or party is a bad argument.
+        if asked_size is not None and asked_size < 1:
+            return problem(
+                replies.BAD_ARGUMENTS,
+                f"slot.resources.party_size must be at least 1, not {asked_size}",
+            )
+        if new.start_sec is not None and new.start_sec <= 0:
+            return problem(
+                replies.BAD_ARGUMENTS, f"slot.start_sec must be a Unix time, not {new.start_sec}"
+            )
+        size = asked_size if asked_size is not None else int(index["party_size"])
+        start = new.start_sec if new.start_sec is not None else int(index["start_sec"])
         if size == index["party_size"] and start == index["start_sec"]:
             return Reply({"booking": self._booking(booking_id, index, status)})  # idempotent
         if status == CANCELED:
@@ -535,6 +584,13 @@ class PartnerApi:
         if found is None:
             return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
         day, slot = found
+        user_id = (index.get("user") or {}).get("user_id")
+        if isinstance(user_id, str) and user_id:
+            clash = self._users_clash(
+                f"user:{partner.id}", user_id, r, slot.start_sec, size, now, ignore=booking_id
+            )
+            if clash is not None:
+                return clash
         moves = int(index.get("moves", 0)) + 1
         engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays
         moved = {
@@ -565,7 +621,13 @@ class PartnerApi:
         return Reply({"booking": self._booking(booking_id, moved, CONFIRMED)})
 
     def _cancel(
-        self, book: DayBook, booking_id: str, index: dict[str, Any], status: str, now: datetime
+        self,
+        partner: Partner,
+        book: DayBook,
+        booking_id: str,
+        index: dict[str, Any],
+        status: str,
+        now: datetime,
     ) -> Reply:
         if status == CANCELED:
             return failure(BOOKING_ALREADY_CANCELLED, "the booking is already cancelled")
@@ -573,8 +635,10 @@ class PartnerApi:
             return failure(BOOKING_NOT_CANCELLABLE, "the booking is past or no-show")
         day = date.fromisoformat(str(index["day"]))
         cancelled = Reply({"booking": self._booking(booking_id, index, CANCELED)})  # before
+        # Who asked is logged: the partner is not notified of its own cancellation.
+        meta = {"source": "partner", "partner": partner.id}
         outcome = book.operate(
-            day, now, "cancel", str(index["reservation_id"]), keep_rejected=False
+            day, now, "cancel", str(index["reservation_id"]), meta=meta, keep_rejected=False
         )
         if isinstance(outcome, Refused) or isinstance(outcome.result, Rejected):
             return failure(BOOKING_NOT_CANCELLABLE, "the booking can no longer be cancelled")
@@ -604,7 +668,8 @@ class PartnerApi:
         for key, _merchant in self.store.recall_prefix(f"user:{partner.id}", f"{req.user_id}/"):
             booking_id = key.split("/", 1)[1]
             index = self.store.recall(BOOKING_SCOPE, booking_id)
-            if isinstance(index, dict) and str(index.get("merchant_id")) in self.books:
+            merchant = str(index.get("merchant_id")) if isinstance(index, dict) else ""
+            if isinstance(index, dict) and merchant in self.books and partner.may_use(merchant):
                 bookings.append(self._booking(booking_id, index, self._status(index, now)))
         return Reply({"bookings": bookings})
 
@@ -743,7 +808,12 @@ class PartnerApi:
 
     def _entry(self, partner: Partner, entry_id: str) -> dict[str, Any] | Reply:
         index = self.store.recall(WAITLIST_SCOPE, entry_id)
-        if not isinstance(index, dict) or index.get("partner") != partner.id:
+        if (
+            not isinstance(index, dict)
+            or index.get("partner") != partner.id
+            or str(index.get("merchant_id")) not in self.books
+            or not partner.may_use(str(index.get("merchant_id")))
+        ):
             return problem(replies.BAD_ARGUMENTS, f"unknown waitlist entry {entry_id!r}")
         return index
 

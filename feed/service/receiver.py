@@ -62,6 +62,7 @@ class RequestedData(_Lenient):
     name: str = Field(default="", max_length=200)
     phone: str = Field(default="", max_length=50)
     email: str = Field(default="", max_length=200)
+    notes: str = Field(default="", max_length=1000, description="The guest's request")
 
 
 class ReservationRef(_Lenient):
@@ -230,6 +231,7 @@ class Receiver:
                 "name": data.name,
                 "phone": data.phone,
                 "email": data.email,
+                "notes": data.notes,
                 "event_id": event.id,
             }
             return self._book(book, start, data.party_size, now, meta, record)
@@ -513,6 +515,7 @@ class Receiver:
         name: str,
         phone: str,
         key: HostKey | None = None,
+        notes: str = "",
     ) -> Reply:
         """A phone reservation: a local "YYYY-MM-DDTHH:MM" or an instant with an offset."""
         book = self.books.get(merchant_id)
@@ -529,7 +532,7 @@ class Receiver:
             check_day(when.date())
         except ValueError as exc:
             return problem(replies.INVALID_REQUEST, f"start: {exc}")
-        meta = {"source": "host", "name": name, "phone": phone}
+        meta = {"source": "host", "name": name, "phone": phone, "notes": notes}
         return self._host_once(
             merchant_id,
             "reserve",

@@ -124,10 +124,12 @@ def wait_healthy(server: ServerProcess) -> None:
         if server.process.poll() is not None:
             raise RuntimeError(f"hoststand serve exited early:\n{server.output()}")
         try:
-            with requests.get(f"{server.base}/healthz", timeout=1) as reply:
+            with requests.get(f"{server.base}/healthz", timeout=2) as reply:
                 if reply.status_code == 200:
                     return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
+            # serve binds its port before it opens the store and exports: until it serves,
+            # a connection is accepted and waits, so a slow start reads as a timeout.
             pass
         time.sleep(0.05)
     raise RuntimeError(f"hoststand serve did not answer /healthz:\n{server.output()}")

@@ -121,7 +121,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             try:
                 if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
                     break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # bound, not yet serving
                 pass
             if time.monotonic() > deadline:
                 pytest.fail("the server did not answer /healthz within 20 s")

@@ -25,6 +25,7 @@ import requests
 from click.testing import CliRunner
 
 from feed.cli import main as cli
+from feed.files.documents import CONFIRMATION_MODE_SYNCHRONOUS
 from feed.push.outbox import replace_body
 from feed.service.days import DayBook
 from feed.venue.restaurant import Restaurant, load_restaurant
@@ -143,7 +144,7 @@ def _healthy(server: ServerProcess) -> bool:
     try:
         with requests.get(f"{server.base}/healthz", timeout=1) as reply:
             return reply.status_code == 200
-    except requests.ConnectionError:
+    except (requests.ConnectionError, requests.Timeout):  # bound, not yet serving
         return False
 
 
@@ -344,8 +345,12 @@ def test_a_replace_carries_the_partners_camel_case_window(
     nineteen = [a for a in window["availability"] if a["startTime"] == "2026-12-05T19:00:00Z"]
     two = [a for a in nineteen if a["resources"] == {"partySize": 2}]
     assert len(two) == 1 and two[0]["spotsOpen"] < two[0]["spotsTotal"]
-    assert all(set(a) == {"startTime", "duration", "spotsTotal", "spotsOpen", "resources"}
-               for a in window["availability"])  # fmt: skip
+    keys = {"startTime", "duration", "spotsTotal", "spotsOpen", "resources", "confirmationMode"}
+    assert all(set(a) == keys for a in window["availability"])
+    # The same confirmation mode as the feed's entries.
+    assert {a["confirmationMode"] for a in window["availability"]} == {
+        CONFIRMATION_MODE_SYNCHRONOUS
+    }
 
 
 def test_a_partner_booking_past_its_hold_is_notified_once_as_a_no_show(

@@ -579,22 +579,35 @@ def test_booking_a_slot_with_no_unit_left_fails_with_slot_unavailable(
     assert_failure(create(server, start, 6), "SLOT_UNAVAILABLE")
 
 
-def test_the_same_user_booking_the_same_size_and_time_again_fails_with_overlapping_reservation(
+def test_the_same_user_booking_the_same_slot_again_fails_with_slot_already_booked_by_user(
     server: ServerProcess,
 ) -> None:
     user, start = new_user(), sec(13, "19:00")
     booked(server, start, 2, user)
-    assert_failure(create(server, start, 2, user), "OVERLAPPING_RESERVATION")
+    assert_failure(create(server, start, 2, user), "SLOT_ALREADY_BOOKED_BY_USER")
+    assert_failure(create(server, start, 4, user), "SLOT_ALREADY_BOOKED_BY_USER")  # any size
     assert len(bookings_of(server, user)) == 1
 
 
-def test_the_same_user_may_book_another_party_size_at_the_same_time(
+def test_a_users_booking_whose_turn_overlaps_another_fails_with_overlapping_reservation(
     server: ServerProcess,
 ) -> None:
-    user, start = new_user(), sec(13, "20:30")
-    first = booked(server, start, 2, user)
-    second = booked(server, start, 4, user)
-    assert first != second
+    user = new_user()
+    booked(server, sec(13, "20:30"), 4, user)  # 70 minutes: until 21:40
+    assert_failure(create(server, sec(13, "21:30"), 2, user), "OVERLAPPING_RESERVATION")
+    assert_failure(create(server, sec(13, "20:00"), 2, user), "OVERLAPPING_RESERVATION")
+    booked(server, sec(13, "19:45"), 2, user)  # 45 minutes: done at 20:30
+    assert len(bookings_of(server, user)) == 2
+
+
+def test_moving_a_booking_onto_another_of_the_users_turns_fails_with_overlapping_reservation(
+    server: ServerProcess,
+) -> None:
+    user = new_user()
+    booked(server, sec(13, "12:00"), 2, user)
+    later = booked(server, sec(13, "13:30"), 2, user)
+    moved = update(server, {"booking_id": later, "slot": {"start_sec": str(sec(13, "12:30"))}})
+    assert_failure(moved, "OVERLAPPING_RESERVATION")
 
 
 def test_a_user_may_book_the_same_time_again_after_cancelling(server: ServerProcess) -> None:
@@ -660,7 +673,7 @@ def test_a_new_token_never_returns_an_old_booking(server: ServerProcess) -> None
     other = create(server, start, 2)  # another user, a new token: a new booking
     assert other["booking"]["booking_id"] != old
     same_user = create(server, start, 2, user)  # a new token for a duplicate: a failure
-    assert_failure(same_user, "OVERLAPPING_RESERVATION")
+    assert_failure(same_user, "SLOT_ALREADY_BOOKED_BY_USER")
 
 
 def test_a_failed_create_booking_is_processed_again_when_retried(server: ServerProcess) -> None:
@@ -858,7 +871,7 @@ def test_list_bookings_lists_every_booking_of_that_user_and_no_other(
 ) -> None:
     user = new_user()
     mine = {booked(server, sec(21, "19:00"), 2, user), booked(server, sec(21, "20:30"), 4, user)}
-    gone = booked(server, sec(21, "21:30"), 2, user)
+    gone = booked(server, sec(21, "18:00"), 2, user)
     cancel(server, gone)
     booked(server, sec(21, "19:00"), 2)  # somebody else
     listed = {b["booking_id"]: b for b in bookings_of(server, user)}
