@@ -102,6 +102,17 @@ class Unit(BaseModel):
     )
 
 
+class Change(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    party_size: int | None = Field(default=None, ge=1, le=20, strict=True)
+    start: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="YYYY-MM-DDTHH:MM local time, or an ISO-8601 instant with an offset",
+    )
+
+
 class ReservationRow(BaseModel):
     reservation_id: str
     unit: str
@@ -520,6 +531,28 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         """The guests of a booked reservation are at the door: never a no-show now."""
         key = keyed(idempotency_key, reservation_id)
         return hand(merchant_id, "arrive", reservation_id, key=key)
+
+    @host_routes.post(
+        "/reservations/{reservation_id}/change",
+        response_model=WebhookReply,
+        responses=HOST_ERRORS,
+        openapi_extra=_json_body(Change, {"party_size": 6, "start": "2026-12-05T20:00"}),
+    )
+    async def change(
+        request: Request,
+        merchant_id: Id,
+        reservation_id: Id,
+        idempotency_key: IdempotencyKey = None,
+    ) -> JSONResponse:
+        """Change a booking's time or party size (the guest phoned): booked again by the
+        availability rules under the same id; a partner hears of it."""
+        asked = await _parse_body(request, Change)
+        if isinstance(asked, Reply):
+            return _send(asked)
+        key = keyed(idempotency_key, [reservation_id, asked.model_dump()])
+        return _send(
+            receiver.host_change(merchant_id, reservation_id, asked.party_size, asked.start, key)
+        )
 
     app.include_router(host_routes)
 

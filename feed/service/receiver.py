@@ -124,6 +124,21 @@ def _next(r: Restaurant, now: datetime) -> str:
     return f"; the next service opens at {when}"
 
 
+def _public_board(book: DayBook, day: date, board: Any) -> Any:
+    """The board with each booking under the id we gave out: a booking that was moved is
+    another reservation in the engine ("bk-....1"), never shown as such."""
+    if not isinstance(board, dict):
+        return board
+
+    def public(value: str) -> str:
+        prefix = "held:" if value.startswith("held:") else ""
+        booking_id = book.details(day, value[len(prefix) :]).get("booking_id")
+        return prefix + booking_id if isinstance(booking_id, str) else value
+
+    tables = {t: (v if v == "free" else public(v)) for t, v in board.get("tables", {}).items()}
+    return {**board, "tables": tables, "waiting": [public(p) for p in board.get("waiting", [])]}
+
+
 def _status(reservation: Reservation) -> str:
     """A reservation's state in the host's words: booked, arrived, seated, no-show, cancelled."""
     if reservation.status is ReservationStatus.BOOKED and reservation.arrived:
@@ -485,7 +500,8 @@ class Receiver:
             read = book.view(day, now, name, *args)
             if isinstance(read.result, Rejected):
                 return problem(read.result.code, f"{name} refused: {read.result.code}")
-            return Reply({"operation": read.operation, "result": read.result})
+            result = _public_board(book, day, read.result) if name == "board" else read.result
+            return Reply({"operation": read.operation, "result": result})
         if name == "walk_in" and calendar.in_service(r, now) is None:
             # Walk-ins are taken only while a service is open (PRODUCT.md 3).
             return problem(replies.NO_SERVICE_NOW, f"{r.name} is not serving now{_next(r, now)}")
@@ -540,6 +556,87 @@ class Receiver:
             lambda record: self._book(book, when, party_size, self.clock(), meta, record),
         )
 
+    def host_change(
+        self,
+        merchant_id: str,
+        booking_id: str,
+        party_size: int | None,
+        start: str | None,
+        key: HostKey | None = None,
+    ) -> Reply:
+        """The host changes a booking's time or party size (the guest phoned): it is booked
+        again by the availability rules, atomically, under the same booking id; a partner
+        whose booking it is hears of it with the fields that changed."""
+        book = self.books.get(merchant_id)
+        if book is None:
+            return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
+        r, now = book.restaurant, self.clock()
+        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        if not isinstance(index, dict) or index.get("merchant_id") != r.merchant_id:
+            return problem(UNKNOWN_RESERVATION, f"no reservation {booking_id}")
+        old_day = date.fromisoformat(str(index["day"]))
+        engine_id = str(index.get("reservation_id", booking_id))
+        reservation = book.stand(old_day).book.get(engine_id)
+        opening = calendar.opening_instant(r, old_day)
+        details = book.details(old_day, engine_id)
+        if reservation is None or opening is None:
+            return problem(UNKNOWN_RESERVATION, f"no reservation {booking_id}")
+        size = party_size if party_size is not None else details.get("party_size")
+        if not isinstance(size, int):
+            return problem(replies.INVALID_REQUEST, "party_size: give the party's size")
+        if start is None:
+            when = opening + timedelta(minutes=reservation.at)
+        else:
+            try:
+                when = datetime.fromisoformat(start)
+                check_day(when.date())
+            except ValueError as exc:
+                return problem(replies.INVALID_REQUEST, f"start: {str(exc)[:80]}")
+        found = calendar.slot_at(r, when)
+        if found is None:
+            return problem(NOT_A_SLOT, f"{when.isoformat()} is not a slot at {r.name}")
+        day, slot = found
+        moves = int(index.get("moves", 0)) + 1
+        new_engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays
+        moved = {
+            **index,
+            "day": day.isoformat(),
+            "reservation_id": new_engine_id,
+            "moves": moves,
+        }
+        if "start_sec" in index:  # a partner's v3 booking keeps its slot in the index
+            moved.update(
+                start_sec=slot.start_sec,
+                duration_sec=r.duration_minutes(size) * 60,
+                party_size=size,
+            )
+        keep = {k: v for k, v in details.items() if k not in ("party_size", "source")}
+        meta = {**keep, "booking_id": booking_id, "source": "host"}
+
+        def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
+            answer = Reply(
+                {
+                    "reservation_id": booking_id,
+                    "merchant_id": r.merchant_id,
+                    "status": "booked",
+                    "party_size": size,
+                    "start": slot.local.isoformat(),
+                    "start_sec": slot.start_sec,
+                }
+            )
+
+            def put(operation: list[Any]) -> list[Remember]:
+                answer.body.update(unit=str(operation[3]), tables=unit_tables(str(operation[3])))
+                extra = [record(answer)] if record is not None else []
+                return [(BOOKING_SCOPE, booking_id, moved), *extra]
+
+            outcome = book.move(old_day, engine_id, day, slot, size, now, new_engine_id, meta, put)
+            if isinstance(outcome, Refused):
+                return problem(outcome.code, outcome.message), False
+            return answer, True
+
+        return self._host_once(merchant_id, "change", key, act)
+
     def host_reservations(self, merchant_id: str, day: date | None) -> Reply:
         book = self.books.get(merchant_id)
         if book is None:
@@ -552,15 +649,17 @@ class Receiver:
         r = book.restaurant
         day = day or self.today(r, self.clock()) or self.clock().astimezone(r.tz).date()
         opening = calendar.opening_instant(r, day)
-        rows = []
+        latest: dict[str, tuple[int, dict[str, Any]]] = {}  # booking id -> (at, row): once
         if opening is not None:
             stand = book.stand(day)
             sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
-            for reservation, details in sorted(book.reservations(day), key=lambda x: x[0].at):
+            for reservation, details in book.reservations(day):  # booking order: last wins
                 local = (opening + timedelta(minutes=reservation.at)).astimezone(r.tz)
-                rows.append(
+                booking_id = str(details.get("booking_id", reservation.id))
+                latest[booking_id] = (
+                    reservation.at,
                     {
-                        "reservation_id": str(details.get("booking_id", reservation.id)),
+                        "reservation_id": booking_id,
                         "unit": reservation.unit,
                         "tables": list(reservation.tables),
                         "start": local.isoformat(),
@@ -571,6 +670,7 @@ class Receiver:
                         "notes": str(details.get("notes", details.get("additional_request", ""))),
                         "source": str(details.get("source", "")),
                         "seated_at": sits.get(reservation.id),
-                    }
+                    },
                 )
+        rows = [row for _, row in sorted(latest.values(), key=lambda one: one[0])]
         return Reply({"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows})

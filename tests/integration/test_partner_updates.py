@@ -64,6 +64,7 @@ TABLEFINDER = "tablefinder"
 NOTIFY_TOKEN = "stub-notify-token-tablefinder"
 FEED_AUTH = "Bearer stub-feed-token"
 TODAY = date(2026, 12, 4)
+V3_PASSWORD = "partner-updates-basic-password"
 TOMORROW = date(2026, 12, 5)
 SETTLE_SECONDS = 40  # the longest back-off chain here is a few seconds; this is a bound only
 NOTIFICATIONS = (BOOKING, AVAILABILITY)
@@ -80,6 +81,8 @@ def write_settings(tmp: Path, stub: PartnerStub) -> Path:
 [[partners]]
 id = "tablefinder"
 secret = "{SECRETS["tablefinder"]}"
+basic_user = "tablefinder"
+basic_password = "{V3_PASSWORD}"
 notify_url = "{stub.base}"
 notify_token = "{NOTIFY_TOKEN}"
 
@@ -214,6 +217,24 @@ def partner_cancel(server: ServerProcess, reservation_id: str) -> None:
     assert reply.status_code == 200, reply.text
 
 
+def v3_update(server: ServerProcess, booking: dict[str, Any]) -> Any:
+    reply = requests.post(
+        f"{server.base}/v3/UpdateBooking",
+        json={"booking": booking},
+        auth=(TABLEFINDER, V3_PASSWORD),
+        timeout=TIMEOUT,
+    )
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def host_change(server: ServerProcess, reservation_id: str, **change: Any) -> Any:
+    url = f"{server.base}/api/v1/restaurants/{MARLOWES}/reservations/{reservation_id}/change"
+    reply = requests.post(url, json=change, headers=host_auth(), timeout=TIMEOUT)
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
 def host_auth() -> dict[str, str]:
     return {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
 
@@ -329,6 +350,52 @@ def test_a_partner_cancelling_its_own_booking_gets_a_replace_but_no_notification
     assert replaces
     assert replaces[-1] == current_replace(server.db, marlowes, TOMORROW)
     assert outbox["dead"] == 0
+
+
+def test_a_partners_own_change_of_size_and_time_is_never_notified_back_to_it(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    rid = partner_book(server, 2, at(TOMORROW, "19:00"))
+    moved = v3_update(server, {"booking_id": rid, "slot": {"resources": {"party_size": 4}}})
+    assert moved["booking"]["status"] == "CONFIRMED"
+    later = int(datetime.fromisoformat(at(TOMORROW, "20:00")).timestamp())
+    again = v3_update(server, {"booking_id": rid, "slot": {"start_sec": str(later)}})
+    assert again["booking"]["status"] == "CONFIRMED"
+    outbox = settle(server)
+    assert stub.acted(BOOKING) == []  # no CANCELED, no echo of its own change
+    assert replaces_for(stub, TOMORROW)
+    assert outbox["dead"] == 0
+
+
+def test_a_host_change_of_a_partner_booking_is_notified_with_the_fields_that_changed(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    rid = partner_book(server, 2, at(TOMORROW, "19:00"))
+    changed = host_change(server, rid, start=at(TOMORROW, "20:30"))
+    assert changed["reservation_id"] == rid  # one booking id for its whole life
+    settle(server)
+    [moved] = notifications_for(stub, rid)
+    assert moved.method == "PATCH" and moved.query == {"updateMask": ["startTime"]}
+    body = moved.json()
+    assert body["name"] == f"partners/{TABLEFINDER}/bookings/{rid}"
+    assert (body["status"], body["startTime"], body["partySize"]) == (
+        "CONFIRMED",
+        at(TOMORROW, "20:30").replace("+00:00", "Z"),
+        2,
+    )
+    host_change(server, rid, party_size=4)
+    settle(server)
+    resized = notifications_for(stub, rid)[-1]
+    assert resized.query == {"updateMask": ["duration,partySize"]}
+    assert (resized.json()["partySize"], resized.json()["duration"]) == (4, "4200s")
+    # The host's list and cancel use the same id, and the cancel is told as one.
+    url = f"{server.base}/api/v1/restaurants/{MARLOWES}/reservations"
+    listed = requests.get(url, params={"date": TOMORROW.isoformat()}, headers=host_auth())
+    assert [r["reservation_id"] for r in listed.json()["reservations"]] == [rid]
+    host_cancel(server, rid)
+    settle(server)
+    assert notifications_for(stub, rid)[-1].json()["status"] == "CANCELED"
+    assert len(notifications_for(stub, rid)) == 3
 
 
 def test_a_replace_carries_the_partners_camel_case_window(
