@@ -339,6 +339,20 @@ def export_command(
     show_default=True,
     help="Export the feeds at start-up and on the schedule of the settings' [export].",
 )
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="The log on stderr: text lines, or one JSON object per line.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="info",
+    show_default=True,
+    help="info logs every request and event; warning only what went wrong.",
+)
 @click.pass_obj
 def serve_command(
     obj: Context,
@@ -348,6 +362,8 @@ def serve_command(
     host: str,
     port: int,
     export: bool,
+    log_format: str,
+    log_level: str,
 ) -> None:
     """Run the HTTP receiver and its background work.
 
@@ -379,13 +395,13 @@ def serve_command(
     app = build(restaurants, store, settings, clock, staging, export=export)
     names = ", ".join(r.merchant_id for r in restaurants)
     click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {redact(db)})")
-    click.echo(f"  health: curl http://{host}:{port}/healthz")
+    click.echo(f"  health: curl http://{host}:{port}/healthz  (and /readyz, /metrics)")
     click.echo(f"  API:    http://{host}:{port}/docs  (OpenAPI at /openapi.json)")
     if export:
         every = settings.export.interval_minutes
         click.echo(f"  feeds:  exported to {staging} at start-up and every {every} min")
     try:
-        serve(app, sock)
+        serve(app, sock, log_format=log_format, log_level=log_level)
     finally:
         sock.close()
         store.close()

@@ -62,10 +62,16 @@ class _ExportModel(_Strict):
     destinations: list[_DestinationModel] = []
 
 
+class _HealthModel(_Strict):
+    # /healthz turns 503 once the oldest undelivered partner message is older than this.
+    max_backlog_seconds: float = Field(default=600.0, gt=0, le=7 * 24 * 3600)
+
+
 class _SettingsModel(_Strict):
     partners: list[_PartnerModel] = []
     hosts: list[_HostModel] = []
     export: _ExportModel = _ExportModel()
+    health: _HealthModel = _HealthModel()
 
 
 @dataclass(frozen=True)
@@ -107,10 +113,16 @@ class ExportSettings:
 
 
 @dataclass(frozen=True)
+class HealthSettings:
+    max_backlog_seconds: float = 600.0  # /healthz is 503 past this oldest pending message age
+
+
+@dataclass(frozen=True)
 class Settings:
     partners: Mapping[str, Partner] = field(default_factory=dict)
     host_tokens: Mapping[str, str] = field(default_factory=dict)  # merchant_id -> token
     export: ExportSettings = ExportSettings()
+    health: HealthSettings = HealthSettings()
 
 
 def env_name(prefix: str, ident: str) -> str:
@@ -173,4 +185,5 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         e.retry_base_seconds,
         e.coalesce_seconds,
     )
-    return Settings(partners=partners, host_tokens=tokens, export=export)
+    health = HealthSettings(model.health.max_backlog_seconds)
+    return Settings(partners=partners, host_tokens=tokens, export=export, health=health)

@@ -91,6 +91,16 @@ class OutboxItem:
 
 
 @dataclass(frozen=True)
+class Backlog:
+    """One partner's undelivered messages: pending, given up (dead), and when the oldest
+    pending one was written (Unix seconds, None when nothing is pending)."""
+
+    pending: int = 0
+    dead: int = 0
+    oldest_pending_created_at: float | None = None
+
+
+@dataclass(frozen=True)
 class LogAppend:
     """Entries for one (merchant, day) log at seqs expected_seq, expected_seq + 1, ..."""
 
@@ -165,6 +175,11 @@ class LogStore(Protocol):
         """Counts by state and the lag (seconds) of the `recent` last delivered messages."""
         ...
 
+    def outbox_backlog(self) -> dict[str, Backlog]:
+        """Per partner, what is not delivered yet (partners with nothing pending or dead are
+        left out): one grouped query, cheap enough for every metrics scrape and health check."""
+        ...
+
     def record_export(self, record: JSON) -> None:
         """Keep the record of one export to one destination (when, files, outcome...)."""
         ...
@@ -206,6 +221,18 @@ class LogStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def backlog_of(rows: Sequence[tuple[str, str, int, float | None]]) -> dict[str, Backlog]:
+    """`outbox_backlog` from its query's (partner, state, count, oldest created_at) rows."""
+    out: dict[str, Backlog] = {}
+    for partner, state, count, oldest in rows:
+        was = out.get(partner, Backlog())
+        if state == "pending":
+            out[partner] = Backlog(int(count), was.dead, oldest)
+        elif state == "dead":
+            out[partner] = Backlog(was.pending, int(count), was.oldest_pending_created_at)
+    return out
 
 
 def check_append(expected_seq: int, entries: Sequence[NewEntry]) -> None:

@@ -26,6 +26,7 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from engine.booked import BookedDay
 from store.log import (
     JSON,
+    Backlog,
     ConcurrencyConflict,
     DuplicateKey,
     LogAppend,
@@ -36,6 +37,7 @@ from store.log import (
     Remember,
     StoreError,
     StoreUnavailable,
+    backlog_of,
     check_append,
 )
 from store.postgres_schema import (
@@ -56,6 +58,13 @@ T = TypeVar("T")
 _UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
 _RETRY = ("40001", "40P01")  # serialization_failure, deadlock_detected
 _KEY_DETAIL = re.compile(r"Key \(scope, key\)=\((?P<scope>.*?), (?P<key>.*)\) already exists")
+
+
+# outbox_backlog: pending and dead messages per partner (the delivered ones are not read).
+_BACKLOG_SQL = (
+    "SELECT partner, state, count(*), min(created_at) FROM outbox"
+    " WHERE state IN ('pending', 'dead') GROUP BY partner, state"
+)
 
 
 def translate(exc: psycopg.Error) -> StoreError:
@@ -531,6 +540,11 @@ class PostgresStore:
             "oldest_pending_created_at": oldest_row[0] if oldest_row else None,
             "recent_lags": sorted(lags),
         }
+
+    def outbox_backlog(self) -> dict[str, Backlog]:
+        with self._connection() as conn:
+            rows = conn.execute(_BACKLOG_SQL).fetchall()
+        return backlog_of(rows)
 
     def record_export(self, record: JSON) -> None:
         self._transact(

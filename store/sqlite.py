@@ -19,6 +19,7 @@ from types import TracebackType
 from engine.booked import BookedDay, Change, change
 from store.log import (
     JSON,
+    Backlog,
     ConcurrencyConflict,
     DuplicateKey,
     LogAppend,
@@ -29,6 +30,7 @@ from store.log import (
     Remember,
     StoreError,
     StoreUnavailable,
+    backlog_of,
     check_append,
 )
 
@@ -88,6 +90,13 @@ CREATE TABLE IF NOT EXISTS exports (
 _UNAVAILABLE = {"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_LOCKED"}
 _CANNOT_OPEN = {"SQLITE_CANTOPEN", "SQLITE_CANTOPEN_ISDIR", "SQLITE_CANTOPEN_NOTEMPDIR"}
 _UNIQUE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
+
+
+# outbox_backlog: pending and dead messages per partner (the delivered ones are not read).
+_BACKLOG_SQL = (
+    "SELECT partner, state, count(*), min(created_at) FROM outbox"
+    " WHERE state IN ('pending', 'dead') GROUP BY partner, state"
+)
 
 
 def translate(exc: sqlite3.Error) -> StoreError:
@@ -552,6 +561,11 @@ class SQLiteStore:
             "oldest_pending_created_at": oldest,
             "recent_lags": sorted(lags),
         }
+
+    def outbox_backlog(self) -> dict[str, Backlog]:
+        with self._connection() as conn:
+            rows = conn.execute(_BACKLOG_SQL).fetchall()
+        return backlog_of(rows)
 
     def record_export(self, record: JSON) -> None:
         with self._transaction() as conn:

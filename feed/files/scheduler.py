@@ -26,9 +26,10 @@ import requests
 
 from feed.files.export import ExportSummary, export_feeds
 from feed.push.delivery import backoff, send
+from feed.service.events import Events
 from feed.settings import Destination, ExportSettings
 from feed.venue.restaurant import Restaurant
-from store.log import LogStore
+from store.log import LogStore, StoreUnavailable
 from store.turns import Turns
 
 log = logging.getLogger("hoststand.export")
@@ -68,7 +69,9 @@ class ExportScheduler:
         clock: Callable[[], datetime],
         base_delay: float = 1.0,
         rng: random.Random | None = None,
+        events: Events | None = None,
     ) -> None:
+        self.events = events or Events()
         self.restaurants = list(restaurants)
         self.store = store
         self.settings = settings
@@ -96,6 +99,7 @@ class ExportScheduler:
             )
         except Exception as exc:
             log.exception("export failed")
+            self.events.exported("failed", time.time() - started, 0, 0, 0, f"export: {exc}")
             record = self._record(started, None, "staging", "failed", 1, f"export: {exc}")
             self.store.record_export(record)
             return [record]
@@ -103,6 +107,15 @@ class ExportScheduler:
         destinations = s.destinations or (Destination("directory", str(self.staging)),)
         for destination in destinations:
             records.append(self._deliver(summary, destination, started))
+        failed = [r for r in records if r["outcome"] != "delivered"]
+        self.events.exported(
+            "failed" if failed else "delivered",
+            time.time() - started,
+            summary.entries,
+            len(summary.files),
+            summary.bytes,
+            "; ".join(f"{r['destination']}: {r['error']}" for r in failed),
+        )
         for record in records:
             self.store.record_export(record)
         self._prune()
@@ -193,6 +206,8 @@ class ExportScheduler:
             try:
                 if first or self.turns.mine(time.time()):
                     self.run_once()
+            except StoreUnavailable as exc:
+                self.events.store_unavailable("export", str(exc))
             except Exception:
                 log.exception("scheduled export failed; the next run still happens")
             first = False

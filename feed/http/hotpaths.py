@@ -17,6 +17,7 @@ from typing import Any
 from feed.http import statuses
 from feed.http.responses import render
 from feed.http.statuses import status_of
+from feed.service import events
 from feed.service.replies import Reply, problem
 from store.log import ConcurrencyConflict, StoreUnavailable
 
@@ -49,6 +50,7 @@ class Route:
 
 def busy(exc: Exception) -> Answer:
     """The store stayed locked or other writers kept winning: nothing changed, retry."""
+    events.note_busy(exc)  # logged and counted when the request ends (feed.http.observe)
     return problem(statuses.UNAVAILABLE, f"the store is busy, retry: {exc}"), {"Retry-After": "1"}
 
 

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from feed.http import statuses, v3
+from feed.http import health, statuses, v3
 from feed.http.hotpaths import HotPaths, Route, busy, too_large
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
@@ -334,9 +334,19 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     app.state.partner_api = PartnerApi(receiver.books, receiver.store, receiver.clock)
     app.include_router(v3.router(app.state.partner_api, receiver.settings))
 
-    @app.get("/healthz", response_model=Health, tags=["health"])
-    async def healthz() -> Health:
-        return Health(status="ok")
+    app.state.readiness = health.Readiness()  # moved along by feed.http.serving's lifespan
+    app.include_router(health.readiness_router(receiver.store, app.state.readiness))
+
+    @app.get(
+        "/healthz",
+        response_model=health.Health,
+        responses=health.HEALTH_RESPONSES,
+        tags=["health"],
+    )
+    async def healthz() -> JSONResponse:
+        """The store answers, partners are not kept waiting past [health] max_backlog_seconds
+        (else 503), and how old the last export is."""
+        return await health.healthz(receiver.store, receiver.settings)
 
     @app.post(
         "/webhooks/{partner_id}",

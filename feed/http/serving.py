@@ -18,19 +18,24 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
 
 from feed.files.scheduler import ExportScheduler
-from feed.http.hotpaths import ASGIApp, HotPaths
+from feed.http import health, logs
+from feed.http.hotpaths import ASGIApp
+from feed.http.metrics import Metrics
+from feed.http.observe import Observed
 from feed.http.server import create_app, hot_app
 from feed.push.outbox import OutboxSender
+from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
 from feed.settings import Settings
 from feed.venue.restaurant import Restaurant
-from store.log import LogStore
+from store.log import LogStore, StoreUnavailable
 
 log = logging.getLogger("hoststand.serve")
 SWEEP_SECONDS = 10.0  # the board is current within this, without anyone asking
@@ -95,7 +100,12 @@ class Background:
         self.stop = threading.Event()
         base = settings.export.retry_base_seconds
         self.sender = OutboxSender(
-            receiver.store, receiver.books, settings.partners, clock=receiver.clock, base_delay=base
+            receiver.store,
+            receiver.books,
+            settings.partners,
+            clock=receiver.clock,
+            base_delay=base,
+            events=receiver.events,
         )
         self.scheduler = (
             ExportScheduler(
@@ -105,6 +115,7 @@ class Background:
                 staging,
                 clock=receiver.clock,
                 base_delay=base,
+                events=receiver.events,
             )
             if export
             else None
@@ -118,6 +129,8 @@ class Background:
             try:
                 sweep_no_shows(self.receiver)
                 self.watch.sweep()
+            except StoreUnavailable as exc:
+                self.receiver.events.store_unavailable("sweep", str(exc))
             except Exception:
                 log.exception("the clock's sweep failed; trying again")
             if self.stop.wait(SWEEP_SECONDS):
@@ -151,31 +164,58 @@ def build(
     staging: Path,
     *,
     export: bool = True,
-) -> HotPaths:
-    """The app `serve` runs: FastAPI behind the hot paths (feed.http.hotpaths)."""
+) -> Observed:
+    """The app `serve` runs: FastAPI behind the hot paths (feed.http.hotpaths), every
+    request observed (feed.http.observe), with /metrics and /readyz."""
+    metrics = Metrics(store, settings.partners)
+    events = Events([metrics])
     receiver = Receiver(
         restaurants,
         store,
         settings,
         clock,
         Notifier(settings.partners, settings.export.coalesce_seconds),
+        events,
     )
     background = Background(receiver, restaurants, settings, staging, export=export)
 
     @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         background.start()
+        app.state.readiness.serving()
         try:
             yield
         finally:
+            app.state.readiness.stopping()
             background.close()
 
-    return hot_app(create_app(receiver, lifespan=lifespan), receiver)
+    app = create_app(receiver, lifespan=lifespan)
+    app.include_router(health.metrics_router(metrics))
+    readiness: health.Readiness = app.state.readiness
+    hot = hot_app(app, receiver)
+    return Observed(
+        hot,
+        routes=app.router.routes,
+        exact=hot.exact,
+        events=events,
+        metrics=metrics,
+        readiness=readiness,
+        partners=settings.partners,
+        merchants=receiver.books,
+    )
 
 
 class GracefulServer(uvicorn.Server):
     """uvicorn re-raises SIGTERM after a graceful shutdown, so the process dies 'killed';
-    a clean shutdown here exits with status 0, as service managers expect."""
+    a clean shutdown here exits with status 0, as service managers expect. From the signal
+    on, /readyz says "stopping" to requests still arriving on open connections."""
+
+    readiness: health.Readiness | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.readiness is not None:
+            self.readiness.stopping()
+        super().handle_exit(sig, frame)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -190,7 +230,12 @@ def listen(host: str, port: int) -> socket.socket:
     return socket.create_server((host, port), backlog=2048)
 
 
-def serve(app: ASGIApp, sock: socket.socket) -> None:
+def serve(
+    app: ASGIApp, sock: socket.socket, *, log_format: str = "text", log_level: str = "info"
+) -> None:
+    """Serve `app` on `sock` until SIGTERM or Ctrl-C; its log (feed.http.logs) goes to
+    stderr."""
+    logs.configure(log_format, log_level)
     # The replayed days are many small long-lived objects; Python's default collector keeps
     # walking them (gen-2 pauses of tens of ms showed as booking p99 92 ms vs 62 ms).
     # Freeze what start-up built and collect the young generation less often.
@@ -198,7 +243,17 @@ def serve(app: ASGIApp, sock: socket.socket) -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, 50, 1000)
     sys.setswitchinterval(SWITCH_INTERVAL)
     host, port = sock.getsockname()[:2]
+    # log_config=None: uvicorn keeps to the logging set up above; its access log is off, the
+    # observing layer writes one line per request instead.
     config_ = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=10,
     )
-    GracefulServer(config_).run(sockets=[sock])
+    server = GracefulServer(config_)
+    server.readiness = app.readiness if isinstance(app, Observed) else None
+    server.run(sockets=[sock])

@@ -20,7 +20,7 @@ from feed.http.hotpaths import Answer, Route
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
 from feed.http.statuses import status_of
-from feed.service import bodies
+from feed.service import bodies, events
 from feed.service import partner_api as pa
 from feed.service.partner_api import PartnerApi
 from feed.service.replies import Reply, problem
@@ -190,6 +190,8 @@ def answer(
     """One v3 call: Basic auth, the body as a JSON object, then `method`. The FastAPI route
     and the hot path (feed.http.hotpaths) both answer through here."""
     partner = basic_partner(settings, authorization)
+    if partner is not None:
+        events.note_partner(partner.id)  # for the request's log line
     if partner is None:
         reply = problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials")
     elif len(body) > MAX_BODY_BYTES:

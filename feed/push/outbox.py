@@ -21,10 +21,11 @@ from typing import Any
 
 from feed.push.delivery import backoff, environ_proxies, lean_session, send
 from feed.service.days import DayBook
+from feed.service.events import Events
 from feed.service.notify import AVAILABILITY, BOOKING, UPDATE_MASK, rfc3339
 from feed.settings import Partner
 from feed.venue import calendar
-from store.log import LogStore, OutboxItem
+from store.log import LogStore, OutboxItem, StoreUnavailable
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
 SENDERS = 4  # requests in flight at once (to different keys)
@@ -147,8 +148,10 @@ class OutboxSender:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         base_delay: float = 1.0,
         rng: random.Random | None = None,
+        events: Events | None = None,
     ) -> None:
         self.store = store
+        self.events = events or Events()
         self.books = books
         self.partners = partners
         self.clock = clock
@@ -188,6 +191,18 @@ class OutboxSender:
             if retry is not None
         ]
         self.store.settle(delivered, failed)
+        for group, (_, retry, error) in zip(groups, outcomes, strict=True):
+            if retry is not None:
+                first = group[0]
+                self.events.delivery_failed(
+                    first.partner,
+                    first.kind,
+                    first.key if len(group) == 1 else str(first.payload.get("merchant_id")),
+                    [item.id for item in group],
+                    max(item.attempts for item in group) + 1,
+                    error,
+                    retry if retry != _GIVE_UP else None,
+                )
         return len(delivered)
 
     def _request(self, group: list[OutboxItem], partner: Partner) -> tuple[str, str, Any]:
@@ -245,6 +260,9 @@ class OutboxSender:
             started = time.monotonic()
             try:
                 busy = self.run_once()
+            except StoreUnavailable as exc:
+                self.events.store_unavailable("outbox", str(exc))
+                busy = 0
             except Exception:  # a bad message or a locked store must not stop the sender
                 log.exception("outbox: delivery round failed; retrying")
                 busy = 0

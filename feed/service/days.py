@@ -29,6 +29,7 @@ from feed.floor.availability import (
     day_opens_of_units,
     spots_open,
 )
+from feed.service.events import BOOKED, CANCELLED, Events
 from feed.service.notify import Notifier
 from feed.venue import calendar
 from feed.venue.calendar import Slot
@@ -183,11 +184,16 @@ class DayBook:
     """The service days of one restaurant over a log store."""
 
     def __init__(
-        self, store: LogStore, restaurant: Restaurant, notifier: Notifier | None = None
+        self,
+        store: LogStore,
+        restaurant: Restaurant,
+        notifier: Notifier | None = None,
+        events: Events | None = None,
     ) -> None:
         self.store = store
         self.restaurant = restaurant
         self.notifier = notifier
+        self.events = events or Events()  # bookings, cancels and retries, logged and counted
         self._days: dict[date, _Day] = {}
         # day -> ((minute, next seq), slot minute -> spots_open by party size)
         self._grids: dict[date, tuple[tuple[int, int], dict[int, list[int]]]] = {}
@@ -305,6 +311,7 @@ class DayBook:
                     )
                 except ConcurrencyConflict:
                     del self._days[day]  # the in-memory state ran ahead of the log: rebuild
+                    self.events.conflict(merchant)
                     continue
                 except BaseException:
                     del self._days[day]
@@ -385,7 +392,7 @@ class DayBook:
         keep_rejected: bool = True,
     ) -> Applied | Refused:
         """A host operation (walk_in, free, board, quote, check_in, cancel, leave) at `now`."""
-        return self.apply(
+        outcome = self.apply(
             day,
             now,
             lambda _stand, ts: [name, ts, *args],
@@ -393,6 +400,17 @@ class DayBook:
             remember=remember,
             keep_rejected=keep_rejected,
         )
+        if name == "cancel":
+            self._tell("cancel", str(args[0]), outcome, CANCELLED)
+        return outcome
+
+    def _tell(self, action: str, booking_id: str, outcome: Applied | Refused, done: str) -> None:
+        """A booking, cancel or move to the events: `done`, or the code it was refused with."""
+        if isinstance(outcome, Refused):
+            said = outcome.code
+        else:
+            said = outcome.rejected.code if outcome.rejected is not None else done
+        self.events.booking(action, self.restaurant.merchant_id, booking_id, said)
 
     def book(
         self,
@@ -409,9 +427,11 @@ class DayBook:
 
         The booking index (BOOKING_SCOPE) gets merchant, day, partner and `index` extras."""
         r = self.restaurant
-        if not 1 <= party_size <= r.max_party_size:
-            return Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
         rid = booking_id or new_booking_id()
+        if not 1 <= party_size <= r.max_party_size:
+            refused = Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
+            self._tell("book", rid, refused, BOOKED)
+            return refused
 
         def build(stand: HostStand, ts: int) -> list[Any] | Refused:
             refused = self.unbookable(day, slot, now, ts)
@@ -440,7 +460,9 @@ class DayBook:
             extra = list(remember(operation, result)) if remember is not None else []
             return [*extra, (BOOKING_SCOPE, rid, entry)]
 
-        return self.apply(day, now, build, details, remember=records, keep_rejected=False)
+        outcome = self.apply(day, now, build, details, remember=records, keep_rejected=False)
+        self._tell("book", rid, outcome, BOOKED)
+        return outcome
 
     def unbookable(self, day: date, slot: Slot, now: datetime, ts: int) -> Refused | None:
         """Why a booking at `slot` cannot be taken at `now` whatever the floor (the past,
@@ -578,6 +600,24 @@ class DayBook:
     ) -> Applied | Refused:
         """Cancel a booking and book its party again elsewhere, atomically: both entries (one
         log or two) are appended in one transaction, or nothing is written."""
+        outcome = self._move(
+            old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta, put
+        )
+        self._tell("move", new_reservation, outcome, BOOKED)
+        return outcome
+
+    def _move(
+        self,
+        old_day: date,
+        old_reservation: str,
+        new_day: date,
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        new_reservation: str,
+        meta: dict[str, Any] | None,
+        put: Callable[[list[Any]], Sequence[Remember]] | None,
+    ) -> Applied | Refused:
         r = self.restaurant
         if not 1 <= party_size <= r.max_party_size:
             return Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
@@ -592,6 +632,7 @@ class DayBook:
                 )  # fmt: skip
                 if outcome is not None:
                     return outcome
+                self.events.conflict(r.merchant_id)
         raise ConcurrencyConflict(f"{r.merchant_id}: move gave up after {MAX_ATTEMPTS} attempts")
 
     def _try_move(

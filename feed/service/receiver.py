@@ -32,6 +32,7 @@ from feed.service.days import (
     json_result,
     new_booking_id,
 )
+from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.replies import Reply, error_body, problem
 from feed.service.signing import SignatureError, verify
@@ -165,11 +166,13 @@ class Receiver:
         settings: Settings,
         clock: Callable[[], datetime] = real_now,
         notifier: Notifier | None = None,
+        events: Events | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.books = {r.merchant_id: DayBook(store, r, notifier) for r in restaurants}
+        self.events = events or Events()
+        self.books = {r.merchant_id: DayBook(store, r, notifier, self.events) for r in restaurants}
 
     # -- partner webhooks -----------------------------------------------------------------
 
@@ -177,10 +180,12 @@ class Receiver:
         now = self.clock()
         partner = self.settings.partners.get(partner_id)
         if partner is None or partner.secret is None:
+            self.events.signature_refused(partner_id, "unknown partner")
             return problem(replies.UNAUTHORIZED, "unknown partner or bad signature")
         try:
             verify(signature, body, partner.secret, now.timestamp())
-        except SignatureError:
+        except SignatureError as exc:
+            self.events.signature_refused(partner_id, str(exc))
             return problem(replies.UNAUTHORIZED, "unknown partner or bad signature")
         try:
             payload = bodies.loads(body)

@@ -12,6 +12,7 @@ import pytest
 
 from store import open_store
 from store.log import (
+    Backlog,
     ConcurrencyConflict,
     DuplicateKey,
     LogAppend,
@@ -255,6 +256,28 @@ def test_stats_give_the_lag_from_change_to_delivery_and_the_oldest_pending(
     assert stats["recent_lags"] == [1.5, 4.0]
     assert stats["oldest_pending_created_at"] == three.created_at == T0 + 20
     assert store.outbox_stats(recent=1)["recent_lags"] == [4.0]  # the last delivered by id
+
+
+def test_the_backlog_counts_pending_and_dead_messages_per_partner(store: LogStore) -> None:
+    enqueue(store, booking("bk-1", at=T0), booking("bk-2", at=T0 + 10))
+    enqueue(store, booking("bk-3", at=T0 + 5, partner="dinerly"))
+    enqueue(store, booking("bk-4", at=T0 + 7, partner="dinerly"))
+    first, _, third, fourth = sorted(store.pending(T0 + 20), key=lambda i: i.id)
+    store.delivered(first.id, T0 + 11)
+    store.failed(third.id, None, "HTTP 403: forbidden")
+    store.failed(fourth.id, T0 + 30, "HTTP 503")  # in back-off: still pending
+    assert store.outbox_backlog() == {
+        PARTNER: Backlog(pending=1, dead=0, oldest_pending_created_at=T0 + 10),
+        "dinerly": Backlog(pending=1, dead=1, oldest_pending_created_at=T0 + 7),
+    }
+
+
+def test_a_partner_with_everything_delivered_has_no_backlog(store: LogStore) -> None:
+    assert store.outbox_backlog() == {}
+    enqueue(store, booking("bk-1"))
+    [item] = store.pending(T0)
+    store.delivered(item.id, T0 + 1)
+    assert store.outbox_backlog() == {}
 
 
 def test_pending_messages_survive_closing_and_reopening_the_file(db: str) -> None:

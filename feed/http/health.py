@@ -1,0 +1,157 @@
+"""/healthz (is it working: the store answers, partners are not left waiting) and /readyz
+(may the load balancer send it requests: serving, and the store answers).
+
+/healthz is 503 when the store does not answer or when the oldest message still waiting
+for a partner is older than [health] max_backlog_seconds; it also says how old the last
+export is. The store is asked on a worker thread: a locked SQLite file waits out its busy
+timeout there, not on the event loop that answers every other request.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from feed.http.metrics import CONTENT_TYPE, Metrics
+from feed.settings import Settings
+from store.log import LogStore, StoreError
+
+PROBE_SCOPE = "health"  # a key nobody writes: recalling it is a cheap read of the store
+
+
+class Outbox(BaseModel):
+    pending: int
+    dead: int
+    oldest_pending_age_seconds: float | None = Field(
+        description="How long the oldest message for a partner has waited; null: none waiting"
+    )
+
+
+class LastExport(BaseModel):
+    age_seconds: float = Field(description="Seconds since the last export finished")
+    outcome: str
+    destination: str
+
+
+class Health(BaseModel):
+    status: str = Field(description="ok, or unhealthy (then the status code is 503)")
+    store: str = Field(description="ok, or unavailable")
+    outbox: Outbox | None
+    last_export: LastExport | None
+    max_backlog_seconds: float
+    problems: list[str]
+
+
+class Ready(BaseModel):
+    status: str = Field(description="ready, starting, stopping or store unavailable")
+
+
+def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]:
+    """The status code and body of /healthz at Unix time `now`."""
+    bound = settings.health.max_backlog_seconds
+    try:
+        backlog = store.outbox_backlog()
+        exports = store.exports(1)
+    except StoreError as exc:
+        problem = f"the store does not answer: {type(exc).__name__}"
+        return 503, Health(
+            status="unhealthy",
+            store="unavailable",
+            outbox=None,
+            last_export=None,
+            max_backlog_seconds=bound,
+            problems=[problem],
+        )
+    stamps = [b.oldest_pending_created_at for b in backlog.values()]
+    oldest = min((s for s in stamps if s is not None), default=None)
+    age = max(0.0, now - oldest) if oldest is not None else None
+    outbox = Outbox(
+        pending=sum(b.pending for b in backlog.values()),
+        dead=sum(b.dead for b in backlog.values()),
+        oldest_pending_age_seconds=round(age, 3) if age is not None else None,
+    )
+    last = None
+    if exports:
+        record = exports[0]
+        last = LastExport(
+            age_seconds=round(max(0.0, now - float(record["finished_at"])), 3),
+            outcome=str(record["outcome"]),
+            destination=str(record["destination"]),
+        )
+    problems = []
+    if age is not None and age > bound:
+        problems.append(f"a message has waited {age:.0f} s for a partner (bound {bound:g} s)")
+    status = "unhealthy" if problems else "ok"
+    health = Health(
+        status=status,
+        store="ok",
+        outbox=outbox,
+        last_export=last,
+        max_backlog_seconds=bound,
+        problems=problems,
+    )
+    return (503 if problems else 200), health
+
+
+async def healthz(store: LogStore, settings: Settings) -> JSONResponse:
+    status, health = await run_in_threadpool(check, store, settings, time.time())
+    return JSONResponse(health.model_dump(), status_code=status)
+
+
+HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {503: {"model": Health}}
+
+
+def store_answers(store: LogStore) -> bool:
+    try:
+        store.recall(PROBE_SCOPE, "probe")
+    except StoreError:
+        return False
+    return True
+
+
+class Readiness:
+    """Where the serve process is in its life: starting, serving or stopping."""
+
+    def __init__(self) -> None:
+        self.state = "starting"
+
+    def serving(self) -> None:
+        self.state = "serving"
+
+    def stopping(self) -> None:
+        self.state = "stopping"
+
+
+def readiness_router(store: LogStore, readiness: Readiness) -> APIRouter:
+    """/readyz; `readiness` is moved along by the serve process (feed.http.serving)."""
+    routes = APIRouter()
+
+    @routes.get("/readyz", response_model=Ready, responses={503: {"model": Ready}}, tags=["health"])
+    async def readyz() -> JSONResponse:
+        """200 once serving and the store answers; 503 while starting or stopping, or when
+        the store does not answer."""
+        if readiness.state != "serving":
+            return JSONResponse({"status": readiness.state}, status_code=503)
+        if not await run_in_threadpool(store_answers, store):
+            return JSONResponse({"status": "store unavailable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    return routes
+
+
+def metrics_router(metrics: Metrics) -> APIRouter:
+    """/metrics, for the serve process's app (not in the OpenAPI document: not JSON)."""
+    routes = APIRouter()
+
+    @routes.get("/metrics", include_in_schema=False)
+    async def metrics_text() -> Response:
+        """The Prometheus text format (the outbox figures are read from the store now)."""
+        body = await run_in_threadpool(metrics.render)
+        return Response(body, media_type=CONTENT_TYPE)
+
+    return routes

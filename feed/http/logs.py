@@ -1,0 +1,76 @@
+"""The serve process's log: one line per record, as text for a terminal or as JSON lines.
+
+A record's fields (`extra={"fields": {...}}`, see feed.service.events.emit) become
+`key=value` pairs or JSON keys; what goes into them is ids, codes and counts, never a secret
+or a guest's contact details. Our loggers ("hoststand.*") log at the level asked for;
+everything else (uvicorn, the database drivers) at WARNING and above only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+FORMATS = ("text", "json")
+LEVELS = ("debug", "info", "warning", "error")
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/{}+@,")
+
+
+def _stamp(record: logging.LogRecord) -> str:
+    return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    fields = getattr(record, "fields", None)
+    return fields if isinstance(fields, dict) else {}
+
+
+def _text_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    # Quoted unless plainly one token: a value with a space or a newline cannot fake a field.
+    return text if text and set(text) <= _PLAIN else json.dumps(text, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """`2026-12-04T18:00:00.123+00:00 INFO hoststand.request request method=POST ...`"""
+
+    def format(self, record: logging.LogRecord) -> str:
+        parts = [_stamp(record), record.levelname, record.name, record.getMessage()]
+        parts += [f"{k}={_text_value(v)}" for k, v in _fields(record).items() if v is not None]
+        line = " ".join(parts)
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, event, then the record's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": _stamp(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "event": record.getMessage(),
+        }
+        for key, value in _fields(record).items():
+            if value is not None and key not in line:
+                line[key] = value
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def configure(fmt: str = "text", level: str = "info", stream: TextIO | None = None) -> None:
+    """Send every log record to `stream` (stderr) in `fmt`; ours from `level` up."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("hoststand").setLevel(level.upper())
