@@ -87,11 +87,15 @@ class ServerProcess:
 
 
 def start_server(
-    db: Path | str, now: datetime = NOW, log: Path | None = None, workdir: Path | None = None
+    db: Path | str,
+    now: datetime = NOW,
+    log: Path | None = None,
+    workdir: Path | None = None,
+    settings: Path = SETTINGS,
 ) -> ServerProcess:
     """Start the server on `db` (an SQLite file or a PostgreSQL URL) and return once
     /healthz answers (or fail with its output). It runs in `workdir`, by default the SQLite
-    file's directory; a URL needs one."""
+    file's directory; a URL needs one. `settings` defaults to the sample settings."""
     port = free_port()
     if workdir is None:
         if not isinstance(db, Path):
@@ -102,7 +106,7 @@ def start_server(
     args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
     for config in CONFIGS:
         args += ["--config", str(config)]
-    args += ["--db", str(db), "--settings", str(SETTINGS), "--host", "127.0.0.1"]
+    args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
     args += ["--port", str(port)]
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
