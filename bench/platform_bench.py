@@ -35,9 +35,9 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -52,10 +52,13 @@ import feed_bench
 import receiver_bench
 
 from feed.files.export import export_feeds
+from feed.service.days import DayBook
 from feed.venue import calendar
+from feed.venue.calendar import Slot
 from feed.venue.restaurant import load_restaurant
 from store import open_store
 from store.log import LogAppend
+from store.turns import Turns
 
 PROCESS_COUNTS = (1, 2, 4)
 
@@ -231,6 +234,47 @@ def run_export(label: str, db: str, out: Path, args: Any) -> dict[str, Any]:
     return figures
 
 
+# ---------------------------------------------------------------- the sweep's turn
+
+
+def turn_cost(url: str, rounds: int = 100) -> None:
+    """What a sweep turn (one write per interval, store.turns) costs a receiver: a lookup
+    over 30 days as the store stands, and the same right after a turn moved the version
+    (each cached day then reads its log's empty tail; the day grids stay cached)."""
+    r = load_restaurant(receiver_bench.SAMPLE)
+    store = open_store(url)
+    try:
+        book = DayBook(store, r)
+        now = datetime.now(UTC)
+        days = calendar.days_ahead(r, now, 30)
+        wanted: dict[date, Sequence[tuple[Slot, int]]] = {
+            day: [(s, 2) for s in calendar.slots(r, day)[-1:]] for day in days
+        }
+        book.spots_days(wanted, now)  # every day loaded and its grid cached
+        turns = Turns(store, "bench-sweep", 10.0)
+        steady, after, writes = [], [], []
+        for i in range(rounds):
+            started = time.perf_counter()
+            book.spots_days(wanted, now)
+            steady.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            turns.mine(1_800_000_000.0 + 10 * i)
+            writes.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            book.spots_days(wanted, now)
+            after.append(time.perf_counter() - started)
+    finally:
+        store.close()
+
+    def ms(values: list[float]) -> str:
+        p50 = receiver_bench.percentile(values, 0.5) * 1000
+        return f"p50 {p50:5.2f} ms, p99 {receiver_bench.percentile(values, 0.99) * 1000:5.2f} ms"
+
+    print(f"  a turn (one write): {ms(writes)}")
+    print(f"  a 30-day lookup, version unchanged: {ms(steady)}")
+    print(f"  the same right after a turn:       {ms(after)}  (once per interval per process)")
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -247,6 +291,7 @@ def main() -> None:
     parser.add_argument("--export-days", type=int, default=30)
     parser.add_argument("--skip-load", action="store_true")
     parser.add_argument("--skip-export", action="store_true")
+    parser.add_argument("--skip-turn", action="store_true")
     parser.add_argument("--child-export", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -290,6 +335,10 @@ def main() -> None:
                 f"  {one['label']:<10} x{one['processes']}: {one['bookings_per_s']:7.0f}/s"
                 f"  ratio {one['bookings_per_s'] / base:4.2f}  p99 {one['p99_ms']:6.1f} ms"
             )
+    if not args.skip_turn:
+        print("\nthe sweep's turn on PostgreSQL (a write each interval; it moves the version):")
+        with pg_schema(args.pg, "turn") as url:
+            turn_cost(url)
     if not args.skip_export:
         count, ndays = args.export_restaurants, args.export_days
         print(f"\nexport: {count} restaurants x {ndays} days (feed_bench's floors)", flush=True)
