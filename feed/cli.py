@@ -21,8 +21,8 @@ from click._termui_impl import ProgressBar
 
 from engine import run as run_operations
 from feed.clock import parse_instant, real_now
-from feed.files.documents import FeedError
-from feed.files.export import ExportSummary, export_feeds
+from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
+from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.service.days import Applied, Cell, DayBook
 from feed.venue import calendar
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
@@ -256,6 +256,19 @@ def feed_group() -> None:
 @click.option("--days", default=30, show_default=True, type=click.IntRange(1, 366))
 @click.option("--shards", default=1, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--gzip", "use_gzip", is_flag=True, help="Write .json.gz files.")
+@click.option(
+    "--shard",
+    "shard_spec",
+    metavar="I/N",
+    help="Write only shard I of N of one feed split across machines (needs --nonce and"
+    " --generation-timestamp, the same on every machine).",
+)
+@click.option("--nonce", help="With --shard: the feed's nonce (uint64 digits).")
+@click.option(
+    "--generation-timestamp",
+    "generation",
+    help="With --shard: the feed's generation_timestamp (Unix seconds).",
+)
 @click.pass_obj
 def export_command(
     obj: Context,
@@ -265,12 +278,21 @@ def export_command(
     days: int,
     shards: int,
     use_gzip: bool,
+    shard_spec: str | None,
+    nonce: str | None,
+    generation: str | None,
 ) -> None:
     """Write the availability, merchant and service feeds for the next DAYS days.
 
     Future slots only, every party size the floor can seat, spots_open 0 included.
     Files are schema-checked and appear atomically; prints a summary when done.
+
+    Split across machines: each runs `--shard I/N --nonce X --generation-timestamp T` with
+    the same N, X and T and its own I, and writes shard I of N of each of the three feeds:
+    the restaurants whose SHA-256 of the merchant id mod N is I (the same split on every
+    machine, whatever the order of its --config files).
     """
+    part = _feed_part(shard_spec, nonce, generation, shards)
     restaurants = [load_config(p) for p in config_paths]
     store = obj.store(db)
 
@@ -284,6 +306,7 @@ def export_command(
             shards=shards,
             gzip=use_gzip,
             progress=progress,
+            part=part,
         )
 
     try:
@@ -320,6 +343,34 @@ def export_command(
         )
     finally:
         store.close()
+
+
+def _feed_part(
+    spec: str | None, nonce: str | None, generation: str | None, shards: int
+) -> FeedPart | None:
+    """The machine's part of a split feed from --shard, --nonce and --generation-timestamp
+    (None without --shard); a bad or missing value exits 2 saying which."""
+    if spec is None:
+        if nonce is not None or generation is not None:
+            fail("--nonce and --generation-timestamp go with --shard I/N")
+        return None
+    if shards != 1:
+        fail("--shard I/N and --shards N are exclusive: --shard writes one shard of N")
+    number, slash, total = spec.partition("/")
+    if not (slash and number.isdigit() and total.isdigit()):
+        fail(f"--shard {spec!r}: expected I/N, e.g. 0/4")
+    if not 0 <= int(number) < int(total):
+        fail(f"--shard {spec!r}: I must be 0 to N-1 and N at least 1")
+    if nonce is None or generation is None:
+        fail("--shard needs --nonce and --generation-timestamp, the same on every machine")
+    if not (nonce.isdigit() and len(nonce) <= 20 and int(nonce) < 2**64):
+        fail(f"--nonce {nonce!r}: expected a uint64 (digits only, below 2**64)")
+    if not (generation.isdigit() and MIN_TIMESTAMP_SEC <= int(generation) <= MAX_TIMESTAMP_SEC):
+        fail(
+            f"--generation-timestamp {generation!r}: expected Unix seconds between"
+            f" {MIN_TIMESTAMP_SEC} and {MAX_TIMESTAMP_SEC} (not milliseconds)"
+        )
+    return FeedPart(int(number), int(total), nonce, int(generation))
 
 
 @main.command("serve")

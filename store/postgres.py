@@ -401,36 +401,51 @@ class PostgresStore:
 
     def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
         """Due messages, oldest first, at most one per key (see `claim`). Rows are read in
-        pages so messages waiting out a back-off never use up the limit."""
+        pages so messages waiting out a back-off never use up the limit. A claim is void
+        once CLAIM_SECONDS old or once its sender's session has ended (a process killed
+        mid-send): the live processes send the message again at once."""
         items: list[OutboxItem] = []
         blocked: set[tuple[str, str, str]] = set()
         stale = now - CLAIM_SECONDS
+        live: set[int] | None = None  # backend pids, read only if a claim is met
         with self._connection() as conn:
             after = 0
             while len(items) < limit:
                 rows = conn.execute(
                     "SELECT id, partner, kind, key, payload, created_at, attempts, retry_at,"
-                    " claimed_at FROM outbox WHERE state = 'pending' AND id > %s"
+                    " claimed_at, claimed_by FROM outbox WHERE state = 'pending' AND id > %s"
                     " ORDER BY id LIMIT 500",
                     (after,),
                 ).fetchall()
                 if not rows:
                     break
-                for id_, partner, kind, key, payload, created, attempts, retry_at, claimed in rows:
+                for row in rows:
+                    id_, partner, kind, key, payload, created, attempts, retry_at = row[:8]
+                    claimed, claimed_by = row[8:]
                     after = id_
                     ident = (partner, kind, key)
                     # In order per key: one in back-off or being sent holds back the rest.
                     if ident in blocked:
                         continue
                     blocked.add(ident)
-                    if retry_at > now or (claimed is not None and claimed > stale):
+                    if retry_at > now:
                         continue
+                    if claimed is not None and claimed > stale:
+                        if live is None:
+                            live = self._live_pids(conn)
+                        if claimed_by is None or claimed_by in live:
+                            continue
                     items.append(
                         OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
                     )
                     if len(items) == limit:
                         break
         return items
+
+    @staticmethod
+    def _live_pids(conn: Conn) -> set[int]:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL").fetchall()
+        return {int(row[0]) for row in rows}
 
     def _sender_pid(self) -> int:
         """The backend pid of this store's own session: claims carry it, so a sender
@@ -446,8 +461,9 @@ class PostgresStore:
             return int(self._session.info.backend_pid)
 
     def claim(self, message_ids: Sequence[int], now: float) -> list[int]:
-        """Claim the messages no live sender holds; the ids claimed. Rows another process
-        is claiming this instant are skipped (SKIP LOCKED): theirs to send, not ours."""
+        """Claim the messages no live sender holds (a claim whose sender's session has ended
+        is void); the ids claimed. Rows another process is claiming this instant are skipped
+        (SKIP LOCKED): theirs to send, not ours."""
         if not message_ids:
             return []
         pid = self._sender_pid()
@@ -456,7 +472,8 @@ class PostgresStore:
             rows = conn.execute(
                 "UPDATE outbox SET claimed_at = %s, claimed_by = %s WHERE id IN ("
                 " SELECT id FROM outbox WHERE id = ANY(%s) AND state = 'pending'"
-                " AND (claimed_at IS NULL OR claimed_at <= %s)"
+                " AND (claimed_at IS NULL OR claimed_at <= %s OR claimed_by NOT IN"
+                " (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL))"
                 " ORDER BY id FOR UPDATE SKIP LOCKED) RETURNING id",
                 (now, pid, list(message_ids), now - CLAIM_SECONDS),
             ).fetchall()

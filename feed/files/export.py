@@ -2,7 +2,8 @@
 
 One export has one generation_timestamp and one nonce for all its shards, and never reuses
 an earlier export's timestamp in the same directory. Entries stream restaurant by
-restaurant, so memory does not grow with the number of restaurants.
+restaurant, so memory does not grow with the number of restaurants. An export may also be
+one part of a feed split across machines (`FeedPart`): each writes its own shard.
 """
 
 from __future__ import annotations
@@ -35,6 +36,27 @@ from store.log import LogStore
 
 LAST_GENERATION_FILE = ".last-generation"
 SERVICE_NAME = "Table reservation"  # dining has one service per merchant
+
+
+@dataclass(frozen=True)
+class FeedPart:
+    """Shard `number` of `total` of one feed written by several machines: they all pass the
+    same nonce and generation_timestamp, and each exports the restaurants `shard_of` gives
+    it (the same split on every machine, whatever order their restaurant files come in)."""
+
+    number: int
+    total: int
+    nonce: str
+    generation_timestamp: int
+
+
+def shard_of(merchant_id: str, total_shards: int) -> int:
+    """The shard a restaurant belongs to when a feed is split across machines: SHA-256 of its
+    merchant id, mod the shard count. A hash, not a slice of the sorted list, so a machine
+    needs no other machine's list: a restaurant added to one machine's files before the
+    others' moves no other restaurant, and can only be missing or doubled itself."""
+    digest = hashlib.sha256(merchant_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % total_shards
 
 
 @dataclass
@@ -110,15 +132,17 @@ def availability_entries(book: DayBook, now: datetime, days: int) -> Iterator[di
         yield availability_entry(r.merchant_id, r.service_id, start, duration, n, spots_open, total)
 
 
+def last_generation_timestamp(out_dir: Path) -> int:
+    """The generation_timestamp of the last export written to `out_dir` (0: none)."""
+    try:
+        return int((out_dir / LAST_GENERATION_FILE).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
 def next_generation_timestamp(out_dir: Path, now: datetime) -> int:
     """`now` in seconds, but always later than the last export written to `out_dir`."""
-    stamp = int(now.timestamp())
-    marker = out_dir / LAST_GENERATION_FILE
-    try:
-        last = int(marker.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        last = 0
-    return max(stamp, last + 1)
+    return max(int(now.timestamp()), last_generation_timestamp(out_dir) + 1)
 
 
 def feed_nonce(generation_timestamp: int, merchant_ids: Sequence[str]) -> str:
@@ -137,8 +161,14 @@ def export_feeds(
     shards: int = 1,
     gzip: bool = False,
     progress: Callable[[Restaurant], None] | None = None,
+    part: FeedPart | None = None,
 ) -> ExportSummary:
-    """Write the three feeds for `restaurants` into `out_dir`; returns what was written."""
+    """Write the three feeds for `restaurants` into `out_dir`; returns what was written.
+
+    With `part`, only shard part.number of part.total of each feed, with the part's nonce and
+    generation_timestamp (`shards` is not used): the restaurants `shard_of` gives it, their
+    availability, merchant and service records, each file named and labelled as that shard.
+    """
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     ordered = sorted(restaurants, key=lambda r: r.merchant_id)
@@ -148,6 +178,8 @@ def export_feeds(
     if shards < 1:
         raise ValueError("shards must be at least 1")
     asked_shards, shards = shards, min(shards, max(1, len(ordered)))
+    if part is not None:
+        return _export_part(ordered, store, out_dir, now, days, gzip, progress, part, started)
     generation = next_generation_timestamp(out_dir, now)
     nonce = feed_nonce(generation, ids)
     summary = ExportSummary(generation_timestamp=generation, restaurants=len(ordered))
@@ -184,6 +216,24 @@ def export_feeds(
         )
         summary.files.append(stats)
         summary.entries += stats.entries
+    _write_companions(summary, ordered, out_dir, 0, 1, nonce, gzip)
+    (out_dir / LAST_GENERATION_FILE).write_text(f"{generation}\n")
+    summary.bytes = sum(f.bytes for f in summary.files)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _write_companions(
+    summary: ExportSummary,
+    ordered: Sequence[Restaurant],
+    out_dir: Path,
+    number: int,
+    total: int,
+    nonce: str,
+    gzip: bool,
+) -> None:
+    """The merchant and service feeds of `ordered`, as shard `number` of `total`."""
+    generation = summary.generation_timestamp
     merchants = [
         merchant_record(
             r.merchant_id,
@@ -209,14 +259,63 @@ def export_feeds(
     ):
         summary.files.append(
             write(
-                out_dir / feed_filename(kind, generation, 0, 1, gzip=gzip),
+                out_dir / feed_filename(kind, generation, number, total, gzip=gzip),
                 records,
                 generation_timestamp=generation,
+                shard_number=number,
+                total_shards=total,
                 nonce=nonce,
                 gzip=gzip,
             )
         )
-    (out_dir / LAST_GENERATION_FILE).write_text(f"{generation}\n")
+
+
+def _export_part(
+    ordered: Sequence[Restaurant],
+    store: LogStore,
+    out_dir: Path,
+    now: datetime,
+    days: int,
+    gzip: bool,
+    progress: Callable[[Restaurant], None] | None,
+    part: FeedPart,
+    started: float,
+) -> ExportSummary:
+    """One machine's shard of a feed split across machines (see `export_feeds`)."""
+    if not 0 <= part.number < part.total:
+        raise ValueError(f"shard {part.number} of {part.total}: need 0 <= shard < total")
+    generation = part.generation_timestamp
+    last = last_generation_timestamp(out_dir)
+    # Equal is another shard of the same feed in a shared directory; older is a reuse.
+    if generation < last:
+        raise ValueError(
+            f"generation_timestamp {generation} is older than the last export in {out_dir}"
+            f" ({last}): partners refuse a reused one"
+        )
+    mine = [r for r in ordered if shard_of(r.merchant_id, part.total) == part.number]
+    summary = ExportSummary(generation_timestamp=generation, restaurants=len(mine))
+
+    def by_merchant() -> Iterator[MerchantDays]:
+        for r in mine:
+            yield merchant_days(DayBook(store, r), now, days, summary)
+            if progress is not None:
+                progress(r)
+
+    name = feed_filename("availability", generation, part.number, part.total, gzip=gzip)
+    stats = write_availability_days(
+        out_dir / name,
+        by_merchant(),
+        shard_number=part.number,
+        total_shards=part.total,
+        nonce=part.nonce,
+        generation_timestamp=generation,
+        now_sec=int(now.timestamp()),
+        gzip=gzip,
+    )
+    summary.files.append(stats)
+    summary.entries = stats.entries
+    _write_companions(summary, mine, out_dir, part.number, part.total, part.nonce, gzip)
+    (out_dir / LAST_GENERATION_FILE).write_text(f"{max(generation, last)}\n")
     summary.bytes = sum(f.bytes for f in summary.files)
     summary.seconds = time.perf_counter() - started
     return summary

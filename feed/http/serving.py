@@ -4,7 +4,8 @@ Background threads: the outbox sender (partner notifications), the export schedu
 the clock's sweep, which writes what time alone changes (no-shows, waits reaching 30
 minutes, claims) with nobody at the stand to trigger it, and tells partners when time
 alone moves today's availability. SIGTERM stops uvicorn
-gracefully (requests in flight finish), then the threads, then the store.
+gracefully (requests in flight finish), then the threads, then the store. Processes sharing
+a store take turns at the sweep: each interval's is done by one of them (store.turns).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +38,7 @@ from feed.service.receiver import Receiver
 from feed.settings import Settings
 from feed.venue.restaurant import Restaurant
 from store.log import LogStore, StoreUnavailable
+from store.turns import Turns
 
 log = logging.getLogger("hoststand.serve")
 SWEEP_SECONDS = 10.0  # the board is current within this, without anyone asking
@@ -122,18 +125,26 @@ class Background:
         )
         self.receiver = receiver
         self.watch = AvailabilityWatch(receiver)
+        # One sweep per interval across the processes on this store, not one per process.
+        # A turn is a write (it moves store.version()), which costs a reader one empty read
+        # of each day's log tail; the day grids key on the log's length and stay cached.
+        self.sweep_turns = Turns(receiver.store, "sweep", SWEEP_SECONDS)
         self.threads: list[threading.Thread] = []
 
     def _sweeper(self) -> None:
-        while True:  # at start-up (a server that was down catches up), then every interval
+        # At start-up (a server that was down catches up), then at the start of each interval
+        # (aligned to the clock, so every process asks at once), if this process took the
+        # interval's turn. A process that dies holding one loses that interval's sweep only.
+        while True:
             try:
-                sweep_no_shows(self.receiver)
-                self.watch.sweep()
+                if self.sweep_turns.mine(time.time()):
+                    sweep_no_shows(self.receiver)
+                    self.watch.sweep()
             except StoreUnavailable as exc:
                 self.receiver.events.store_unavailable("sweep", str(exc))
             except Exception:
                 log.exception("the clock's sweep failed; trying again")
-            if self.stop.wait(SWEEP_SECONDS):
+            if self.stop.wait(self.sweep_turns.until_next(time.time())):
                 return
 
     def start(self) -> None:

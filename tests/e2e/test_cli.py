@@ -255,6 +255,60 @@ def test_feed_export_writes_the_three_feeds_and_prints_a_summary(tmp_path: Path,
     assert len(lines) == 4 and all(str(out) in line for line in lines[1:])
 
 
+def test_feed_export_split_over_two_machines_writes_one_feed_in_two_shards(
+    tmp_path: Path, db: str
+) -> None:
+    out = tmp_path / "feeds"
+    stamp, nonce = "1796500000", "42"
+    configs = ["--config", MARLOWES, "--config", GOOGLE]
+    for number in (0, 1):
+        options = [*configs, "--db", db, "--out", str(out), "--days", "2"]
+        options += ["--shard", f"{number}/2", "--nonce", nonce, "--generation-timestamp", stamp]
+        result = hoststand("--now", "2026-12-04T12:00:00Z", "feed", "export", *options)
+        assert result.exit_code == 0, result.output
+        assert f"(generation_timestamp {stamp})" in result.stdout
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    kinds = ("availability", "merchant", "service")
+    assert names == sorted(f"{k}-{stamp}-{i}-of-2.json" for k in kinds for i in (0, 1))
+    merchants = []
+    for i in (0, 1):
+        document = json.loads((out / f"merchant-{stamp}-{i}-of-2.json").read_text())
+        assert document["metadata"]["nonce"] == nonce
+        assert document["metadata"]["shard_number"] == i
+        merchants += [m["merchant_id"] for m in document["merchant"]]
+    assert sorted(merchants) == ["marlowes-kitchen", "merch1"]
+
+
+STAMP_OPTION = ["--generation-timestamp", "1796500000"]
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--shard", "0/2"], "--shard needs --nonce and --generation-timestamp"),
+        (["--shard", "0/2", "--nonce", "7"], "--shard needs --nonce and --generation-timestamp"),
+        (["--nonce", "7", *STAMP_OPTION], "go with --shard"),
+        (["--shard", "2/2", "--nonce", "7", *STAMP_OPTION], "I must"),
+        (["--shard", "1of2", "--nonce", "7", *STAMP_OPTION], "I/N"),
+        (["--shard", "0/0", "--nonce", "7", *STAMP_OPTION], "I must"),
+        (["--shard", "0/2", "--nonce", "-7", *STAMP_OPTION], "uint64"),
+        (["--shard", "0/2", "--nonce", str(2**64), *STAMP_OPTION], "uint64"),
+        (["--shard", "0/2", "--nonce", "7", "--generation-timestamp", "1796500000000"], "millis"),
+        (["--shard", "0/2", "--nonce", "7", "--generation-timestamp", "soon"], "Unix seconds"),
+        (["--shard", "0/2", "--shards", "2", "--nonce", "7", *STAMP_OPTION], "exclusive"),
+    ],
+)
+def test_feed_export_with_a_bad_or_missing_shard_option_exits_2_saying_which(
+    tmp_path: Path, options: list[str], says: str
+) -> None:
+    out = tmp_path / "feeds"
+    base = ["--config", MARLOWES, "--db", str(tmp_path / "h.db"), "--out", str(out)]
+    result = hoststand("feed", "export", *base, *options)
+    assert result.exit_code == 2
+    assert says in one_error_line(result)
+    assert not out.exists()
+
+
 def test_db_defaults_to_the_hoststand_db_environment_variable(any_db: str) -> None:
     from_env = any_db if is_url(any_db) else str(Path(any_db).with_name("from-env.db"))
     options = ["--config", MARLOWES, "--party-size", "2", "--at", "2026-12-04T19:00"]

@@ -96,7 +96,8 @@ def start_server(
 ) -> ServerProcess:
     """Start the server on `db` (an SQLite file or a PostgreSQL URL) and return once
     /healthz answers (or fail with its output). It runs in `workdir`, by default the SQLite
-    file's directory; a URL needs one. `extra`: more `serve` options (--log-format json)."""
+    file's directory; a URL needs one. `settings` defaults to the sample settings; `extra`:
+    more `serve` options (--log-format json)."""
     port = free_port()
     if workdir is None:
         if not isinstance(db, Path):

@@ -284,6 +284,28 @@ def test_a_sender_starting_up_keeps_the_claims_of_a_live_process(url: str) -> No
         assert [i.id for i in due] == [item.id]
 
 
+def test_a_claim_of_a_sender_whose_session_ended_is_due_again_without_waiting_it_out(
+    url: str,
+) -> None:
+    """A process killed mid-send: the live ones send its messages again at once, not after
+    CLAIM_SECONDS (the partner drops a repeat by its message id)."""
+    with PostgresStore(url) as live:
+        with PostgresStore(url) as killed:
+            killed.append_all(
+                [LogAppend(MERCHANT, DAY, 0, [entry(0)])],
+                outbox=[OutboxMessage("tablefinder", "booking", "bk-1", {}, T0)],
+            )
+            [item] = killed.pending(T0)
+            assert killed.claim([item.id], T0) == [item.id]
+            assert live.pending(T0 + 1) == []  # held by a live sender
+            assert live.claim([item.id], T0 + 1) == []
+        deadline = time.monotonic() + 10  # its backend exits just after the client hangs up
+        while not (due := live.pending(T0 + 2)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [i.id for i in due] == [item.id]
+        assert live.claim([item.id], T0 + 2) == [item.id]
+
+
 # -- processes ------------------------------------------------------------------------------
 
 WORKER = """
