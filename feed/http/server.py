@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from feed.http import statuses, v3
+from feed.http import statuses, tablet, v3
 from feed.http.hotpaths import HotPaths, Route, busy, too_large
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
@@ -57,6 +57,7 @@ class WalkIn(BaseModel):
     size: int = Field(ge=1, le=20, strict=True)
     party_id: str | None = Field(default=None, min_length=1, max_length=100)
     name: str = Field(default="", max_length=200)
+    phone: str = Field(default="", max_length=50)
 
 
 class PhoneReservation(BaseModel):
@@ -166,6 +167,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     # One PartnerApi for the v3 routes here and for their hot paths (hot_app).
     app.state.partner_api = PartnerApi(receiver.books, receiver.store, receiver.clock)
     app.include_router(v3.router(app.state.partner_api, receiver.settings))
+    tablet.register(app, receiver)  # the host's page, its floor document and event stream
 
     @app.get("/healthz", response_model=Health, tags=["health"])
     async def healthz() -> Health:
@@ -211,7 +213,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     async def walk_in(merchant_id: Id, walk: WalkIn, authorization: Auth = None) -> JSONResponse:
         """A walk-in joins the queue (and is seated at once if a table is right for it)."""
         party_id = walk.party_id or "w-" + new_booking_id()[3:11]
-        meta = {"source": "host", "name": walk.name, "party_size": walk.size}
+        meta = {"source": "host", "name": walk.name, "phone": walk.phone, "party_size": walk.size}
         return host(merchant_id, authorization, "walk_in", party_id, walk.size, meta=meta)
 
     @app.post(

@@ -17,11 +17,13 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
 
 from feed.files.scheduler import ExportScheduler
+from feed.http import tablet
 from feed.http.hotpaths import ASGIApp, HotPaths
 from feed.http.server import create_app, hot_app
 from feed.push.outbox import OutboxSender
@@ -175,6 +177,10 @@ def build(
 class GracefulServer(uvicorn.Server):
     """uvicorn re-raises SIGTERM after a graceful shutdown, so the process dies 'killed';
     a clean shutdown here exits with status 0, as service managers expect."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        tablet.STOPPING.set()  # the tablets' event streams end, so shutdown need not wait
+        super().handle_exit(sig, frame)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
