@@ -86,9 +86,12 @@ class ServerProcess:
             raise
 
 
-def start_server(db: Path, now: datetime = NOW, log: Path | None = None) -> ServerProcess:
-    """Start the server on `db` and return once /healthz answers (or fail with its output)."""
-    port = free_port()
+def start_server(
+    db: Path, now: datetime = NOW, log: Path | None = None, port: int | None = None
+) -> ServerProcess:
+    """Start the server on `db` and return once /healthz answers (or fail with its output).
+    `port` keeps the address of an earlier server (a page open on it reconnects)."""
+    port = port or free_port()
     log = log or db.with_name(f"{db.stem}-server-{port}.log")
     args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
     for config in CONFIGS:

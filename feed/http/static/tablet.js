@@ -389,7 +389,7 @@
     if (!res.ok) { say(explain(res, { unit }), "bad"); return; }
     const seated = Array.isArray(res.data.result) ? res.data.result : [];
     // Named as they were in the queue a moment ago (they are seated now).
-    say(seated.length ? `Seat now: ${seatedWords(seated, before).join("; ")}` : `${unit} is free. Nobody waiting fits it now.`, seated.length ? "seat" : "");
+    say(seated.length ? `Seat now: ${seatedWords(seated, before).join("; ")}` : `${unit} is free. Nobody in line is due it yet.`, seated.length ? "seat" : "");
   }
   async function seat(p, id, unit, t) {
     if (t && t.hold && t.hold.reservation_id !== p.reservation_id &&
