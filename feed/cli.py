@@ -23,6 +23,7 @@ from engine import run as run_operations
 from feed.clock import parse_instant, real_now
 from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
+from feed.hostcli import host_group
 from feed.service.days import Applied, Cell, DayBook
 from feed.venue import calendar
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
@@ -236,6 +237,9 @@ def reserve_command(
     booking_id, unit = outcome.operation[2], outcome.operation[3]
     when = slot.local.strftime("%Y-%m-%d %H:%M")
     click.echo(f"booked {booking_id}: party of {party_size} at {when}, table {unit}")
+
+
+main.add_command(host_group)  # hoststand host board|walk-in|free|...: feed/hostcli.py
 
 
 @main.group("feed")

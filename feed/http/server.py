@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from feed.http import health, statuses, v3
+from feed.http import health, statuses, tablet, v3
 from feed.http.hotpaths import HotPaths, Route, busy, too_large
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
@@ -80,6 +80,7 @@ class WalkIn(BaseModel):
         " dot (it is used in paths afterwards); made up when left out",
     )
     name: str = Field(default="", max_length=200)
+    phone: str = Field(default="", max_length=50)
 
 
 class PhoneReservation(BaseModel):
@@ -333,6 +334,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     # One PartnerApi for the v3 routes here and for their hot paths (hot_app).
     app.state.partner_api = PartnerApi(receiver.books, receiver.store, receiver.clock)
     app.include_router(v3.router(app.state.partner_api, receiver.settings))
+    tablet.register(app, receiver)  # the host's page, its floor document and event stream
 
     app.state.readiness = health.Readiness()  # moved along by feed.http.serving's lifespan
     app.include_router(health.readiness_router(receiver.store, app.state.readiness))
@@ -399,7 +401,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
         if isinstance(walk, Reply):
             return _send(walk)
         party_id = walk.party_id or "w-" + new_booking_id()[3:11]
-        meta = {"source": "host", "name": walk.name, "party_size": walk.size}
+        meta = {"source": "host", "name": walk.name, "phone": walk.phone, "party_size": walk.size}
         key = keyed(idempotency_key, walk.model_dump())
         return host(merchant_id, "walk_in", party_id, walk.size, meta=meta, key=key)
 

@@ -26,7 +26,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from feed.files.scheduler import ExportScheduler
-from feed.http import health, logs
+from feed.http import health, logs, tablet
 from feed.http.hotpaths import ASGIApp
 from feed.http.metrics import Metrics
 from feed.http.observe import Observed
@@ -226,6 +226,7 @@ class GracefulServer(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self.readiness is not None:
             self.readiness.stopping()
+        tablet.STOPPING.set()  # the tablets' event streams end, so shutdown need not wait
         super().handle_exit(sig, frame)
 
     @contextlib.contextmanager

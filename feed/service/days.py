@@ -553,6 +553,23 @@ class DayBook:
         operation = [name, self.op_ts(day, stand, now), *args]
         return Applied(day, None, operation, stand.apply(operation))
 
+    def snapshot(
+        self, day: date, now: datetime
+    ) -> tuple[HostStand, int, dict[str, dict[str, Any]]]:
+        """What a reader draws: a copy of the day's stand with time's own changes applied at
+        `now` (nothing written), the log length it reflects, and the booking details by id."""
+        with self._lock:
+            state = self._load(day)
+            stand = copy.deepcopy(state.stand)
+            length, meta = state.next_seq, copy.deepcopy(state.meta)
+        stand.apply(["board", self.op_ts(day, stand, now)])
+        return stand, length, meta
+
+    def length(self, day: date) -> int:
+        """How many entries the day's log holds now (it grows with every change)."""
+        with self._lock:
+            return self._load(day).next_seq
+
     def time_changes(self, day: date, now: datetime) -> bool:
         """Would time alone change the day at `now` (a no-show, a wait reaching 30 minutes
         or a claim that seats somebody)? Then the clock writes it."""

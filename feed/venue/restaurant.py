@@ -123,6 +123,8 @@ class Restaurant:
     # A party past its turn is expected to leave within this many minutes (PRODUCT.md 3).
     overstay_minutes: int = 15
     min_advance_minutes: int = 0  # no booking closer than this to its start
+    # Table id -> (x, y) on the host's floor picture, grid units; empty: a grid in floor order.
+    positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     # Derived values worked out once (e.g. a day's slots): never part of equality or repr.
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -275,6 +277,10 @@ class TableModel(_Model):
     id: Annotated[str, Field(min_length=1, pattern=r"^[^+]+$")]
     seats: Annotated[int, Field(ge=1)]
     min_party: Annotated[int, Field(ge=1)] | None = None
+    # Where the table stands on the host's floor picture, in grid units (optional: without
+    # them the tablet draws a tidy grid in floor-plan order). Give both or neither.
+    x: Annotated[int, Field(ge=0, le=50)] | None = None
+    y: Annotated[int, Field(ge=0, le=50)] | None = None
 
 
 class ComboModel(_Model):
@@ -441,7 +447,19 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
         floor=floor,
         overstay_minutes=m.overstay_minutes,
         min_advance_minutes=m.min_advance_minutes,
+        positions=_positions(m, fail),
     )
+
+
+def _positions(m: RestaurantModel, fail: _Fail) -> dict[str, tuple[int, int]]:
+    """Table positions for the floor picture: every table has x and y, or none has."""
+    placed = {t.id: (t.x, t.y) for t in m.tables if t.x is not None and t.y is not None}
+    for i, t in enumerate(m.tables):
+        if (t.x is None) != (t.y is None):
+            raise fail(f"tables[{i}]", "give both x and y, or neither")
+        if placed and t.id not in placed:
+            raise fail(f"tables[{i}]", "some tables have x and y: give them to every table")
+    return placed
 
 
 def _services(hours: HoursModel, fail: _Fail) -> dict[int, tuple[Service, ...]]:

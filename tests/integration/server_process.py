@@ -93,12 +93,13 @@ def start_server(
     workdir: Path | None = None,
     settings: Path = SETTINGS,
     extra: Sequence[str] = (),
+    port: int | None = None,
 ) -> ServerProcess:
     """Start the server on `db` (an SQLite file or a PostgreSQL URL) and return once
     /healthz answers (or fail with its output). It runs in `workdir`, by default the SQLite
     file's directory; a URL needs one. `settings` defaults to the sample settings; `extra`:
     more `serve` options (--log-format json)."""
-    port = free_port()
+    port = port or free_port()  # an earlier server's port: a page open on it reconnects
     if workdir is None:
         if not isinstance(db, Path):
             raise ValueError("a server on a database URL needs a workdir")

@@ -1,0 +1,268 @@
+"""`hoststand host ...`: the host's operations on a stored day from a terminal, through
+the same service functions as the tablet's API (Receiver, DayBook, the floor view).
+
+Exit status: 0 done, 1 refused (the rules said no, or the day is closed), 2 bad input.
+Colour on a terminal only (click drops it when the output is piped).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from collections.abc import Callable
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, NoReturn, Protocol
+
+import click
+
+from engine import Rejected
+from feed.service.days import Applied, DayBook, Refused
+from feed.service.floorview import FloorViews
+from feed.service.receiver import Receiver
+from feed.service.replies import Reply
+from feed.settings import Settings
+from feed.venue import calendar
+from feed.venue.restaurant import ConfigError, load_restaurant
+from store.log import LogStore, StoreError
+
+EXIT_REFUSED = 1
+EXIT_BAD_INPUT = 2
+
+
+class Obj(Protocol):
+    """What `feed.cli`'s group hands its commands: the clock and a store opener."""
+
+    now: datetime
+
+    def store(self, db: str) -> Any: ...
+
+
+def _fail(message: str, status: int) -> NoReturn:
+    click.echo(f"hoststand: {message}", err=True)
+    sys.exit(status)
+
+
+class Stand:
+    """One restaurant's receiver over the file, and the day the command works on."""
+
+    def __init__(self, obj: Obj, config: str, db: str, day: datetime | None) -> None:
+        try:
+            self.restaurant = load_restaurant(Path(config))
+        except ConfigError as exc:
+            _fail(str(exc), EXIT_BAD_INPUT)
+        self.now = obj.now
+        self.store: LogStore = obj.store(db)
+        self.receiver = Receiver([self.restaurant], self.store, Settings(), lambda: self.now)
+        self.book: DayBook = self.receiver.books[self.restaurant.merchant_id]
+        self.chosen = day.date() if day is not None else None
+
+    @property
+    def merchant(self) -> str:
+        return self.restaurant.merchant_id
+
+    def day(self) -> date:
+        """--date, or the service day the host is working now."""
+        r = self.restaurant
+        found = self.chosen or self.receiver.today(r, self.now)
+        if found is None or calendar.opening_instant(r, found) is None:
+            when = found.isoformat() if found else "today"
+            _fail(f"{r.name} is closed {when}", EXIT_REFUSED)
+        return found
+
+
+def _stand_command(name: str, help_text: str) -> Callable[[Callable[..., None]], click.Command]:
+    """A command with --config, --db, --date and --json, handed a Stand."""
+
+    def wrap(fn: Callable[..., None]) -> click.Command:
+        @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+        @click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), help="Service day.")
+        @click.option("--db", default="hoststand.db", envvar="HOSTSTAND_DB", show_default=True)
+        @click.option("--config", "config", required=True, type=click.Path(dir_okay=False))
+        @click.pass_obj
+        def command(
+            obj: Obj, /, config: str, db: str, day: datetime | None, as_json: bool, **kw: Any
+        ) -> None:
+            stand = Stand(obj, config, db, day)
+            try:
+                fn(stand, as_json, **kw)
+            except StoreError as exc:
+                _fail(f"{db}: {exc}", EXIT_REFUSED)
+            finally:
+                stand.store.close()
+
+        command.__doc__ = help_text
+        # The command's own arguments and options, declared on `fn`.
+        command.__click_params__.extend(getattr(fn, "__click_params__", []))  # type: ignore[attr-defined]
+        return host_group.command(name)(command)
+
+    return wrap
+
+
+@click.group("host")
+def host_group() -> None:
+    """The host stand on a stored day: the board, walk-ins, tables, reservations."""
+
+
+# -- answers ---------------------------------------------------------------------------
+
+
+def _answer(stand: Stand, reply: Reply | Applied | Refused, as_json: bool, words: str) -> None:
+    """Print what happened, or the refusal on stderr with status 1."""
+    if isinstance(reply, Refused):
+        _refused(reply.code, reply.message, as_json)
+    if isinstance(reply, Applied):
+        if isinstance(reply.result, Rejected):
+            _refused(reply.result.code, f"refused: {reply.result.code}", as_json)
+        body: dict[str, Any] = {"operation": reply.operation, "result": reply.result}
+    else:
+        if reply.code is not None:
+            _refused(reply.code, str(reply.body["error"]["message"]), as_json)
+        body = reply.body
+    if as_json:
+        click.echo(json.dumps(body, sort_keys=True))
+        return
+    result = body.get("result", body)
+    if isinstance(result, list):
+        seated = ", ".join(s.replace("@", " at ") for s in result)
+        click.echo(words + (click.style(f"; seat now: {seated}", fg="green") if seated else ""))
+    elif isinstance(result, str) and result.startswith("seated"):
+        click.echo(words + ": " + click.style(result, fg="green"))
+    else:
+        click.echo(f"{words}: {result if 'result' in body else body.get('status', 'done')}")
+
+
+def _refused(code: str, message: str, as_json: bool) -> NoReturn:
+    if as_json:
+        click.echo(json.dumps({"error": {"code": code, "message": message}}, sort_keys=True))
+    _fail(message, EXIT_REFUSED)
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+@_stand_command("board", "Print the floor: who sits where and for how long, holds, the waitlist.")
+def board(stand: Stand, as_json: bool) -> None:
+    floor = FloorViews(stand.book).floor(stand.day(), stand.now)
+    if as_json:
+        click.echo(json.dumps(floor, sort_keys=True, indent=1))
+        return
+    click.echo(click.style(f"{floor['name']}, {floor['day']} {floor['clock']}", bold=True))
+    for t in floor["tables"]:
+        head = f"{t['id']:<5} {t['seats']:>2} seats  "
+        o, hold = t["occupant"], t["hold"]
+        if o:
+            over = o["overstay"]
+            left = f"over by {-o['turn_left']} min" if over else f"{o['turn_left']} min left"
+            text = f"{_who(o)} at {o['unit']}, seated {o['seated_at']} ({o['seated_for']} min, "
+            click.echo(head + text + click.style(left, fg="red" if over else None) + ")")
+        elif hold:
+            until = f"until {hold['until']}" if hold["until"] else "guests here"
+            click.echo(
+                head + click.style(f"held for {_who(hold)} at {hold['at']}, {until}", fg="yellow")
+            )
+        else:
+            click.echo(head + click.style("free", fg="green"))
+    click.echo("waiting (oldest first):" if floor["queue"] else "nobody is waiting")
+    for i, p in enumerate(floor["queue"], 1):
+        quote = f", quoted {p['quote']} min" if p["quote"] is not None else ""
+        nxt = click.style(f", next up {p['next_up']}", fg="green") if p["next_up"] else ""
+        click.echo(f"  {i}. {_who(p)} ({p['party_id']}), waited {p['waited']} min{quote}{nxt}")
+
+
+def _who(p: dict[str, Any]) -> str:
+    name = p.get("name") or p.get("party_id") or p.get("reservation_id")
+    return f"{name} ({p['size']})" if p.get("size") else str(name)
+
+
+@_stand_command("reservations", "List the day's reservations by time with their state.")
+def reservations(stand: Stand, as_json: bool) -> None:
+    floor = FloorViews(stand.book).floor(stand.day(), stand.now)
+    rows = floor["reservations"]
+    if as_json:
+        click.echo(json.dumps(rows, sort_keys=True, indent=1))
+        return
+    if not rows:
+        click.echo("no reservations")
+    colours = {"booked": "blue", "arrived": "yellow", "seated": "green"}
+    for r in rows:
+        where = r["unit"] + (f" (sits at {r['seated_at']})" if r["seated_at"] else "")
+        extra = "  ".join(x for x in (r["phone"], r["notes"]) if x)
+        state = click.style(f"{r['status']:<9}", fg=colours.get(r["status"]))
+        click.echo(f"{r['time']}  {state} {_who(r):<20} {where:<8} {r['reservation_id']}  {extra}")
+
+
+# -- changing ---------------------------------------------------------------------------
+
+
+def _operate(stand: Stand, name: str, *args: Any, meta: dict[str, Any] | None = None) -> Any:
+    """On --date's log through the day book, otherwise today's as the API does."""
+    if stand.chosen is not None:
+        return stand.book.operate(
+            stand.day(), stand.now, name, *args, meta=meta or {"source": "host"},
+            keep_rejected=False,
+        )  # fmt: skip
+    return stand.receiver.host_operation(stand.merchant, name, *args, meta=meta)
+
+
+@_stand_command("walk-in", "A walk-in joins the queue, or is seated at once if a table is right.")
+@click.argument("size", type=click.IntRange(1, 20))
+@click.option("--name", default="", help="Guest name.")
+@click.option("--phone", default="", help="Guest telephone.")
+@click.option("--id", "party_id", help="Party id (default: a new one).")
+def walk_in(
+    stand: Stand, as_json: bool, size: int, name: str, phone: str, party_id: str | None
+) -> None:
+    pid = party_id or "w-" + secrets.token_hex(4)
+    meta = {"source": "host", "name": name, "phone": phone, "party_size": size}
+    _answer(stand, _operate(stand, "walk_in", pid, size, meta=meta), as_json, f"{name or pid}")
+
+
+@_stand_command("free", "The party at TABLE has left; whoever the rules pick is seated.")
+@click.argument("table")
+def free(stand: Stand, as_json: bool, table: str) -> None:
+    _answer(stand, _operate(stand, "free", table), as_json, f"{table} freed")
+
+
+@_stand_command("leave", "A waiting party gives up and leaves the queue.")
+@click.argument("party_id")
+def leave(stand: Stand, as_json: bool, party_id: str) -> None:
+    _answer(stand, _operate(stand, "leave", party_id), as_json, f"{party_id} left")
+
+
+@_stand_command("check-in", "The guests of a reservation are here: seat them at their table.")
+@click.argument("reservation_id")
+def check_in(stand: Stand, as_json: bool, reservation_id: str) -> None:
+    reply = stand.receiver.host_operation(stand.merchant, "check_in", reservation_id)
+    _answer(stand, reply, as_json, f"{reservation_id} checked in")
+
+
+@_stand_command("cancel", "Cancel a reservation that is still booked.")
+@click.argument("reservation_id")
+def cancel(stand: Stand, as_json: bool, reservation_id: str) -> None:
+    reply = stand.receiver.host_operation(stand.merchant, "cancel", reservation_id)
+    _answer(stand, reply, as_json, f"{reservation_id} cancelled")
+
+
+@_stand_command("arrive", "The guests of a booked reservation are at the door.")
+@click.argument("reservation_id")
+def arrive(stand: Stand, as_json: bool, reservation_id: str) -> None:
+    reply = stand.receiver.host_hand(stand.merchant, "arrive", reservation_id)
+    _answer(stand, reply, as_json, f"{reservation_id} arrived")
+
+
+@_stand_command("seat", "Seat a waiting party or a booked reservation at UNIT (T3, T5+T6).")
+@click.argument("party_id")
+@click.argument("unit")
+def seat(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
+    reply = stand.receiver.host_hand(stand.merchant, "seat", party_id, unit)
+    _answer(stand, reply, as_json, f"{party_id} seated at {unit}")
+
+
+@_stand_command("move", "Move a seated party to UNIT; the tables it leaves go to the queue.")
+@click.argument("party_id")
+@click.argument("unit")
+def move(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
+    reply = stand.receiver.host_hand(stand.merchant, "move", party_id, unit)
+    _answer(stand, reply, as_json, f"{party_id} moved to {unit}")

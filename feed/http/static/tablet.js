@@ -1,0 +1,510 @@
+// The host's tablet: signs in once (the token stays on this tablet), draws the floor
+// document, keeps it live (server-sent events, polling as the fallback) and sends one
+// request per tap, each with its own Idempotency-Key (the same key on a retry).
+"use strict";
+(() => {
+  const STORE = "hoststand.tablet";
+  const POLL_MS = 1500; // fallback polling while the event stream is down
+  const STALE_MS = 20000; // no event or beat for this long: the stream is reopened
+  const $ = (id) => document.getElementById(id);
+  const st = { merchant: null, token: null, floor: null, es: null, lastEvent: 0, poll: null };
+
+  // -- small helpers ------------------------------------------------------------------
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "on") el.addEventListener("click", v);
+      else if (k === "style") Object.assign(el.style, v);
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const kid of kids.flat()) {
+      if (kid !== null && kid !== undefined && kid !== false) el.append(kid);
+    }
+    return el;
+  }
+  function newKey() {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+  const api = (path) => `/api/v1/restaurants/${encodeURIComponent(st.merchant)}${path}`;
+  const who = (p) => (p.name ? p.name : p.party_id || p.reservation_id || "guest");
+  const party = (p) => `${who(p)}${p.size ? `, party of ${p.size}` : ""}`;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+  function saved() {
+    try { return JSON.parse(localStorage.getItem(STORE)) || {}; } catch { return {}; }
+  }
+  function save(v) { localStorage.setItem(STORE, JSON.stringify(v)); }
+
+  // -- requests -----------------------------------------------------------------------
+  async function getFloor() {
+    const r = await fetch(api("/floor"), { headers: { Authorization: `Bearer ${st.token}` } });
+    const body = await r.json().catch(() => ({}));
+    return { status: r.status, body };
+  }
+
+  // One tap: one key, reused when the request is retried after a lost connection.
+  async function act(method, path, body) {
+    const key = newKey();
+    const init = {
+      method,
+      headers: { Authorization: `Bearer ${st.token}`, "Idempotency-Key": key },
+    };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await fetch(api(path), init);
+        if (r.status === 503 && attempt < 3) { await sleep(300 * (attempt + 1)); continue; }
+        const data = await r.json().catch(() => ({}));
+        refresh();
+        return { ok: r.ok, status: r.status, data };
+      } catch (e) {
+        if (attempt >= 3) return { ok: false, status: 0, data: { error: { code: "offline", message: "The tablet cannot reach the server. Try again." } } };
+        await sleep(400 * (attempt + 1));
+      }
+    }
+  }
+
+  // A button that acts once per tap: disabled until the answer is in.
+  function tap(button, run) {
+    if (button.disabled) return;
+    button.disabled = true;
+    Promise.resolve(run()).finally(() => { button.disabled = false; });
+  }
+
+  // -- plain words ----------------------------------------------------------------------
+  function tableOf(id) { return (st.floor?.tables || []).find((t) => t.id === id); }
+  function describeUnit(unit) {
+    const ids = unit.split("+");
+    for (const id of ids) {
+      const t = tableOf(id);
+      if (t?.occupant) {
+        const o = t.occupant;
+        return `${unit} is taken: ${party(o)}, seated at ${o.seated_at}`;
+      }
+    }
+    return `Somebody sits at ${unit}`;
+  }
+  function explain(res, ctx) {
+    const err = res.data?.error || {};
+    const code = err.code || "";
+    const unit = ctx.unit || "";
+    const name = ctx.name || "That party";
+    switch (code) {
+      case "table busy": return err.arrived ? err.message : describeUnit(unit);
+      case "table too small": {
+        const t = tableOf(unit);
+        return `${unit}${t ? ` seats ${t.seats}` : ""}: too small for ${name}`;
+      }
+      case "table not occupied": return `Nobody sits at ${unit}`;
+      case "unknown table": return `${unit} is not a table here`;
+      case "not waiting": return `${name} is no longer waiting`;
+      case "not seated": return `${name} is not sitting at a table`;
+      case "unknown party": return `${name} is not on today's list`;
+      case "reservation not active": return `${name}'s booking is no longer active`;
+      case "too early": return `Too early to check in ${name}: their table is held from 15 minutes before`;
+      case "party exists": return `${name} is already on the list`;
+      case "unauthorized": signOut("The host token was refused: sign in again."); return "Signed out";
+      default: return err.message || `Something went wrong (${res.status})`;
+    }
+  }
+
+  // -- banner ---------------------------------------------------------------------------
+  function say(text, kind) {
+    $("banner-text").textContent = text;
+    $("banner").className = `banner ${kind || ""}`;
+    $("banner").hidden = false;
+  }
+
+  // -- live -----------------------------------------------------------------------------
+  function setLive(on, text) {
+    const el = $("live");
+    el.textContent = text;
+    el.className = `live ${on ? "on" : "off"}`;
+  }
+  async function refresh() {
+    if (!st.token) return;
+    try {
+      const { status, body } = await getFloor();
+      if (status === 200) draw(body);
+      else if (status === 401) signOut("The host token was refused: sign in again.");
+      else if (body.error) say(body.error.message, "bad");
+    } catch { setLive(false, "offline"); }
+  }
+  function openStream() {
+    closeStream();
+    if (!window.EventSource) { startPolling(); return; }
+    const es = new EventSource(api(`/events?token=${encodeURIComponent(st.token)}`));
+    st.es = es;
+    st.lastEvent = Date.now();
+    es.addEventListener("floor", (e) => {
+      st.lastEvent = Date.now();
+      stopPolling();
+      setLive(true, "live");
+      draw(JSON.parse(e.data));
+    });
+    es.addEventListener("beat", () => { st.lastEvent = Date.now(); });
+    es.addEventListener("closed", (e) => {
+      st.lastEvent = Date.now();
+      const body = JSON.parse(e.data);
+      say(body.error?.message || "Closed today", "bad");
+    });
+    es.onerror = () => { setLive(false, "reconnecting"); startPolling(); };
+  }
+  function closeStream() { if (st.es) { st.es.close(); st.es = null; } stopPolling(); }
+  function startPolling() { if (!st.poll) st.poll = setInterval(refresh, POLL_MS); }
+  function stopPolling() { if (st.poll) { clearInterval(st.poll); st.poll = null; } }
+  setInterval(() => {
+    if (st.token && st.es && Date.now() - st.lastEvent > STALE_MS) openStream();
+  }, 5000);
+
+  // -- drawing --------------------------------------------------------------------------
+  function keepFocus(fn) {
+    const key = document.activeElement?.dataset?.focus;
+    fn();
+    if (key) document.querySelector(`[data-focus="${CSS.escape(key)}"]`)?.focus();
+  }
+  function draw(floor) {
+    st.floor = floor;
+    $("title").textContent = floor.name;
+    $("clock").textContent = floor.clock;
+    keepFocus(() => {
+      drawFloor(floor);
+      drawQueue(floor);
+      drawReservations(floor);
+      drawSpots(floor);
+    });
+    fillSlots();
+  }
+
+  function tableText(t, unit) {
+    const seats = unit ? unit.seats : t.seats;
+    const kids = [
+      h("span", { class: "tid" }, unit ? unit.id : t.id),
+      h("span", { class: "seats", "aria-label": `${seats} seats` }, "●".repeat(Math.min(seats, 20)) + ` ${seats}`),
+    ];
+    const o = t.occupant;
+    if (o) {
+      kids.push(h("span", { class: "who" }, party(o)));
+      const left = o.overstay ? `over by ${-o.turn_left} min` : `${o.turn_left} min left`;
+      kids.push(h("span", { class: "when" }, `${o.seated_for} min seated · ${left}`));
+    } else if (t.hold) {
+      const hd = t.hold;
+      const until = hd.until ? `until ${hd.until}` : "guests here";
+      kids.push(h("span", { class: "state" }, "Held"));
+      kids.push(h("span", { class: "who" }, party(hd)));
+      kids.push(h("span", { class: "when" }, `${hd.at} · ${until}`));
+    } else {
+      kids.push(h("span", { class: "state" }, "Free"));
+    }
+    return kids;
+  }
+  function tableClass(t) {
+    if (t.occupant) return t.occupant.overstay ? "table seated over" : "table seated";
+    return t.hold ? "table held" : "table free";
+  }
+  function drawFloor(floor) {
+    const el = $("floor");
+    const cols = Math.max(...floor.tables.map((t) => t.x)) + 1;
+    el.style.gridTemplateColumns = `repeat(${cols}, minmax(0, 1fr))`;
+    const done = new Set();
+    const nodes = [];
+    for (const t of floor.tables) {
+      if (done.has(t.id)) continue;
+      const o = t.occupant;
+      let unit = null;
+      if (o && o.unit.includes("+")) {
+        const ids = o.unit.split("+");
+        const parts = ids.map(tableOf).filter(Boolean);
+        const xs = parts.map((p) => p.x), ys = parts.map((p) => p.y);
+        const w = Math.max(...xs) - Math.min(...xs) + 1, hgt = Math.max(...ys) - Math.min(...ys) + 1;
+        if (parts.length === ids.length && w * hgt === parts.length) {
+          unit = { id: o.unit, seats: parts.reduce((s, p) => s + p.seats, 0), x: Math.min(...xs), y: Math.min(...ys), w, h: hgt };
+          ids.forEach((id) => done.add(id));
+        }
+      }
+      const label = unit ? `Tables ${unit.id} joined` : `Table ${t.id}`;
+      const btn = h("button", {
+        type: "button",
+        class: tableClass(t) + (o && o.unit.includes("+") ? " joined" : ""),
+        "data-focus": `table-${t.id}`,
+        "data-table": unit ? unit.id : t.id,
+        "aria-label": `${label}: ${describeTable(t)}`,
+        on: () => tableMenu(t),
+        style: {
+          gridColumn: `${(unit || t).x + 1} / span ${unit ? unit.w : 1}`,
+          gridRow: `${(unit || t).y + 1} / span ${unit ? unit.h : 1}`,
+        },
+      }, tableText(t, unit));
+      if (o && o.unit.includes("+") && !unit) btn.append(h("span", { class: "state" }, `joined: ${o.unit}`));
+      nodes.push(btn);
+      done.add(t.id);
+    }
+    el.replaceChildren(...nodes);
+  }
+  function describeTable(t) {
+    if (t.occupant) {
+      const o = t.occupant;
+      return `${party(o)}, seated ${o.seated_for} minutes, ${o.overstay ? `over their turn by ${-o.turn_left}` : `${o.turn_left} left`}`;
+    }
+    if (t.hold) return `held for ${party(t.hold)} at ${t.hold.at}`;
+    return `free, ${t.seats} seats`;
+  }
+
+  function drawQueue(floor) {
+    const items = floor.queue.map((p, i) => h("li", { "data-party": p.party_id },
+      h("div", { class: "main" },
+        h("span", { class: "name" }, `${i + 1}. ${who(p)}`), " ",
+        h("span", { class: "meta" }, `party of ${p.size} · waited ${p.waited} min` +
+          (p.quote !== null && p.quote !== undefined ? ` · quoted ${p.quote} min` : "")),
+        p.next_up ? h("span", { class: "badge next" }, ` next up: ${p.next_up}`) : null),
+      h("div", { class: "acts" },
+        h("button", { type: "button", class: "primary", "data-focus": `seat-${p.party_id}`, on: () => seatMenu(p, "seat") }, "Seat…"),
+        h("button", { type: "button", class: "danger", "data-focus": `leave-${p.party_id}`, on: (e) => tap(e.currentTarget, () => leave(p)) }, "Left"))));
+    $("queue").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, "Nobody is waiting.")]));
+  }
+
+  function drawReservations(floor) {
+    const items = floor.reservations.map((r) => {
+      const live = r.status === "booked" || r.status === "arrived";
+      const b = (label, cls, fn) => h("button", { type: "button", class: cls, "data-focus": `${label}-${r.reservation_id}`, on: (e) => tap(e.currentTarget, fn) }, label);
+      return h("li", { "data-reservation": r.reservation_id },
+        h("div", { class: "main" },
+          h("span", { class: "name" }, `${r.time} · ${who(r)}`), " ",
+          h("span", { class: "meta" }, [r.size ? `party of ${r.size}` : "", r.unit, r.phone, r.notes].filter(Boolean).join(" · ")), " ",
+          h("span", { class: `badge ${r.status}` }, r.status + (r.seated_at ? ` at ${r.seated_at}` : ""))),
+        live ? h("div", { class: "acts" },
+          b("Check in", "primary", () => checkIn(r)),
+          r.status === "booked" ? b("Arrived", "", () => arrive(r)) : null,
+          h("button", { type: "button", "data-focus": `seatr-${r.reservation_id}`, on: () => seatMenu(r, "seat") }, "Seat…"),
+          b("Cancel", "danger", () => cancel(r))) : null);
+    });
+    $("reservations").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, "No reservations today.")]));
+  }
+
+  function drawSpots(floor) {
+    const next = floor.slots.slice(0, 4);
+    const sizes = Array.from({ length: floor.max_party_size }, (_, i) => String(i + 1));
+    const head = h("tr", {}, h("th", { scope: "col" }, "Guests"), next.map((s) => h("th", { scope: "col" }, s.time)));
+    const rows = sizes.map((n) => h("tr", {}, h("th", { scope: "row" }, n),
+      next.map((s) => { const v = s.open[n] ?? 0; return h("td", { class: v ? "" : "none" }, String(v)); })));
+    $("spots").replaceChildren(h("caption", { class: "meta" }, next.length ? "Open spots by party size" : "No more slots today"), head, ...rows);
+  }
+
+  function fillSlots() {
+    const form = $("book-form");
+    const size = String(form.size.value || "");
+    const select = form.start;
+    const was = select.value;
+    const options = (st.floor?.slots || []).filter((s) => (s.open[size] ?? 0) > 0)
+      .map((s) => h("option", { value: s.start }, `${s.time} (${s.open[size]} open)`));
+    select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, "No open slot today")]));
+    if ([...select.options].some((o) => o.value === was)) select.value = was;
+  }
+
+  // -- the host's actions ---------------------------------------------------------------
+  function units() {
+    const f = st.floor;
+    const busy = new Set(f.tables.filter((t) => t.occupant).map((t) => t.id));
+    const list = f.tables.map((t) => ({ id: t.id, seats: t.seats, hold: t.hold, busy: busy.has(t.id) }));
+    for (const c of f.combos) list.push({ id: c.id, seats: c.capacity, busy: c.tables.some((id) => busy.has(id)), combo: true });
+    return list;
+  }
+  function choose(title, note, options) {
+    const d = $("chooser");
+    $("chooser-h").textContent = title;
+    $("chooser-note").textContent = note || "";
+    $("chooser-options").replaceChildren(...options.map((o) => h("button", {
+      type: "button", class: o.cls || "", "data-unit": o.value,
+      on: (e) => { d.close(); tap(e.currentTarget, o.run); },
+    }, o.label)));
+    d.showModal();
+  }
+  function seatMenu(p, kind) {
+    const size = p.size || 0;
+    const name = who(p);
+    const id = kind === "move" ? p.party_id : (p.reservation_id || p.party_id);
+    const own = new Set(kind === "move" && p.unit ? p.unit.split("+") : []);
+    const opts = units()
+      .filter((u) => u.id !== p.unit && u.id.split("+").every((id) => !tableOf(id)?.occupant || own.has(id)))
+      .map((u) => ({
+        value: u.id,
+        cls: size && u.seats >= size && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
+        label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}`,
+        run: () => (kind === "move" ? move(p, u.id) : seat(p, id, u.id, u)),
+      }));
+    const verb = kind === "move" ? "Move" : "Seat";
+    choose(`${verb} ${party(p)}`, opts.length ? "Choose a table (green ones fit the party)." : "No table is free.", opts);
+  }
+  function tableMenu(t) {
+    const o = t.occupant;
+    if (o) {
+      choose(`${o.unit}: ${party(o)}`, `Seated at ${o.seated_at}, ${o.seated_for} min.`, [
+        { value: "free", cls: "fits", label: `Free ${o.unit} (they left)`, run: () => free(o.unit.split("+")[0], o.unit) },
+        { value: "move", label: "Move them…", run: () => seatMenu({ ...o }, "move") },
+      ]);
+      return;
+    }
+    const f = st.floor;
+    const opts = f.queue.map((p) => ({ value: p.party_id, label: `${who(p)} (${p.size}) waited ${p.waited} min`, cls: p.next_up === t.id ? "fits" : "", run: () => seat(p, p.party_id, t.id, t) }))
+      .concat(f.reservations.filter((r) => r.status === "booked" || r.status === "arrived")
+        .map((r) => ({ value: r.reservation_id, label: `${r.time} ${party(r)} (booked)`, run: () => seat(r, r.reservation_id, t.id, t) })));
+    const note = t.hold ? `Held for ${party(t.hold)} at ${t.hold.at}${t.hold.until ? ` until ${t.hold.until}` : ""}.` : "Seat somebody here:";
+    choose(`${t.id} · ${t.seats} seats`, opts.length ? note : `${note} nobody is waiting.`, opts);
+  }
+
+  function seatedWords(list, floor) {
+    const f = floor || st.floor;
+    return list.map((s) => {
+      const [pid, unit] = s.split("@");
+      const q = f?.queue.find((p) => p.party_id === pid);
+      const r = f?.reservations.find((x) => x.party_id === pid);
+      return `${q ? party(q) : r ? party(r) : pid} at ${unit}`;
+    });
+  }
+  async function addWalkIn(form) {
+    const size = parseInt(form.size.value, 10);
+    const name = form.name.value.trim();
+    const body = { size, name, phone: form.phone.value.trim(), party_id: `w-${newKey().slice(0, 10)}` };
+    const res = await act("POST", "/walk-ins", body);
+    const label = `${name || "Walk-in"}, party of ${size}`;
+    if (!res.ok) { say(explain(res, { name: label }), "bad"); return; }
+    form.name.value = ""; form.phone.value = "";
+    const result = String(res.data.result);
+    if (result.startsWith("seated")) { say(`Seat ${label} at ${result.slice(7)}`, "seat"); return; }
+    const { body: floor } = await getFloor();
+    const me = (floor.queue || []).find((p) => p.party_id === body.party_id);
+    const place = result.replace("queued ", "");
+    say(`${label}: waitlist, place ${place}` + (me && me.quote !== null ? ` — quote ${me.quote} min` : ""), "");
+  }
+  async function free(table, unit) {
+    const before = st.floor;
+    const res = await act("POST", `/tables/${encodeURIComponent(table)}/free`);
+    if (!res.ok) { say(explain(res, { unit }), "bad"); return; }
+    const seated = Array.isArray(res.data.result) ? res.data.result : [];
+    // Named as they were in the queue a moment ago (they are seated now).
+    say(seated.length ? `Seat now: ${seatedWords(seated, before).join("; ")}` : `${unit} is free. Nobody in line is due it yet.`, seated.length ? "seat" : "");
+  }
+  async function seat(p, id, unit, t) {
+    if (t && t.hold && t.hold.reservation_id !== p.reservation_id &&
+        !confirm(`${unit} is held for ${party(t.hold)} until ${t.hold.until || "they are seated"}. Seat ${who(p)} there anyway?`)) return;
+    const res = await act("POST", `/parties/${encodeURIComponent(id)}/seat`, { unit });
+    if (!res.ok) { say(explain(res, { unit, name: party(p) }), "bad"); return; }
+    say(`${party(p)} seated at ${unit}`, "seat");
+  }
+  async function move(o, unit) {
+    const before = st.floor;
+    const res = await act("POST", `/parties/${encodeURIComponent(o.party_id)}/move`, { unit });
+    if (!res.ok) { say(explain(res, { unit, name: party(o) }), "bad"); return; }
+    const seated = res.data.result || [];
+    say(`${party(o)} moved to ${unit}` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), "seat");
+  }
+  async function leave(p) {
+    const before = st.floor;
+    const res = await act("POST", `/parties/${encodeURIComponent(p.party_id)}/leave`);
+    if (!res.ok) { say(explain(res, { name: party(p) }), "bad"); return; }
+    const seated = res.data.result || [];
+    say(`${party(p)} left the waitlist` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), seated.length ? "seat" : "");
+  }
+  async function checkIn(r) {
+    const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/check-in`);
+    if (res.ok) { say(`Seat ${party(r)} at ${res.data.tables.join("+")}`, "seat"); return; }
+    say(explain(res, { unit: r.unit, name: party(r) }), "bad");
+    if (res.data?.error?.arrived) seatMenu({ ...r, status: "arrived" }, "seat");
+  }
+  async function arrive(r) {
+    const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/arrive`);
+    if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
+    say(`${party(r)} marked arrived: their table stays held`, "");
+  }
+  async function cancel(r) {
+    if (!confirm(`Cancel the booking of ${party(r)} at ${r.time}?`)) return;
+    const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/cancel`);
+    if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
+    say(`${party(r)} at ${r.time} cancelled`, "");
+  }
+  async function book(form) {
+    const size = parseInt(form.size.value, 10);
+    if (!form.start.value) { say(`No open slot today for a party of ${size}`, "bad"); return; }
+    const body = { party_size: size, start: form.start.value, name: form.name.value.trim(), phone: form.phone.value.trim() };
+    const res = await act("POST", "/reservations", body);
+    if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
+    form.name.value = ""; form.phone.value = "";
+    say(`Booked ${body.name || "guest"}, party of ${size}, at ${body.start.slice(11)} (${res.data.unit})`, "seat");
+  }
+
+  // -- signing in -----------------------------------------------------------------------
+  function pathMerchant() {
+    const m = location.pathname.match(/^\/host\/([^/]+)/);
+    return m ? decodeURIComponent(m[1]) : null;
+  }
+  async function showSignIn(message) {
+    $("stand").hidden = true;
+    $("signout").hidden = true;
+    $("signin").hidden = false;
+    $("signin-error").textContent = message || "";
+    setLive(false, "signed out");
+    const select = $("merchant");
+    const fixed = pathMerchant();
+    try {
+      const list = await (await fetch("/api/v1/tablet/restaurants")).json();
+      select.replaceChildren(...list.filter((r) => !fixed || r.merchant_id === fixed)
+        .map((r) => h("option", { value: r.merchant_id }, r.name)));
+    } catch { /* offline: the select stays as it was */ }
+    const keep = saved().merchant;
+    if (keep && !fixed) select.value = keep;
+    $("token").focus();
+  }
+  async function signIn(merchant, token) {
+    st.merchant = merchant; st.token = token;
+    const { status, body } = await getFloor();
+    if (status === 401) { st.token = null; return "That host token is not right for this restaurant."; }
+    const all = saved();
+    save({ merchant, tokens: { ...(all.tokens || {}), [merchant]: token } });
+    $("signin").hidden = true;
+    $("stand").hidden = false;
+    $("signout").hidden = false;
+    if (status === 200) draw(body); else if (body.error) say(body.error.message, "bad");
+    openStream();
+    return "";
+  }
+  function signOut(message) {
+    closeStream();
+    const all = saved();
+    if (all.tokens && st.merchant) delete all.tokens[st.merchant];
+    save(all);
+    st.token = null; st.floor = null;
+    showSignIn(message);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("signin-form").addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const msg = await signIn($("merchant").value, $("token").value.trim());
+      $("signin-error").textContent = msg;
+      if (!msg) $("token").value = "";
+    });
+    $("signout").addEventListener("click", () => signOut(""));
+    $("banner-close").addEventListener("click", () => { $("banner").hidden = true; });
+    $("chooser-cancel").addEventListener("click", () => $("chooser").close());
+    const walkin = $("walkin-form");
+    walkin.addEventListener("submit", (e) => { e.preventDefault(); tap(walkin.querySelector("button"), () => addWalkIn(walkin)); });
+    const bookForm = $("book-form");
+    bookForm.size.addEventListener("input", fillSlots);
+    bookForm.addEventListener("submit", (e) => { e.preventDefault(); tap(bookForm.querySelector("button[type=submit]"), () => book(bookForm)); });
+    const all = saved();
+    const merchant = pathMerchant() || all.merchant;
+    const token = merchant && all.tokens ? all.tokens[merchant] : null;
+    if (merchant && token) {
+      signIn(merchant, token).then((msg) => { if (msg) showSignIn(msg); });
+    } else {
+      showSignIn("");
+    }
+  });
+})();

@@ -1,0 +1,176 @@
+"""The host's tablet: the page (plain HTML, CSS and a script shipped in feed/http/static),
+the floor document it reads in one request, and a server-sent event stream that sends the
+floor again whenever the day's log grows or the minute turns.
+
+Same origin as the API; nothing is loaded from anywhere else (the page's CSP says so).
+EventSource cannot send headers, so the stream alone also takes the host token as `?token=`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Header, Query
+from fastapi import Path as PathParam
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
+
+from feed.http.responses import render, send
+from feed.service import replies
+from feed.service.floorview import FloorViews
+from feed.service.receiver import Receiver
+from feed.service.replies import Reply, problem
+
+STATIC = Path(__file__).resolve().parent / "static"
+CHECK_SECONDS = 0.5  # how often a stream looks at the day's log length and the clock
+HEARTBEAT_SECONDS = 15.0  # a comment line keeps proxies and the page's watchdog content
+# Set when the server is asked to stop: open streams end, so a graceful shutdown does not
+# wait for tablets that would otherwise keep their stream open for ever.
+STOPPING = threading.Event()
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+Id = Annotated[str, PathParam(min_length=1, max_length=200)]
+Auth = Annotated[str | None, Header(alias="Authorization", description="Bearer <token>")]
+
+
+class TabletError(BaseModel):
+    code: str
+    message: str
+
+
+class TabletErrorBody(BaseModel):
+    error: TabletError
+
+
+FLOOR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {"schema": {"type": "object"}}}},
+    **{code: {"model": TabletErrorBody} for code in (400, 401, 404, 409, 413, 422, 503)},
+}
+
+
+class RestaurantName(BaseModel):
+    merchant_id: str
+    name: str
+
+
+def _bearer(authorization: str | None) -> str | None:
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def _page() -> str:
+    """index.html with its script and style addressed by content, so a new release is
+    fetched at once and an unchanged one is never fetched twice."""
+    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    for name in ("tablet.js", "tablet.css"):
+        digest = hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:12]
+        html = html.replace(f"/tablet/{name}", f"/tablet/{name}?v={digest}")
+    return html
+
+
+class Tablet:
+    """The floor documents of every restaurant, over the receiver's service days."""
+
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+        self.views = {m: FloorViews(book) for m, book in receiver.books.items()}
+
+    def authorized(self, merchant_id: str, token: str | None) -> bool:
+        return self.receiver.host_authorized(merchant_id, token)
+
+    def key(self, merchant_id: str, now: datetime) -> Any:
+        """What the document depends on: the day, its log length and the minute."""
+        views = self.views[merchant_id]
+        day = self.receiver.today(views.book.restaurant, now)
+        return None if day is None else (day, views.stamp(day, now))
+
+    def floor(self, merchant_id: str, now: datetime) -> Reply:
+        views = self.views[merchant_id]
+        r = views.book.restaurant
+        day = self.receiver.today(r, now)
+        if day is None:
+            return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today")
+        return Reply(views.floor(day, now))
+
+
+def register(app: FastAPI, receiver: Receiver) -> None:
+    """Add the tablet's page, its floor document and its event stream to `app`."""
+    tablet = Tablet(receiver)
+    page = _page()
+    headers = {"Content-Security-Policy": CSP, "Cache-Control": "no-cache"}
+    app.mount("/tablet", StaticFiles(directory=STATIC), name="tablet")
+    prefix = "/api/v1/restaurants/{merchant_id}"
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> HTMLResponse:
+        return HTMLResponse(page, headers=headers)
+
+    @app.get("/host/{merchant_id}", include_in_schema=False)
+    async def host_page(merchant_id: Id) -> HTMLResponse:
+        return HTMLResponse(page, headers=headers)
+
+    @app.get("/api/v1/tablet/restaurants", response_model=list[RestaurantName], tags=["host"])
+    async def restaurants() -> list[RestaurantName]:
+        """The restaurants served here (for the tablet's sign-in)."""
+        return [
+            RestaurantName(merchant_id=m, name=b.restaurant.name) for m, b in receiver.books.items()
+        ]
+
+    @app.get(f"{prefix}/floor", tags=["host"], responses=FLOOR_RESPONSES)
+    async def floor(merchant_id: Id, authorization: Auth = None) -> Response:
+        """The floor as the host's tablet draws it, in one document: tables with who sits
+        there (name, size, minutes seated, turn left, overstay) or whose hold, joined
+        tables, the waitlist with quotes and next-up units, the day's reservations and the
+        open spots of the slots to come. Reading it writes nothing."""
+        if not tablet.authorized(merchant_id, _bearer(authorization)):
+            return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))
+        reply = tablet.floor(merchant_id, receiver.clock())
+        return send(reply, headers={"Cache-Control": "no-store"})
+
+    @app.get(f"{prefix}/events", include_in_schema=False)
+    async def events(
+        merchant_id: Id,
+        token: Annotated[str | None, Query(max_length=500)] = None,
+        authorization: Auth = None,
+    ) -> Response:
+        """Server-sent events: `floor` with the whole document whenever it changes."""
+        if not tablet.authorized(merchant_id, token or _bearer(authorization)):
+            return send(problem(replies.UNAUTHORIZED, "missing or wrong token"))
+        return StreamingResponse(
+            _stream(tablet, merchant_id),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+
+async def _stream(tablet: Tablet, merchant_id: str) -> AsyncIterator[str]:
+    yield "retry: 1000\n\n"
+    last: Any = object()
+    beat = time.monotonic()
+    while not STOPPING.is_set():
+        now = tablet.receiver.clock()
+        key = tablet.key(merchant_id, now)
+        if key != last:
+            last = key
+            reply = tablet.floor(merchant_id, now)
+            data = render(reply.body).decode()
+            yield f"event: {'floor' if reply.code is None else 'closed'}\ndata: {data}\n\n"
+            beat = time.monotonic()
+        elif time.monotonic() - beat >= HEARTBEAT_SECONDS:
+            yield "event: beat\ndata: {}\n\n"  # an event, so the page's watchdog sees it
+            beat = time.monotonic()
+        await asyncio.sleep(CHECK_SECONDS)

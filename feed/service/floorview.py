@@ -1,0 +1,267 @@
+"""The host's floor as one document: every table with who sits there and for how long,
+holds, joined tables, the waitlist with the quotes given, the day's reservations and the
+open spots of the slots still to come.
+
+A read model: it reads the day's log and the clock and writes nothing (PRODUCT.md: reading
+never writes). It is worked out once per (day, log length, minute) and shared by tablets.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from engine import HostStand
+from engine.holds import Reservation, ReservationStatus
+from feed.service.days import DayBook
+from feed.venue import calendar
+from feed.venue.restaurant import Restaurant
+
+Stamp = tuple[int, int]  # (log length, minute): the floor changes only when one of them does
+VIEWS_KEPT = 16  # documents kept per restaurant (days x stamps; tablets all ask the latest)
+
+
+def status_word(reservation: Reservation) -> str:
+    """A reservation's state in the host's words: booked, arrived, seated, no-show, cancelled."""
+    if reservation.status is ReservationStatus.BOOKED and reservation.arrived:
+        return "arrived"
+    return str(reservation.status).replace("_", "-")
+
+
+@dataclass
+class _QuotesGiven:
+    """The quote each queued walk-in was given, by replaying the day's log: at a walk-in's
+    minute the quote for its size is asked just before it joins (the walk-in's own pass at
+    that minute would run first anyway, so asking changes nothing it does)."""
+
+    stand: HostStand
+    next_seq: int = 0
+    given: dict[str, int] = field(default_factory=dict)
+
+    def catch_up(self, book: DayBook, day: date) -> None:
+        merchant = book.restaurant.merchant_id
+        for entry in book.store.entries(merchant, day, after_seq=self.next_seq - 1):
+            op = entry.operation
+            if op and op[0] == "walk_in" and str(entry.result).startswith("queued"):
+                quoted = self.stand.apply(["quote", op[1], op[3]])
+                if isinstance(quoted, int):
+                    self.given[str(op[2])] = quoted
+            self.stand.apply(op)
+            self.next_seq = entry.seq + 1
+
+
+class FloorViews:
+    """Floor documents of one restaurant's days, cached by stamp."""
+
+    def __init__(self, book: DayBook) -> None:
+        self.book = book
+        self._lock = threading.Lock()
+        self._docs: dict[tuple[date, Stamp], dict[str, Any]] = {}
+        self._quotes: dict[date, _QuotesGiven] = {}
+
+    def stamp(self, day: date, now: datetime) -> Stamp:
+        """Changes whenever the floor document would (a new entry, or the next minute)."""
+        return self.book.length(day), self.book.minute(day, now)
+
+    def floor(self, day: date, now: datetime) -> dict[str, Any]:
+        stamp = self.stamp(day, now)
+        with self._lock:
+            cached = self._docs.get((day, stamp))
+            if cached is not None:
+                return cached
+            quotes = self._quotes.get(day)
+            if quotes is None:
+                quotes = self._quotes[day] = _QuotesGiven(HostStand(self.book.restaurant.floor))
+            quotes.catch_up(self.book, day)
+            doc = build(self.book, day, now, quotes.given)
+            if len(self._docs) >= VIEWS_KEPT:
+                self._docs.clear()
+            self._docs[(day, stamp)] = doc
+            return doc
+
+
+def _clock(opening: datetime, r: Restaurant, minute: int) -> str:
+    return (opening + timedelta(minutes=minute)).astimezone(r.tz).strftime("%H:%M")
+
+
+def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> dict[str, Any]:
+    """The floor document of `day` at `now` (see the module's docstring)."""
+    r = book.restaurant
+    opening = calendar.opening_instant(r, day)
+    if opening is None:
+        raise ValueError(f"{r.name} is closed on {day.isoformat()}")
+    stand, length, meta = book.snapshot(day, now)
+    ts = stand.last_ts if stand.last_ts is not None else book.minute(day, now)
+
+    def hhmm(minute: int) -> str:
+        return _clock(opening, r, minute)
+
+    def who(party_id: str) -> dict[str, Any]:
+        return meta.get(party_id, {})
+
+    occupants: dict[str, dict[str, Any]] = {}
+    for s in stand.sittings():
+        unit = "+".join(s.tables)
+        size = s.size if s.size is not None else who(s.party_id).get("party_size")
+        turn = r.turn_of(size, unit)
+        left = s.seated_at + turn - ts
+        occupant: dict[str, Any] = {
+            "party_id": s.party_id,
+            "name": str(who(s.party_id).get("name", "")),
+            "size": size,
+            "unit": unit,
+            "reservation": s.reservation,
+            "seated_minute": s.seated_at,
+            "seated_at": hhmm(s.seated_at),
+            "seated_for": ts - s.seated_at,
+            "turn_minutes": turn,
+            "turn_left": left,
+            "overstay": left < 0,
+        }
+        for table in s.tables:
+            occupants[table] = occupant
+
+    def hold_of(table: str) -> dict[str, Any] | None:
+        rid = stand.book.holder(table, ts)
+        res = stand.book.get(rid) if rid is not None else None
+        if res is None:
+            return None
+        details = who(res.id)
+        return {
+            "reservation_id": str(details.get("booking_id", res.id)),
+            "name": str(details.get("name", "")),
+            "size": details.get("party_size"),
+            "unit": res.unit,
+            "at": hhmm(res.at),
+            "arrived": res.arrived,
+            "until": None if res.arrived else hhmm(res.at + 15),
+        }
+
+    positions = r.positions
+    columns = 3 if len(r.floor.tables) <= 9 else 4
+    tables: list[dict[str, Any]] = []
+    for i, t in enumerate(r.floor.tables):
+        x, y = positions.get(t.id, (i % columns, i // columns))
+        here = occupants.get(t.id)
+        tables.append(
+            {
+                "id": t.id,
+                "seats": t.seats,
+                "x": x,
+                "y": y,
+                "occupant": here,
+                "hold": hold_of(t.id) if here is None else None,
+            }
+        )
+    combos = [
+        {
+            "id": c.id,
+            "tables": list(c.tables),
+            "capacity": c.capacity,
+            "party_id": (occupants.get(c.tables[0]) or {}).get("party_id")
+            if (occupants.get(c.tables[0]) or {}).get("unit") == c.id
+            else None,
+        }
+        for c in r.floor.combos
+    ]
+    return {
+        "merchant_id": r.merchant_id,
+        "name": r.name,
+        "day": day.isoformat(),
+        "now": now.isoformat(),
+        "clock": now.astimezone(r.tz).strftime("%H:%M"),
+        "minute": ts,
+        "version": length,
+        "max_party_size": r.max_party_size,
+        "tables": tables,
+        "combos": combos,
+        "queue": _queue(book, stand, ts, meta, quotes, set(occupants)),
+        "reservations": _reservations(stand, meta, hhmm),
+        "slots": _slots(book, day, now),
+    }
+
+
+def _queue(
+    book: DayBook,
+    stand: HostStand,
+    ts: int,
+    meta: dict[str, dict[str, Any]],
+    quotes: dict[str, int],
+    occupied: set[str],
+) -> list[dict[str, Any]]:
+    """The waitlist oldest first; `next_up` is the unit the host could seat a party at now
+    (nobody sits there, it is big enough, an older party has not got it already)."""
+    floor = book.restaurant.floor
+    units = sorted(
+        [(t.seats, i, t.id, (t.id,)) for i, t in enumerate(floor.tables)]
+        + [(c.capacity, 100 + j, c.id, c.tables) for j, c in enumerate(floor.combos)]
+    )
+    given: set[str] = set(occupied)
+    out = []
+    for p in stand.queue():
+        size = p.size or 0
+        next_up = None
+        for seats, _, unit, unit_tables in units:
+            combo = len(unit_tables) > 1
+            if seats >= size and combo == floor.is_large(size) and not given & set(unit_tables):
+                next_up = unit
+                given |= set(unit_tables)
+                break
+        details = meta.get(p.id, {})
+        out.append(
+            {
+                "party_id": p.id,
+                "name": str(details.get("name", "")),
+                "phone": str(details.get("phone", "")),
+                "size": p.size,
+                "arrival": p.arrival,
+                "waited": ts - p.arrival,
+                "quote": quotes.get(p.id),
+                "next_up": next_up,
+            }
+        )
+    return out
+
+
+def _reservations(
+    stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any
+) -> list[dict[str, Any]]:
+    sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
+    rows = []
+    for res in sorted(stand.reservations(), key=lambda x: x.at):
+        details = meta.get(res.id, {})
+        rows.append(
+            {
+                "reservation_id": str(details.get("booking_id", res.id)),
+                "party_id": res.id,
+                "time": hhmm(res.at),
+                "at": res.at,
+                "unit": res.unit,
+                "status": status_word(res),
+                "size": details.get("party_size"),
+                "name": str(details.get("name", "")),
+                "phone": str(details.get("phone", "")),
+                "notes": str(details.get("notes", details.get("additional_request", ""))),
+                "seated_at": sits.get(res.id),
+            }
+        )
+    return rows
+
+
+def _slots(book: DayBook, day: date, now: datetime) -> list[dict[str, Any]]:
+    """The day's slots still to come, with the spots open for each party size."""
+    r = book.restaurant
+    by_start: dict[int, dict[str, int]] = {}
+    for start_sec, n, spots_open, _total in book.rows(day, now):
+        if start_sec > now.timestamp():
+            by_start.setdefault(start_sec, {})[str(n)] = spots_open
+    return [
+        {
+            "time": datetime.fromtimestamp(start, r.tz).strftime("%H:%M"),
+            "start": datetime.fromtimestamp(start, r.tz).strftime("%Y-%m-%dT%H:%M"),
+            "open": opens,
+        }
+        for start, opens in sorted(by_start.items())
+    ]

@@ -1,0 +1,121 @@
+"""`hoststand host ...` on a stored day, through click's runner with the clock pinned at
+Friday 2026-12-04 18:00 GMT (Marlowe's dinner is on). Exit 0 done, 1 refused, 2 bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from feed.cli import main
+
+MARLOWES = str(Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml")
+NOW = "2026-12-04T18:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOSTSTAND_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def host(*args: str, now: str = NOW) -> Result:
+    return CliRunner().invoke(
+        main, ["--now", now, "host", *args, "--config", MARLOWES, "--db", "h.db"]
+    )
+
+
+def as_json(*args: str) -> Any:
+    result = host(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def book(size: int, at: str, name: str) -> str:
+    result = CliRunner().invoke(
+        main,
+        ["--now", NOW, "reserve", "--config", MARLOWES, "--db", "h.db",
+         "--party-size", str(size), "--at", at, "--name", name],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return result.output.split()[1].rstrip(":")
+
+
+def test_a_walk_in_is_seated_and_the_board_shows_it_by_name() -> None:
+    result = host("walk-in", "2", "--name", "Ann", "--id", "A")
+    assert (result.exit_code, result.output) == (0, "Ann: seated T2\n")
+    board = host("board")
+    assert board.exit_code == 0
+    assert "T2" in board.output and "Ann (2) at T2, seated 18:00" in board.output
+    assert "\x1b[" not in board.output  # no colour when the output is not a terminal
+
+
+def test_the_board_as_json_is_the_tablets_floor_document() -> None:
+    host("walk-in", "8", "--name", "Big", "--id", "B")
+    floor = as_json("board")
+    by_id = {t["id"]: t for t in floor["tables"]}
+    assert by_id["T5"]["occupant"]["unit"] == "T5+T6" == by_id["T6"]["occupant"]["unit"]
+    assert [c["party_id"] for c in floor["combos"]] == ["B", None, None]
+
+
+def test_free_names_who_to_seat_now() -> None:
+    for pid, size in (("P1", 2), ("P2", 2), ("P3", 2), ("P4", 6), ("P5", 3), ("P6", 4)):
+        host("walk-in", str(size), "--id", pid)
+    queued = host("walk-in", "1", "--id", "P7")
+    assert queued.output == "P7: queued 1\n"
+    freed = host("free", "T4")
+    assert (freed.exit_code, freed.output) == (0, "T4 freed; seat now: P7 at T4\n")
+
+
+def test_a_refusal_exits_1_and_says_why() -> None:
+    result = host("free", "T4")
+    assert result.exit_code == 1
+    assert "table not occupied" in result.output
+
+
+def test_bad_input_exits_2() -> None:
+    assert host("walk-in", "0").exit_code == 2
+    assert host("walk-in", "two").exit_code == 2
+    result = CliRunner().invoke(main, ["host", "board", "--config", "nope.toml", "--db", "h.db"])
+    assert result.exit_code == 2
+
+
+def test_a_closed_day_is_refused() -> None:
+    assert host("board", "--date", "2026-12-25").exit_code == 1
+
+
+def test_check_in_arrive_seat_move_cancel_and_the_reservations_list() -> None:
+    ann = book(4, "2026-12-04T18:15", "Ann")  # T1
+    bo = book(2, "2026-12-04T19:00", "Bo")
+    cy = book(4, "2026-12-04T19:30", "Cy")
+    assert host("check-in", ann).output == f"{ann} checked in: seated\n"
+    assert host("arrive", bo).exit_code == 0
+    seated = host("seat", bo, "T4")
+    assert seated.exit_code == 0 and f"{bo} at T4" in seated.output
+    assert host("move", bo, "T2").exit_code == 0
+    assert host("cancel", cy).exit_code == 0
+    rows = {r["name"]: r for r in as_json("reservations")}
+    assert rows["Ann"]["status"] == "seated" and rows["Ann"]["seated_at"] == "T1"
+    assert rows["Bo"]["status"] == "seated" and rows["Bo"]["seated_at"] == "T2"
+    assert rows["Cy"]["status"] == "cancelled"
+    text = host("reservations").output
+    assert "18:15" in text and "Ann (4)" in text and "cancelled" in text
+
+
+def test_leave_takes_a_waiting_party_off_the_queue() -> None:
+    for pid in ("A", "B", "C", "D", "E", "F"):
+        host("walk-in", "4", "--id", pid)
+    host("walk-in", "4", "--id", "G")
+    assert [p["party_id"] for p in as_json("board")["queue"]] == ["E", "F", "G"]
+    assert host("leave", "G").exit_code == 0
+    assert "G" not in [p["party_id"] for p in as_json("board")["queue"]]
+    assert host("leave", "G").exit_code == 1
+
+
+def test_a_stored_day_is_chosen_with_date() -> None:
+    host("walk-in", "2", "--id", "X")
+    other = as_json("board", "--date", "2026-12-05")
+    assert all(t["occupant"] is None for t in other["tables"])

@@ -1,0 +1,496 @@
+"""The host's tablet in a real browser (headless Chromium via Selenium) against a real
+server with a pinned clock (Friday 2026-12-04 18:00 GMT, Marlowe's dinner is on).
+
+Screenshots of the main states go to $HOSTSTAND_ARTEFACTS (or the test's tmp directory).
+Without Chromium the tests skip, except on CI (CI=true), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.integration.server_process import (
+    HOST_TOKENS,
+    NOW,
+    ServerProcess,
+    free_port,
+    running_server,
+    start_server,
+)
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+MARLOWES = "marlowes-kitchen"
+TOKEN = HOST_TOKENS[MARLOWES]
+HOST = f"/api/v1/restaurants/{MARLOWES}"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+WAIT = 10.0  # seconds a page may take to show what the test waits for
+
+
+def _need_chromium() -> None:
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("the selenium package")
+    if missing:
+        message = f"the tablet's browser tests need {', '.join(missing)}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + " (on CI they must run: install chromium chromium-driver)")
+        pytest.skip(message)
+
+
+@pytest.fixture
+def artefacts(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    root = os.environ.get("HOSTSTAND_ARTEFACTS")
+    where = Path(root) / request.node.name if root else tmp_path / "artefacts"
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
+Open = Callable[..., "Tablet"]
+
+
+@pytest.fixture
+def browser(tmp_path: Path, artefacts: Path) -> Iterator[Open]:
+    """Opens tablets (one Chromium each); every one is closed at the end of the test."""
+    _need_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opened: list[Tablet] = []
+
+    def open_tablet(base: str, width: int = 768, height: int = 1024) -> Tablet:
+        options = webdriver.ChromeOptions()
+        options.binary_location = str(CHROMIUM)
+        profile = tmp_path / f"profile-{len(opened)}"
+        for flag in (
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run", f"--user-data-dir={profile}", f"--window-size={width},{height}",
+        ):  # fmt: skip
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        tablet = Tablet(driver, base, artefacts)
+        tablet.viewport(width, height)  # exact, whatever the smallest window Chromium allows
+        opened.append(tablet)
+        tablet.sign_in()
+        return tablet
+
+    try:
+        yield open_tablet
+    finally:
+        for tablet in opened:
+            tablet.driver.quit()
+        shutil.rmtree(tmp_path / "profile-0", ignore_errors=True)
+
+
+class Tablet:
+    """One browser on the host page, with the few gestures the tests need."""
+
+    def __init__(self, driver: Any, base: str, artefacts: Path) -> None:
+        self.driver = driver
+        self.base = base
+        self.artefacts = artefacts
+
+    def viewport(self, width: int, height: int) -> None:
+        self.size = (width, height)
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+    def js(self, script: str, *args: Any) -> Any:
+        return self.driver.execute_script(script, *args)
+
+    def wait(self, what: Callable[[], Any], timeout: float = WAIT, message: str = "") -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                found = what()
+            except Exception:  # the page is redrawing: ask again
+                found = None
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                self.shot("timeout")
+                raise AssertionError(f"timed out waiting for {message or what}")
+            time.sleep(0.05)
+
+    def press(self, find: Callable[[], Any]) -> None:
+        """Click what `find` finds. The page redraws on every live update, so an element
+        found a moment ago may be gone: find it again and retry until the click lands."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                find().click()
+                return
+            except StaleElementReferenceException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def el(self, css: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def sign_in(self) -> None:
+        self.driver.get(f"{self.base}/host/{MARLOWES}")
+        self.wait(lambda: self.el("#signin").is_displayed() or self.el("#stand").is_displayed())
+        if self.el("#signin").is_displayed():
+            self.el("#token").send_keys(TOKEN)
+            self.el("#signin-form button[type=submit]").click()
+        self.wait(lambda: self.el("#floor [data-table]"), message="the floor drawn")
+
+    def clock(self) -> str:
+        return str(self.el("#clock").text)
+
+    def banner_after(self, act: Callable[[], None]) -> str:
+        """Do `act` and return the banner it brings up."""
+        self.js("document.getElementById('banner').hidden = true")
+        act()
+        self.wait(lambda: self.el("#banner").is_displayed(), message="the banner")
+        return str(self.el("#banner-text").text)
+
+    def walk_in(self, size: int, name: str, phone: str = "") -> str:
+        form = self.el("#walkin-form")
+        for field, value in (("size", str(size)), ("name", name), ("phone", phone)):
+            box = form.find_element("name", field)
+            box.clear()
+            box.send_keys(value)
+        return self.banner_after(lambda: form.find_element("css selector", "button").click())
+
+    def choose(self, value: str) -> None:
+        self.wait(lambda: self.el("#chooser").is_displayed(), message="the chooser")
+        self.press(lambda: self.el(f'#chooser-options [data-unit="{value}"]'))
+
+    def tap_table(self, unit: str, choice: str) -> str:
+        return self.banner_after(
+            lambda: (
+                self.press(lambda: self.el(f'#floor [data-table="{unit}"]')),
+                self.choose(choice),
+            )
+        )
+
+    def row_button(self, row_css: str, label: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        row = self.el(row_css)
+        return next(b for b in row.find_elements(By.TAG_NAME, "button") if b.text == label)
+
+    def tap_row(self, row_css: str, label: str) -> None:
+        self.press(lambda: self.row_button(row_css, label))
+
+    def table(self, unit: str) -> str:
+        return str(self.el(f'#floor [data-table="{unit}"]').get_attribute("textContent"))
+
+    def board(self) -> dict[str, str]:
+        """Table id -> the name drawn on it ("free" / "held" when nobody sits there)."""
+        rows = self.js(
+            """return [...document.querySelectorAll('#floor [data-table]')].map(b =>
+                 [b.dataset.table, (b.querySelector('.who') || b.querySelector('.state'))
+                   .textContent])"""
+        )
+        out: dict[str, str] = {}
+        for unit, text in rows:
+            for table in unit.split("+"):
+                out[table] = text.split(",")[0]
+        return out
+
+    def shot(self, name: str) -> Path:
+        """The whole page at the tablet's width."""
+        path = self.artefacts / f"{name}.png"
+        width, height = self.size
+        full = int(self.js("return document.documentElement.scrollHeight"))
+        self.viewport(width, min(max(full, height), 4000))
+        self.driver.save_screenshot(str(path))
+        self.viewport(width, height)
+        return path
+
+    def errors(self) -> list[str]:
+        """Errors the page's console saw (a script error, a refused load, a CSP violation)."""
+        return [
+            e["message"]
+            for e in self.driver.get_log("browser")
+            if e["level"] == "SEVERE" and "Failed to load resource" not in e["message"]
+        ]
+
+
+def api(server: ServerProcess, method: str, path: str, body: Any = None) -> Any:
+    reply = requests.request(
+        method, f"{server.base}{HOST}{path}", json=body, headers=AUTH, timeout=10
+    )
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    with running_server(tmp_path / "hoststand.db") as running:
+        yield running
+
+
+# -- the seed's worked example, tap by tap --------------------------------------------------
+
+PART1 = [
+    (0, "walk_in", 2, "P1", "Seat P1, party of 2 at T2"),
+    (1, "walk_in", 2, "P2", "Seat P2, party of 2 at T4"),
+    (2, "walk_in", 2, "P3", "Seat P3, party of 2 at T1"),
+    (3, "walk_in", 6, "P4", "Seat P4, party of 6 at T3"),
+    (4, "walk_in", 3, "P5", "Seat P5, party of 3 at T5"),
+    (5, "walk_in", 4, "P6", "Seat P6, party of 4 at T6"),
+    (6, "walk_in", 1, "P7", "P7, party of 1: waitlist, place 1"),
+    (7, "walk_in", 2, "P8", "P8, party of 2: waitlist, place 2"),
+    (20, "free", "T4", None, "Seat now: P7, party of 1 at T4"),
+    (21, "free", "T5", None, "Seat now: P8, party of 2 at T5"),
+    (22, "walk_in", 1, "P9", "P9, party of 1: waitlist, place 1"),
+    (25, "free", "T3", None, "T3 is free. Nobody in line is due it yet."),
+]
+PART1_BOARD = {"T1": "P3", "T2": "P1", "T3": "P9", "T4": "P7", "T5": "P8", "T6": "P6"}
+
+
+def _hhmm(minute: int) -> str:
+    return (NOW + timedelta(minutes=minute)).strftime("%H:%M")
+
+
+def test_the_seeds_worked_example_played_by_taps_ends_with_its_board_on_the_floor(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Part 1 of host-stand-rules.txt: walk-ins and frees at the example's minutes. The
+    server's clock is pinned, so it is restarted at each minute (same file, same address);
+    the page reconnects by itself. At minute 52 P9 has waited 30 minutes and is seated."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    server = start_server(db, NOW, port=port)
+    try:
+        tablet = browser(server.base)
+        minute = 0
+        for at, op, arg, name, expected in PART1:
+            if at != minute:
+                server.stop()
+                server = start_server(db, NOW + timedelta(minutes=at), port=port)
+                minute, shown = at, _hhmm(at)
+                tablet.wait(lambda shown=shown: tablet.clock() == shown, message=shown)
+            if op == "walk_in":
+                said = tablet.walk_in(int(arg), str(name))
+                assert said.startswith(expected), said
+            else:
+                said = tablet.tap_table(str(arg), "free")
+                assert said == expected
+            if at == 20:
+                tablet.shot("part1-seat-now-after-free")
+        assert tablet.board() == {**PART1_BOARD, "T3": "Free"}
+        tablet.shot("part1-minute-25")
+        server.stop()
+        server = start_server(db, NOW + timedelta(minutes=52), port=port)
+        tablet.wait(lambda: tablet.clock() == _hhmm(52), message="clock 52")
+        tablet.wait(lambda: tablet.board() == PART1_BOARD, message="the seed's board")
+        assert tablet.js("return document.querySelectorAll('#queue li[data-party]').length") == 0
+        tablet.shot("part1-final-board")
+        assert tablet.errors() == []
+    finally:
+        server.stop()
+
+
+def test_the_quote_a_waiting_party_was_given_stays_on_the_waitlist(
+    server: ServerProcess, browser: Open
+) -> None:
+    tablet = browser(server.base)
+    for name in ("A", "B", "C", "D"):  # the 2-tops and two 4-tops
+        tablet.walk_in(2, name)
+    for name in ("E", "F"):
+        tablet.walk_in(4, name)
+    said = tablet.walk_in(2, "Gil", "+44 7700 900123")
+    assert said == "Gil, party of 2: waitlist, place 1 — quote 23 min"  # ceil(45 * 1 / 2)
+    row = tablet.el("#queue li").text
+    assert "Gil" in row and "quoted 23 min" in row and "waited 0 min" in row
+
+
+# -- reservations ---------------------------------------------------------------------------
+
+
+def _book(server: ServerProcess, size: int, hhmm: str, name: str, phone: str = "") -> str:
+    body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": name, "phone": phone}
+    return str(api(server, "POST", "/reservations", body)["reservation_id"])
+
+
+def test_a_reservation_is_checked_in_and_one_whose_table_is_busy_is_seated_elsewhere(
+    server: ServerProcess, browser: Open
+) -> None:
+    ann = _book(server, 4, "18:15", "Ann", "+44 20 1")  # T1
+    bo = _book(server, 4, "18:15", "Bo", "+44 20 2")  # T5
+    bo_unit = next(r["unit"] for r in api(server, "GET", "/reservations")["reservations"]
+                   if r["reservation_id"] == bo)  # fmt: skip
+    api(server, "POST", "/walk-ins", {"size": 2, "party_id": "W", "name": "Wu"})
+    api(server, "POST", "/parties/W/move", {"unit": bo_unit})  # somebody sits at Bo's table
+    tablet = browser(server.base)
+    assert "Held" in tablet.table("T1") and "Ann, party of 4" in tablet.table("T1")
+    tablet.shot("reservations-before")
+
+    said = tablet.banner_after(lambda: tablet.tap_row(f'[data-reservation="{ann}"]', "Check in"))
+    assert said == "Seat Ann, party of 4 at T1"
+    tablet.wait(lambda: "Ann, party of 4" in tablet.table("T1") and "seated" in tablet.table("T1"))
+
+    said = tablet.banner_after(lambda: tablet.tap_row(f'[data-reservation="{bo}"]', "Arrived"))
+    assert said == "Bo, party of 4 marked arrived: their table stays held"
+    tablet.wait(lambda: "arrived" in tablet.el(f'[data-reservation="{bo}"]').text)
+    said = tablet.banner_after(
+        lambda: (
+            tablet.tap_row(f'[data-reservation="{bo}"]', "Seat…"),
+            tablet.choose("T6"),
+        )
+    )
+    assert said == "Bo, party of 4 seated at T6"
+    tablet.wait(lambda: "Bo, party of 4" in tablet.table("T6"))
+    tablet.wait(lambda: "seated at T6" in tablet.el(f'[data-reservation="{bo}"]').text)
+    tablet.shot("reservations-after")
+    assert tablet.errors() == []
+
+
+def test_a_check_in_at_a_busy_table_says_so_and_offers_the_free_tables(
+    server: ServerProcess, browser: Open
+) -> None:
+    cy = _book(server, 4, "18:15", "Cy")  # T1
+    api(server, "POST", "/walk-ins", {"size": 2, "party_id": "W", "name": "Wu"})
+    api(server, "POST", "/parties/W/move", {"unit": "T1"})
+    tablet = browser(server.base)
+    said = tablet.banner_after(lambda: tablet.tap_row(f'[data-reservation="{cy}"]', "Check in"))
+    assert "T1 is still taken" in said and "T5" in said
+    tablet.choose("T5")
+    tablet.wait(lambda: "Cy, party of 4" in tablet.table("T5"))
+
+
+# -- large parties -------------------------------------------------------------------------
+
+
+def test_a_party_of_eight_sits_on_t5_and_t6_drawn_joined_and_one_tap_frees_both(
+    server: ServerProcess, browser: Open
+) -> None:
+    tablet = browser(server.base)
+    assert tablet.walk_in(8, "Big") == "Seat Big, party of 8 at T5+T6"
+    joined = tablet.wait(lambda: tablet.el('#floor [data-table="T5+T6"]'), message="T5+T6")
+    assert "joined" in joined.get_attribute("class") and "Big, party of 8" in joined.text
+    assert tablet.js("return document.querySelectorAll('#floor [data-table]').length") == 5
+    tablet.shot("party-of-eight-joined")
+    said = tablet.tap_table("T5+T6", "free")
+    assert said == "T5+T6 is free. Nobody in line is due it yet."
+    tablet.wait(lambda: "Free" in tablet.table("T5") and "Free" in tablet.table("T6"))
+    assert tablet.errors() == []
+
+
+# -- live -----------------------------------------------------------------------------------
+
+
+def test_a_change_on_one_tablet_appears_on_another_within_two_seconds(
+    server: ServerProcess, browser: Open
+) -> None:
+    one, two = browser(server.base), browser(server.base, 390, 844)
+    two.wait(lambda: two.el("#live").text == "live", message="the stream open")
+    for name in ("Ida", "Jo"):
+        one.walk_in(2, name)
+        start = time.monotonic()
+        two.wait(lambda name=name: name in two.el("#floor").text, timeout=2.0, message=name)
+        assert time.monotonic() - start < 2.0
+    api(server, "POST", "/walk-ins", {"size": 6, "name": "Kit"})  # another tablet, any client
+    two.wait(lambda: "Kit, party of 6" in two.el("#floor").text, timeout=2.0, message="Kit")
+    two.shot("second-tablet-phone")
+
+
+# -- acting once ----------------------------------------------------------------------------
+
+
+def test_a_double_tap_acts_once(server: ServerProcess, browser: Open) -> None:
+    tablet = browser(server.base)
+    form = tablet.el("#walkin-form")
+    form.find_element("name", "size").clear()
+    form.find_element("name", "size").send_keys("2")
+    form.find_element("name", "name").send_keys("Twice")
+    tablet.js("const b = document.querySelector('#walkin-form button'); b.click(); b.click();")
+    tablet.wait(lambda: tablet.el("#banner").is_displayed())
+    time.sleep(0.5)
+    names = [t for t in api(server, "GET", "/board")["result"]["tables"].values() if t != "free"]
+    assert len(names) == 1
+
+
+def test_a_tap_whose_request_is_repeated_with_its_key_acts_once(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The same tap delivered twice (a retry after a lost answer) carries the same
+    Idempotency-Key; the server acts once. Needs the server's Idempotency-Key support on
+    the host write routes (a separate change): until then the booking is made twice."""
+    tablet = browser(server.base)
+    tablet.js(
+        """const send = window.fetch;
+           window.fetch = async (url, init) => {
+             if (init && init.method === 'POST') { await send(url, init); }
+             return send(url, init);
+           };"""
+    )
+    form = tablet.el("#book-form")
+    form.find_element("name", "name").send_keys("Once")
+    said = tablet.banner_after(lambda: form.find_element("css selector", "button").click())
+    assert said.startswith("Booked Once, party of 2"), said
+    booked = [r for r in api(server, "GET", "/reservations")["reservations"] if r["name"] == "Once"]
+    assert len(booked) == 1, f"the repeated request booked {len(booked)} times"
+
+
+# -- the screen -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width,height", [(768, 1024), (390, 844)], ids=["tablet", "phone"])
+def test_the_page_never_scrolls_sideways_and_its_targets_are_large(
+    server: ServerProcess, browser: Open, width: int, height: int
+) -> None:
+    _book(server, 6, "19:30", "Ann-Sophie Featherstonehaugh", "+44 20 7946 0000")
+    _book(server, 2, "18:15", "Bo")
+    for size, name in ((2, "Al"), (2, "Bea"), (4, "Cam"), (8, "Dee Large Party"), (2, "Ed")):
+        api(server, "POST", "/walk-ins", {"size": size, "name": name})
+    tablet = browser(server.base, width, height)
+    tablet.wait(lambda: "Dee Large Party" in tablet.el("#queue").text)
+    tablet.banner_after(lambda: tablet.tap_row("#queue li", "Seat…") or tablet.choose("T3"))
+    widths = tablet.js(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert widths[0] <= widths[1], widths
+    small = tablet.js(
+        """return [...document.querySelectorAll('button, input, select')]
+             .filter(e => e.offsetParent !== null)
+             .map(e => [e.textContent || e.name, e.getBoundingClientRect().height,
+                        e.getBoundingClientRect().width])
+             .filter(([, h, w]) => h < 44 || w < 44)"""
+    )
+    assert small == []
+    unlabelled = tablet.js(
+        """return [...document.querySelectorAll('input, select')]
+             .filter(e => !e.labels || e.labels.length === 0).map(e => e.name)"""
+    )
+    assert unlabelled == []
+    tablet.shot(f"busy-floor-{width}x{height}")
+    tablet.js("document.getElementById('banner').hidden = true")
+    tablet.press(lambda: tablet.el('#floor [data-table="T1"]'))
+    tablet.wait(lambda: tablet.el("#chooser").is_displayed())
+    tablet.shot(f"table-menu-{width}x{height}")
+    assert tablet.errors() == []
+
+
+def test_signing_out_forgets_the_token(server: ServerProcess, browser: Open) -> None:
+    tablet = browser(server.base)
+    tablet.driver.refresh()  # remembered: straight to the floor
+    tablet.wait(lambda: tablet.el("#floor [data-table]"))
+    tablet.el("#signout").click()
+    tablet.wait(lambda: tablet.el("#signin").is_displayed())
+    tablet.driver.refresh()
+    tablet.wait(lambda: tablet.el("#signin").is_displayed())
+    tablet.el("#token").send_keys("wrong")
+    tablet.el("#signin-form button[type=submit]").click()
+    tablet.wait(lambda: "not right" in tablet.el("#signin-error").text)
+    tablet.shot("sign-in-refused")
