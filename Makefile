@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/availability_day.py
+	$(BIN)/python bench/service_night.py
 	$(BIN)/python bench/feed_bench.py
 	$(BIN)/python bench/export_upload_bench.py
 	$(BIN)/python bench/receiver_bench.py

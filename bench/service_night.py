@@ -1,0 +1,719 @@
+"""Service-night simulation: the old booking rule against the new one (issue #11).
+
+Many seeded dinner services at Marlowe's (samples/marlowes.toml, 6 tables) and at a 40-table
+floor, each played twice on the same draws (same requests, walk-ins, no-shows, arrival
+times and dwell times), once per booking rule, by the engine itself (`HostStand.apply`,
+minute by minute, no HTTP, no SQLite):
+
+- OLD rule: a table is bookable for (at, n) unless a still-booked reservation on it is
+  within 29 minutes (`choose_unit` over `still_booked` Booking tuples, `turns=None`); seated
+  parties and turn times are ignored; the floor's `protect_reservations` is off; the host
+  has no `arrive`, only `check_in` once a minute until the reservation is no longer active.
+- NEW rule: PRODUCT.md section 3 as `DayBook.book` does it: `choose_unit` over
+  `occupied(...)` with the restaurant's turns; `protect_reservations` on; on `table busy`
+  the host marks the guests arrived and seats them at the first fitting free unit.
+
+The model (every number is a constant below or an argument):
+
+- Dinner only: minute 0 is 17:30 (open), slots every 15 minutes 17:30-21:30 (last
+  seating), close 23:00. Utilisation is table-minutes occupied during 17:30-23:00.
+- Bookings are made in the days before (no live floor yet). Requests per night are Poisson
+  around a demand level per floor: Marlowe's 30, 40 tables 200 (about 5 per table, a busy
+  night). That is where the old rule fills the book: it still books some 93% of requests,
+  but only about 70% of those asking 19:00-20:00 get the slot they asked (the peak is sold
+  out). `--demand` scales both. Requests come in random order; the asked time is normal
+  around 19:30 with sd 60 minutes, rounded to the slot grid and redrawn outside
+  17:30-21:30. Party sizes: 2 50%, 4 30%, 3 10%, 5 3.5%, 6 3.5%, 7-10 3% (0.75% each).
+  A request finds its slot through the rule's `choose_unit`; when the slot is full it
+  tries the nearest open slot within +/-30 minutes (15 before 30; a coin per request says
+  earlier or later first) and otherwise gives up.
+- 10% of booked parties never come. The others arrive at `at` plus round(N(0, 3))
+  minutes, clipped to +/-10. A booked party's wait is measured from max(arrival, at); the
+  door promise holds when it is seated within 10 minutes of that.
+- Walk-ins: Poisson at a constant rate over 17:30-21:30 (Marlowe's 2 parties an hour,
+  40 tables 14 an hour), the same size mix. The host quotes each walk-in (`quote`) before
+  `walk_in`; a walk-in quoted more than 90 minutes goes elsewhere, one that is queued waits
+  up to its quote + 30 minutes and then leaves (`leave`). Quote error = |actual wait -
+  quote| over the queued walk-ins that were seated.
+- Dwell: log-normal with median turn(n) (the restaurant's turn for the party's size) and
+  sigma `--sigma` (default 0.25: half the parties stay past their turn, 1 in 4 by more than
+  a sixth of it). The party's first table is freed when its dwell is over.
+- A booked party left standing gives up 60 minutes after max(arrival, at) (new rule: the
+  host cancels its reservation; old rule: it leaves the waitlist). Under the old rule a
+  party whose reservation became a no-show while it stood at the door is put on the
+  waitlist (a host would), counted as "no-show while present" and never as on time.
+- The host's choice for arrived guests whose table is busy (new rule), `--host`: "board"
+  (default) a fitting unit the board shows free (nobody sits there, no other reservation's
+  hold), fewest seats then floor-plan order, as `DayBook.free_units` orders them; "api" the
+  first unit `DayBook.free_units` names (nobody sits there, held or not); "turn" a unit free
+  for (now, n) by PRODUCT.md 3, chosen by `choose_unit` as a booking for now would be. The
+  engine's pass runs first at every operation, so a freed table nobody holds goes to the
+  waitlist before the host acts.
+- Once a minute the host reads the board: time's own changes (no-shows, roominess after
+  30 minutes, claims) apply as the clock's sweep would write them.
+
+Besides the targets' figures the table splits the door promise into bookings that come
+back to back (a booked meal on their table ends less than 15 minutes before `at`) and the
+others, and says what sat at the table when guests found it busy: a party past its turn
+(seated + turn <= now) or one within it (seated late itself, or a walk-in let in).
+
+Targets reported (not asserted): the door promise at least 95% under the new rule, and its
+covers within 5% of the old rule's.
+
+Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
+[--sigma 0.25] [--demand 1.0] [--host board|api|turn]` (about 15 s by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import random
+import statistics
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine import HostStand, PartyState, Rejected, errors
+from engine.floor import FloorPlan
+from feed.floor.availability import Booking, Taken, choose_unit
+from feed.service.days import occupied, still_booked
+from feed.venue.restaurant import Restaurant, load_restaurant, parse_restaurant
+
+ROOT = Path(__file__).resolve().parents[1]
+MARLOWES_FILE = ROOT / "samples" / "marlowes.toml"
+
+OPEN, LAST_SEATING, CLOSE = 0, 240, 330  # 17:30, 21:30, 23:00 in minutes of the service
+SLOT_MINUTES = 15
+SLOTS = range(OPEN, LAST_SEATING + 1, SLOT_MINUTES)
+PEAK, PEAK_SD = 120, 60.0  # demand: normal around 19:30, sd 60 minutes
+NEARBY = (15, 30)  # a full slot: try these offsets, earlier or later first
+SIZE_MIX = {2: 0.50, 4: 0.30, 3: 0.10, 5: 0.035, 6: 0.035}  # party size -> share
+SIZE_MIX |= {n: 0.03 / 4 for n in (7, 8, 9, 10)}  # large parties: 3% in all
+NO_SHOW = 0.10
+ARRIVAL_SD, ARRIVAL_CLIP = 3.0, 10
+PROMISE_MINUTES = 10
+PEAK_HOUR = range(90, 151)  # 19:00-20:00: "the old rule fills the book" is read here
+TIGHT_SLACK = 15  # a booking this close after another meal on its table is back to back
+BALK_QUOTE = 90  # a walk-in quoted more than this goes elsewhere
+WALK_IN_PATIENCE = 30  # minutes past its quote a queued walk-in still waits
+BOOKED_PATIENCE = 60  # minutes a booked party stands at the door before it leaves
+BOOKING_TS = -10_000  # bookings are made in the days before the service
+# Where the host seats arrived guests whose table is busy (new rule), fewest seats first:
+HOST_BOARD = "board"  # a fitting unit the board shows free: nobody sits there, no other hold
+HOST_API = "api"  # the first unit DayBook.free_units names: nobody sits there (holds or not)
+HOST_FREE_BY_TURN = "turn"  # a unit free for (now, n) by PRODUCT.md 3, as choose_unit picks
+HOSTS = (HOST_BOARD, HOST_API, HOST_FREE_BY_TURN)
+HARD_STOP = 24 * 60  # a guard against a loop that never ends (a long dwell is no bug)
+
+TARGET_PROMISE = 95.0
+TARGET_COVERS = 5.0  # percent below the old rule's covers at most
+
+
+# ---------------------------------------------------------------- the restaurants
+
+
+@dataclass(frozen=True)
+class Venue:
+    """A restaurant to simulate, with the demand it sees."""
+
+    name: str
+    restaurant: Restaurant
+    requests: float  # booking requests per night (Poisson mean)
+    walk_ins_per_hour: float
+
+
+def forty_tables(marlowes: dict[str, Any]) -> Restaurant:
+    """Marlowe's file with another floor: 40 tables (12 two-tops, 16 four-tops, 8 six-tops,
+    4 eight-tops) and bench/engine_bench.py's 10 combos, which seat every large party
+    (9-10 on 4+6, 2+8; 10 on 6+6, 4+8); eight-tops turn in 100 minutes."""
+    seats = [2] * 12 + [4] * 16 + [6] * 8 + [8] * 4
+    pairs = [(25, 29), (26, 30), (27, 31), (28, 32), (33, 34), (35, 36)]
+    pairs += [(11, 37), (12, 38), (23, 39), (24, 40)]
+    data = dict(marlowes)
+    data["merchant_id"] = "forty-tables"
+    data["name"] = "Forty Tables"
+    data["tables"] = [{"id": f"T{i}", "seats": s} for i, s in enumerate(seats, start=1)]
+    data["combos"] = [{"tables": [f"T{a}", f"T{b}"]} for a, b in pairs]
+    data["turn_minutes"] = {**marlowes["turn_minutes"], "8": 100}
+    return parse_restaurant(data, "bench: forty tables")
+
+
+# ---------------------------------------------------------------- one night's draws
+
+
+@dataclass(frozen=True)
+class Request:
+    """A partner booking request and, if it is booked, what its party does on the night."""
+
+    rid: str
+    slot: int
+    size: int
+    earlier_first: bool
+    shows: bool
+    offset: int  # arrival minus `at`
+    dwell_z: float  # standard normal: dwell = turn * exp(sigma * z)
+
+
+@dataclass(frozen=True)
+class WalkIn:
+    pid: str
+    minute: int
+    size: int
+    dwell_z: float
+
+
+@dataclass(frozen=True)
+class Night:
+    requests: list[Request]
+    walk_ins: list[WalkIn]
+
+
+SIZES, WEIGHTS = list(SIZE_MIX), list(SIZE_MIX.values())
+
+
+def draw_night(rng: random.Random, venue: Venue) -> Night:
+    """Everything random about one night, drawn once and played under both rules."""
+    requests: list[Request] = []
+    for i in range(poisson(rng, venue.requests)):
+        slot = -1
+        while slot not in SLOTS:
+            slot = round(rng.gauss(PEAK, PEAK_SD) / SLOT_MINUTES) * SLOT_MINUTES
+        offset = max(-ARRIVAL_CLIP, min(ARRIVAL_CLIP, round(rng.gauss(0, ARRIVAL_SD))))
+        requests.append(
+            Request(
+                rid=f"R{i}",
+                slot=slot,
+                size=rng.choices(SIZES, WEIGHTS)[0],
+                earlier_first=rng.random() < 0.5,
+                shows=rng.random() >= NO_SHOW,
+                offset=offset,
+                dwell_z=rng.gauss(0, 1),
+            )
+        )
+    walk_ins: list[WalkIn] = []
+    rate = venue.walk_ins_per_hour / 60
+    minute = rng.expovariate(rate) if rate > 0 else math.inf
+    while minute <= LAST_SEATING:
+        size = rng.choices(SIZES, WEIGHTS)[0]
+        walk_ins.append(WalkIn(f"W{len(walk_ins)}", int(minute), size, rng.gauss(0, 1)))
+        minute += rng.expovariate(rate)
+    return Night(requests, walk_ins)
+
+
+def poisson(rng: random.Random, mean: float) -> int:
+    """Arrivals of a unit-rate process in [0, mean): any mean, no underflow."""
+    count, t = 0, rng.expovariate(1.0)
+    while t < mean:
+        count += 1
+        t += rng.expovariate(1.0)
+    return count
+
+
+def asked_slots(request: Request) -> list[int]:
+    """The asked slot, then the nearest ones within +/-30 minutes, on the grid."""
+    out = [request.slot]
+    for step in NEARBY:
+        pair = (-step, step) if request.earlier_first else (step, -step)
+        out += [request.slot + d for d in pair if request.slot + d in SLOTS]
+    return out
+
+
+# ---------------------------------------------------------------- the two rules
+
+
+Chooser = Callable[[Restaurant, HostStand, dict[str, dict[str, Any]], int, int, int], str | None]
+
+
+def choose_old(
+    r: Restaurant, stand: HostStand, meta: dict[str, dict[str, Any]], ts: int, at: int, n: int
+) -> str | None:
+    """Conflict only: still-booked reservations as Booking tuples, no turns, no floor."""
+    taken: list[Booking] = still_booked(stand, ts)
+    return choose_unit(stand.floor, taken, at, n, None)
+
+
+def choose_new(
+    r: Restaurant, stand: HostStand, meta: dict[str, dict[str, Any]], ts: int, at: int, n: int
+) -> str | None:
+    """PRODUCT.md 3, as DayBook.book builds it: the occupied floor and the turns."""
+    taken: list[Taken] = occupied(r, stand, meta, ts)
+    return choose_unit(r.floor, taken, at, n, r.turns)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    choose: Chooser
+    arrive: bool  # does the host have `arrive` and `seat` for guests at a busy table?
+    protect: bool  # the floor's protect_reservations
+
+
+OLD = Rule("old", choose_old, arrive=False, protect=False)
+NEW = Rule("new", choose_new, arrive=True, protect=True)
+
+
+# ---------------------------------------------------------------- one night under one rule
+
+
+@dataclass
+class Tally:
+    """Figures of one rule on one floor, summed over nights."""
+
+    nights: int = 0
+    asked: int = 0
+    booked: int = 0
+    covers: int = 0
+    booked_covers: int = 0
+    walk_in_covers: int = 0
+    shown: int = 0
+    on_time: int = 0
+    waits: list[int] = field(default_factory=list)
+    turned_away: int = 0  # booked parties that left the door unseated
+    no_show_present: int = 0  # old rule: marked no-show while standing at the door
+    quote_errors: list[int] = field(default_factory=list)
+    walk_ins: int = 0
+    balked: int = 0
+    walked_out: int = 0
+    table_minutes: int = 0
+    capacity_minutes: int = 0
+    peak_asked: int = 0  # requests asking a slot of the peak hour, 19:00-20:00
+    peak_got: int = 0  # ... that were booked at the slot they asked
+    tight_shown: int = 0  # came, and its table has a booked meal ending < 15 min before `at`
+    tight_on_time: int = 0
+    seated_elsewhere: int = 0  # new rule: the host seated arrived guests at another unit
+    # Broken promises by what sat at the booked table when the guests came: a party past
+    # its turn, or one still inside its turn (seated late, or a walk-in the rule let in).
+    broken_overstay: int = 0
+    broken_within_turn: int = 0
+
+
+@dataclass
+class Door:
+    """A booked party that has come in and is not seated yet."""
+
+    request: Request
+    at: int
+    ready: int  # max(arrival, at): its wait starts here
+    tight: bool = False  # a booked meal on its table ends less than 15 minutes before `at`
+    arrived: bool = False  # `arrive` was applied
+    waitlisted: str | None = None  # old rule: its walk-in id once its booking expired
+    blocker_overstayed: bool | None = None  # at the first `table busy`: was it past its turn?
+
+
+@dataclass
+class Queued:
+    """A party on the waitlist: a walk-in, or (old rule) booked guests put there."""
+
+    size: int
+    since: int
+    leave_at: int
+    dwell_z: float
+    quote: int | None  # None: not a walk-in, no quote to score
+    door: Door | None = None
+
+
+class Evening:
+    """One night played under one rule, minute by minute, on a fresh host stand."""
+
+    def __init__(
+        self, venue: Venue, rule: Rule, floor: FloorPlan, sigma: float, host: str = HOST_BOARD
+    ) -> None:
+        self.r = venue.restaurant
+        self.rule = rule
+        self.sigma = sigma
+        self.host = host
+        self.stand = HostStand(floor)
+        self.meta: dict[str, dict[str, Any]] = {}
+        self.tally = Tally()
+        self.leaving: dict[int, list[str]] = {}  # minute -> first table of a party to free
+        self.seated_parties = 0
+        self.doors: dict[str, Door] = {}
+        self.queued: dict[str, Queued] = {}
+        self.units = host_units(floor)
+        self.tight: set[str] = set()
+
+    def apply(self, *operation: Any) -> Any:
+        return self.stand.apply(list(operation))
+
+    # -- the days before -----------------------------------------------------------
+
+    def book(self, night: Night) -> dict[int, list[tuple[Request, int]]]:
+        """Take the requests in order; return arrivals by minute: (request, its `at`)."""
+        arrivals: dict[int, list[tuple[Request, int]]] = {}
+        ts = BOOKING_TS
+        tally = self.tally
+        for req in night.requests:
+            ts += 1
+            tally.asked += 1
+            tally.peak_asked += req.slot in PEAK_HOUR
+            for at in asked_slots(req):
+                unit = self.rule.choose(self.r, self.stand, self.meta, ts, at, req.size)
+                if unit is None:
+                    continue
+                result = self.apply("reserve", ts, req.rid, unit, at)
+                assert result is True, f"the engine refused what availability offered: {result}"
+                self.meta[req.rid] = {"party_size": req.size}
+                tally.booked += 1
+                tally.peak_got += req.slot in PEAK_HOUR and at == req.slot
+                if req.shows:  # guests who come before the doors open wait for them
+                    arrivals.setdefault(max(OPEN, at + req.offset), []).append((req, at))
+                break
+        self.tight = self.back_to_back()
+        return arrivals
+
+    def back_to_back(self) -> set[str]:
+        """Reservations whose table has another booked meal ending < 15 minutes before them."""
+        meals: dict[str, list[tuple[int, int]]] = {}
+        booked = self.stand.reservations()
+        for res in booked:
+            end = res.at + self.r.turns[self.meta[res.id]["party_size"]]
+            for table in res.tables:
+                meals.setdefault(table, []).append((res.at, end))
+        return {
+            res.id
+            for res in booked
+            if any(
+                at < res.at and end > res.at - TIGHT_SLACK
+                for table in res.tables
+                for at, end in meals[table]
+            )
+        }
+
+    # -- the service ----------------------------------------------------------------
+
+    def serve(self, night: Night) -> Tally:
+        arrivals = self.book(night)
+        walk_ins: dict[int, list[WalkIn]] = {}
+        for w in night.walk_ins:
+            walk_ins.setdefault(w.minute, []).append(w)
+        t = OPEN
+        last_arrival = max([*arrivals, *walk_ins, OPEN])
+        while t <= last_arrival or self.doors or self.queued or self.leaving:
+            if t > HARD_STOP:
+                raise RuntimeError(f"{self.rule.name}: parties still here at minute {t}")
+            self.apply("board", t)  # the clock's sweep: no-shows, roominess, claims
+            for table in self.leaving.pop(t, []):
+                freed = self.apply("free", t, table)
+                assert isinstance(freed, list), freed
+            for req, at in arrivals.get(t, []):
+                door = Door(req, at, ready=max(t, at), tight=req.rid in self.tight)
+                self.doors[req.rid] = door
+                self.tally.shown += 1
+                self.tally.tight_shown += door.tight
+            for rid in list(self.doors):
+                self.at_the_door(t, self.doors[rid])
+            for w in walk_ins.get(t, []):
+                self.walk_in(t, w)
+            for pid in [p for p, q in self.queued.items() if q.leave_at <= t]:
+                if self.stand.parties[pid].state is PartyState.WAITING:
+                    self.apply("leave", t, pid)
+                    self.gone_from_queue(pid)
+            self.notice_seated(t)
+            t += 1
+        tally = self.tally
+        tally.nights = 1
+        tally.capacity_minutes = len(self.r.floor.tables) * (CLOSE - OPEN)
+        return tally
+
+    def at_the_door(self, t: int, door: Door) -> None:
+        rid = door.request.rid
+        if door.waitlisted is not None:
+            return  # on the waitlist now: the pass seats it or it leaves
+        result = self.apply("check_in", t, rid)
+        if not isinstance(result, Rejected):
+            self.sat(rid, t, door.request.size, door.request.dwell_z, door=door)
+            return
+        if result.code == errors.TABLE_BUSY:
+            if door.blocker_overstayed is None:
+                door.blocker_overstayed = self.overstayed(t, rid)
+            if self.rule.arrive:
+                if not door.arrived:
+                    assert self.apply("arrive", t, rid) is True
+                    door.arrived = True
+                unit = self.host_unit(t, rid, door.request.size)
+                if unit is not None:
+                    seated = self.apply("seat", t, rid, unit)
+                    assert not isinstance(seated, Rejected), seated
+                    self.tally.seated_elsewhere += 1
+                    self.sat(rid, t, door.request.size, door.request.dwell_z, door=door)
+                    return
+        elif result.code == errors.RESERVATION_NOT_ACTIVE and not self.rule.arrive:
+            # The old system expired the booking of guests standing at the door.
+            self.tally.no_show_present += 1
+            pid = rid + "/walk-in"
+            door.waitlisted = pid
+            queued = self.apply("walk_in", t, pid, door.request.size)
+            leave_at = door.ready + BOOKED_PATIENCE
+            self.queued[pid] = Queued(
+                door.request.size, t, leave_at, door.request.dwell_z, None, door
+            )
+            if isinstance(queued, str) and queued.startswith("seated"):
+                self.notice_seated(t)
+            return
+        else:
+            raise AssertionError(f"check_in {rid} at {t}: {result}")
+        if t >= door.ready + BOOKED_PATIENCE:
+            assert self.rule.arrive
+            self.apply("cancel", t, rid)
+            self.tally.turned_away += 1
+            self.broken(door)
+            del self.doors[rid]
+
+    def overstayed(self, t: int, rid: str) -> bool:
+        """Is a party sitting at `rid`'s tables past its turn (seated + turn <= now)?"""
+        reservation = self.stand.book.get(rid)
+        assert reservation is not None
+        for table in reservation.tables:
+            pid = self.stand.occupant[table]
+            if pid is None:
+                continue
+            party = self.stand.parties[pid]
+            size = party.size if party.size is not None else self.meta[pid]["party_size"]
+            assert party.seated_at is not None
+            if party.seated_at + self.r.turns[size] > t:
+                return False
+        return True
+
+    def broken(self, door: Door) -> None:
+        if door.blocker_overstayed:
+            self.tally.broken_overstay += 1
+        else:
+            self.tally.broken_within_turn += 1
+
+    def host_unit(self, t: int, rid: str, size: int) -> str | None:
+        """Where the host seats arrived guests whose own table is busy (see the docstring)."""
+        if self.host == HOST_FREE_BY_TURN:  # free for (now, n), as a booking for now is chosen
+            taken = occupied(self.r, self.stand, self.meta, t)
+            return choose_unit(self.stand.floor, taken, t, size, self.r.turns)
+        stand = self.stand
+        for _, _, unit, tables in self.units.get(size, ()):  # fewest seats, floor order
+            if any(stand.occupant[x] is not None for x in tables):
+                continue
+            if self.host == HOST_BOARD and any(
+                stand.book.holder(x, t) not in (None, rid) for x in tables
+            ):
+                continue
+            return unit
+        return None
+
+    def walk_in(self, t: int, w: WalkIn) -> None:
+        self.tally.walk_ins += 1
+        quote = self.apply("quote", t, w.size)
+        assert isinstance(quote, int), quote
+        if quote > BALK_QUOTE:
+            self.tally.balked += 1
+            return
+        result = self.apply("walk_in", t, w.pid, w.size)
+        assert isinstance(result, str), result
+        if result.startswith("seated"):
+            self.sat(w.pid, t, w.size, w.dwell_z)
+        else:
+            self.queued[w.pid] = Queued(w.size, t, t + quote + WALK_IN_PATIENCE, w.dwell_z, quote)
+
+    def notice_seated(self, t: int) -> None:
+        """Waitlisted parties the pass seated during this minute's operations."""
+        for pid in list(self.queued):
+            party = self.stand.parties[pid]
+            if party.state is PartyState.SEATED:
+                q = self.queued.pop(pid)
+                seated_at = party.seated_at
+                assert seated_at is not None
+                if q.quote is not None:
+                    self.tally.quote_errors.append(abs(seated_at - q.since - q.quote))
+                door = q.door
+                self.sat(pid, seated_at, q.size, q.dwell_z, door=door, walk_in=door is None)
+
+    def gone_from_queue(self, pid: str) -> None:
+        q = self.queued.pop(pid)
+        if q.door is not None:
+            self.tally.turned_away += 1
+            self.broken(q.door)
+            del self.doors[q.door.request.rid]
+        else:
+            self.tally.walked_out += 1
+
+    def sat(
+        self,
+        pid: str,
+        t: int,
+        size: int,
+        dwell_z: float,
+        door: Door | None = None,
+        walk_in: bool = True,
+    ) -> None:
+        """A party sat down at `t`: count it and schedule its table's freeing."""
+        tally = self.tally
+        party = self.stand.parties[pid]
+        dwell = max(1, round(self.r.turns[size] * math.exp(self.sigma * dwell_z)))
+        self.leaving.setdefault(t + dwell, []).append(party.tables[0])
+        tally.covers += size
+        start, end = max(t, OPEN), min(t + dwell, CLOSE)
+        tally.table_minutes += len(party.tables) * max(0, end - start)
+        if door is not None:
+            del self.doors[door.request.rid]
+            tally.booked_covers += size
+            wait = max(0, t - door.ready)  # guests who came early and sat early waited 0
+            tally.waits.append(wait)
+            if wait <= PROMISE_MINUTES and door.waitlisted is None:
+                tally.on_time += 1
+                tally.tight_on_time += door.tight
+            else:
+                self.broken(door)
+        elif walk_in:
+            tally.walk_in_covers += size
+
+
+def host_units(floor: FloorPlan) -> dict[int, list[tuple[int, int, str, tuple[str, ...]]]]:
+    """Party size -> the units that fit it, as (seats, order, id, tables), fewest seats
+    first (PRODUCT.md 3; the order of DayBook.free_units)."""
+    out: dict[int, list[tuple[int, int, str, tuple[str, ...]]]] = {}
+    for n in range(1, floor.max_party + 1):
+        units: list[tuple[int, int, str, tuple[str, ...]]] = []
+        if not floor.is_large(n):
+            for i, t in enumerate(floor.tables):
+                if t.smallest_party <= n <= t.seats:
+                    units.append((t.seats, i, t.id, (t.id,)))
+        else:
+            for j, c in enumerate(floor.combos):
+                if c.min_party <= n <= c.capacity:
+                    units.append((c.capacity, len(floor.tables) + j, c.id, c.tables))
+        out[n] = sorted(units)
+    return out
+
+
+# ---------------------------------------------------------------- many nights
+
+
+def add(total: Tally, one: Tally) -> None:
+    for f in dataclasses.fields(Tally):
+        value = getattr(one, f.name)
+        if isinstance(value, list):
+            getattr(total, f.name).extend(value)
+        else:
+            setattr(total, f.name, getattr(total, f.name) + value)
+
+
+def simulate(
+    venue: Venue, nights: int, seed: int, sigma: float, host: str = HOST_BOARD
+) -> dict[str, Tally]:
+    floors = {
+        OLD.name: dataclasses.replace(venue.restaurant.floor, protect_reservations=False),
+        NEW.name: dataclasses.replace(venue.restaurant.floor, protect_reservations=True),
+    }
+    totals = {rule.name: Tally() for rule in (OLD, NEW)}
+    for i in range(nights):
+        night = draw_night(random.Random(f"{seed}:{venue.name}:{i}"), venue)
+        for rule in (OLD, NEW):
+            evening = Evening(venue, rule, floors[rule.name], sigma, host)
+            add(totals[rule.name], evening.serve(night))
+    return totals
+
+
+def p95(values: Sequence[int]) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return float(ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)])
+
+
+def mean(values: Sequence[int]) -> float:
+    return statistics.fmean(values) if values else math.nan
+
+
+def report(venue: Venue, totals: dict[str, Tally], seconds: float) -> None:
+    old, new = totals[OLD.name], totals[NEW.name]
+    n = old.nights
+
+    def per_night(x: int) -> str:
+        return f"{x / n:.1f}"
+
+    def pct(a: int, b: int) -> str:
+        return f"{100 * a / b:.1f}" if b else "-"
+
+    rows: list[tuple[str, Callable[[Tally], str]]] = [
+        ("nights", lambda t: str(t.nights)),
+        ("booking requests / night", lambda t: per_night(t.asked)),
+        ("booked / asked (%)", lambda t: pct(t.booked, t.asked)),
+        ("  asked 19:00-20:00, got that slot (%)", lambda t: pct(t.peak_got, t.peak_asked)),
+        ("covers served / night", lambda t: per_night(t.covers)),
+        ("  booked covers / night", lambda t: per_night(t.booked_covers)),
+        ("  walk-in covers / night", lambda t: per_night(t.walk_in_covers)),
+        ("booked parties that came / night", lambda t: per_night(t.shown)),
+        ("door promise: seated <= 10 min (%)", lambda t: pct(t.on_time, t.shown)),
+        (
+            "  back to back (< 15 min after a meal)",
+            lambda t: f"{pct(t.tight_on_time, t.tight_shown)} of {pct(t.tight_shown, t.shown)}",
+        ),
+        (
+            "  the others",
+            lambda t: pct(t.on_time - t.tight_on_time, t.shown - t.tight_shown),
+        ),
+        ("booked wait, mean (min)", lambda t: f"{mean(t.waits):.1f}"),
+        ("booked wait, p95 (min)", lambda t: f"{p95(t.waits):.0f}"),
+        ("  broken: table's party past its turn", lambda t: str(t.broken_overstay)),
+        ("  broken: table's party within its turn", lambda t: str(t.broken_within_turn)),
+        ("  seated at another unit by the host", lambda t: str(t.seated_elsewhere)),
+        ("booked turned away at the door", lambda t: str(t.turned_away)),
+        ("booked marked no-show while present", lambda t: str(t.no_show_present)),
+        ("walk-in quote error, mean abs (min)", lambda t: f"{mean(t.quote_errors):.1f}"),
+        ("  walk-ins quoted and seated", lambda t: str(len(t.quote_errors))),
+        ("walk-ins / balked at quote / left queue", lambda t: walk_in_row(t)),
+        ("table utilisation 17:30-23:00 (%)", lambda t: pct(t.table_minutes, t.capacity_minutes)),
+    ]
+    tables = len(venue.restaurant.floor.tables)
+    print(f"\n{venue.name}: {tables} tables, {venue.requests:g} booking requests and "
+          f"{venue.walk_ins_per_hour:g} walk-ins/hour per night ({seconds:.1f} s)")  # fmt: skip
+    print(f"  {'':40s} {'old rule':>14s} {'new rule':>14s}")
+    for label, cell in rows:
+        print(f"  {label:40s} {cell(old):>14s} {cell(new):>14s}")
+    promise = 100 * new.on_time / new.shown if new.shown else math.nan
+    drop = 100 * (old.covers - new.covers) / old.covers if old.covers else math.nan
+    ok_promise = "ok" if promise >= TARGET_PROMISE else "MISSED"
+    ok_covers = "ok" if drop <= TARGET_COVERS else "MISSED"
+    print(f"  target: door promise >= {TARGET_PROMISE:.0f}% (new): {promise:.1f}%  -> {ok_promise}")
+    print(f"  target: covers within {TARGET_COVERS:.0f}% of old: {-drop:+.1f}%  -> {ok_covers}")
+
+
+def walk_in_row(t: Tally) -> str:
+    return f"{t.walk_ins}/{t.balked}/{t.walked_out}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nights", type=int, default=200, help="nights at Marlowe's")
+    parser.add_argument("--nights-40", type=int, default=50, help="nights on 40 tables")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sigma", type=float, default=0.25, help="log-normal dwell spread")
+    parser.add_argument("--demand", type=float, default=1.0, help="scale booking requests")
+    parser.add_argument(
+        "--host",
+        choices=HOSTS,
+        default=HOST_BOARD,
+        help="where the host seats arrived guests at a busy table (new rule)",
+    )
+    args = parser.parse_args()
+    with MARLOWES_FILE.open("rb") as f:
+        data = tomllib.load(f)
+    venues = [
+        (Venue("Marlowe's", load_restaurant(MARLOWES_FILE), 30 * args.demand, 2.0), args.nights),
+        (Venue("40 tables", forty_tables(data), 200 * args.demand, 14.0), args.nights_40),
+    ]
+    print(
+        f"service nights, seed {args.seed}, dwell sigma {args.sigma}, "
+        f"demand x{args.demand}, host seats arrived guests at: {args.host}"
+    )
+    for venue, nights in venues:
+        if nights <= 0:
+            continue
+        start = time.perf_counter()
+        totals = simulate(venue, nights, args.seed, args.sigma, args.host)
+        report(venue, totals, time.perf_counter() - start)
+
+
+if __name__ == "__main__":
+    main()
