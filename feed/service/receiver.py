@@ -400,30 +400,40 @@ class Receiver:
             r = book.restaurant
             return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
         day, engine_id = found
+        operation = (name, engine_id, *args)
+        act = self._operating(book, day, now, operation, {"source": "host"}, party_id)
+        return self._host_once(merchant_id, name, key, act)
+
+    @staticmethod
+    def _operating(
+        book: DayBook,
+        day: date,
+        now: datetime,
+        operation: tuple[Any, ...],
+        meta: dict[str, Any] | None,
+        named: str | None = None,
+    ) -> Callable[[Callable[[Reply], Remember] | None], tuple[Reply, bool]]:
+        """A host operation as `_host_once` runs it: applied with its reply remembered in
+        the same transaction; a refusal in words (about `named`, the id the host gave)."""
+        name, *args = operation
 
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
-            def remember(operation: list[Any], result: Result) -> list[Remember]:
-                answer = {"operation": operation, "result": json_result(result)}
+            def remember(applied: list[Any], result: Result) -> list[Remember]:
+                answer = {"operation": applied, "result": json_result(result)}
                 return [record(Reply(answer))] if record is not None else []
 
             outcome = book.operate(
-                day,
-                now,
-                name,
-                engine_id,
-                *args,
-                meta={"source": "host"},
-                remember=remember,
-                keep_rejected=False,
+                day, now, name, *args, meta=meta, remember=remember, keep_rejected=False
             )
             if isinstance(outcome, Refused):
                 return problem(outcome.code, outcome.message), False
             if isinstance(outcome.result, Rejected):
                 code = outcome.result.code
-                return problem(code, f"{name} refused: {_in_words(code, party_id, args)}"), False
+                why = code if named is None else _in_words(code, named, tuple(args[1:]))
+                return problem(code, f"{name} refused: {why}"), False
             return Reply({"operation": outcome.operation, "result": outcome.result}), True
 
-        return self._host_once(merchant_id, name, key, act)
+        return act
 
     # -- the host tablet ------------------------------------------------------------------
 
@@ -511,21 +521,7 @@ class Receiver:
             # Walk-ins are taken only while a service is open (PRODUCT.md 3).
             return problem(replies.NO_SERVICE_NOW, f"{r.name} is not serving now{_next(r, now)}")
 
-        def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
-            def remember(operation: list[Any], result: Result) -> list[Remember]:
-                answer = {"operation": operation, "result": json_result(result)}
-                return [record(Reply(answer))] if record is not None else []
-
-            outcome = book.operate(
-                day, now, name, *args, meta=meta, remember=remember, keep_rejected=False
-            )
-            if isinstance(outcome, Refused):
-                return problem(outcome.code, outcome.message), False
-            if isinstance(outcome.result, Rejected):
-                code = outcome.result.code
-                return problem(code, f"{name} refused: {code}"), False
-            return Reply({"operation": outcome.operation, "result": outcome.result}), True
-
+        act = self._operating(book, day, now, (name, *args), meta)
         return self._host_once(merchant_id, name, key, act)
 
     def host_book(
