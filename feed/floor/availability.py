@@ -16,6 +16,7 @@ conflict rule applies, the seed's reading of a booked table.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import weakref
 from bisect import bisect_left, bisect_right
@@ -69,6 +70,9 @@ class _Units:
     # blocked tables -> spots_open per size in `day_sizes`; rows are shared, never changed
     day_rows: dict[int, list[int]] = field(default_factory=dict)
     day_sizes: tuple[int, ...] = ()
+    # blocked tables per size (turns differ by size) -> spots_open per size; never changed
+    mixed_rows: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
+    mixed_sizes: tuple[int, ...] = ()
     combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
     unit_masks: dict[str, int] = field(default_factory=dict)  # table or combo id -> tables
     # live combos by the bookable tables that are in some combo (far fewer than all sets)
@@ -275,17 +279,37 @@ def day_opens_of_units(
     return _day_rows(units, spans, minutes, sizes, turns)
 
 
-def _blocked_per_slot(spans: list[_Span], minutes: list[int], turn: int) -> list[int]:
-    """The tables each slot (in order) finds not free for a party of this turn."""
-    blocked = [0] * len(minutes)
+def _blocked_per_turn(
+    spans: list[_Span], minutes: list[int], turns: Sequence[int]
+) -> dict[int, list[int]]:
+    """turn -> the tables each slot (in order) finds not free for a party of that turn.
+
+    A party of a longer turn finds everything a shorter one does blocked, and more: each
+    span's meal blocks the slots in (start - turn, end), a range that only grows to the left
+    with the turn. So each span marks its slots once, in layers by turn (the conflict
+    window and the shortest turn's range in the first), and the layers are OR-ed upwards."""
+    ordered = sorted(set(turns))
+    count = len(minutes)
+    layers = [[0] * count for _ in ordered]
+    first = layers[0]
     for mask, start, end, at in spans:
-        if turn > 0 and end > start:  # the meals overlap: start - turn < minute < end
-            for k in range(bisect_right(minutes, start - turn), bisect_left(minutes, end)):
-                blocked[k] |= mask
         if at is not None:  # the engine's conflict rule: within 29 minutes of `at`
             for k in range(bisect_left(minutes, at - WINDOW), bisect_right(minutes, at + WINDOW)):
-                blocked[k] |= mask
-    return blocked
+                first[k] |= mask
+        if end <= start:
+            continue
+        upper = bisect_left(minutes, end)  # the meals overlap: start - turn < minute < end
+        for layer, turn in zip(layers, ordered, strict=True):
+            if turn <= 0:
+                continue
+            lower = bisect_right(minutes, start - turn)
+            for k in range(lower, upper):
+                layer[k] |= mask
+            upper = min(upper, lower)
+    for below, above in itertools.pairwise(layers):
+        for k in range(count):
+            above[k] |= below[k]
+    return dict(zip(ordered, layers, strict=True))
 
 
 def _day_rows(
@@ -317,7 +341,7 @@ def _day_rows(
             today[0] = units.row_of(key_sizes)(units.all_tables)
         return [today[0]] * len(minutes)
     size_turns = [turns.get(n, 0) if turns is not None else 0 for n in key_sizes]
-    by_turn = {t: _blocked_per_slot(spans, minutes, t) for t in set(size_turns)}
+    by_turn = _blocked_per_turn(spans, minutes, size_turns)
     missing = set().union(*by_turn.values()).difference(today)
     if missing:
         make_row = units.row_of(key_sizes)
@@ -327,14 +351,21 @@ def _day_rows(
     if len(by_turn) == 1:
         return [today[mask] for mask in next(iter(by_turn.values()))]
     columns = [by_turn[t] for t in size_turns]
+    mixed = units.mixed_rows  # (blocked tables per size) -> row, shared like `today`'s
+    if len(mixed) > _OPEN_ROWS_SHARED or units.mixed_sizes != key_sizes:
+        mixed.clear()
+        units.mixed_sizes = key_sizes
     out: list[list[int]] = []
-    for k in range(len(minutes)):
-        masks = [column[k] for column in columns]
-        first = masks[0]
-        if all(m == first for m in masks):
-            out.append(today[first])
-        else:
-            out.append([today[m][i] for i, m in enumerate(masks)])
+    for masks in zip(*columns, strict=True):
+        found = mixed.get(masks)
+        if found is None:
+            first = masks[0]
+            if masks.count(first) == len(masks):
+                found = today[first]
+            else:
+                found = [today[m][i] for i, m in enumerate(masks)]
+            mixed[masks] = found
+        out.append(found)
     return out
 
 
