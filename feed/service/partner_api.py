@@ -676,10 +676,21 @@ class PartnerApi:
     # -- waitlist ----------------------------------------------------------------------------
 
     def _estimate(
-        self, book: DayBook, day: date, size: int, quote: int, now: datetime
+        self,
+        book: DayBook,
+        day: date,
+        size: int,
+        quote: int,
+        now: datetime,
+        entry_id: str | None = None,
     ) -> dict[str, Any]:
+        """A wait estimate; for an entry already waiting (`entry_id`), the parties ahead of
+        it, never itself or those behind."""
         floor = book.restaurant.floor
         queue = book.stand(day).queue()
+        ids = [p.id for p in queue]
+        if entry_id is not None and entry_id in ids:
+            queue = queue[: ids.index(entry_id)]
         if floor.is_large(size):
             ahead = sum(1 for p in queue if p.size is not None and floor.is_large(p.size))
         else:
@@ -713,8 +724,8 @@ class PartnerApi:
             return book
         r, now = book.restaurant, self.clock()
         day = calendar.in_service(r, now)
-        if day is None:
-            return Reply({"waitlist_status": "CLOSED_OTHER", "wait_estimate": []})
+        if day is None:  # a status other than OPEN: no other field
+            return Reply({"waitlist_status": "CLOSED_OTHER"})
         sizes = [
             n
             for n in dict.fromkeys(req.party_size)
@@ -724,8 +735,9 @@ class PartnerApi:
         estimates = [
             self._estimate(book, day, n, int(q), now) for n, q in zip(sizes, quotes, strict=True)
         ]
-        status = "CLOSED_NO_WAIT" if sizes and all(q == 0 for q in quotes) else "OPEN"
-        return Reply({"waitlist_status": status, "wait_estimate": estimates})
+        if sizes and all(q == 0 for q in quotes):
+            return Reply({"waitlist_status": "CLOSED_NO_WAIT"})
+        return Reply({"waitlist_status": "OPEN", "wait_estimate": estimates})
 
     def create_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
         req = parse(CreateWaitlistEntryRequest, payload)
@@ -818,16 +830,17 @@ class PartnerApi:
         return index
 
     def _waiting_party(
-        self, partner: Partner, payload: Any
+        self, partner: Partner, payload: Any, missing: str = replies.BAD_ARGUMENTS
     ) -> tuple[str, dict[str, Any], DayBook, date, Party | None] | Reply:
-        """The entry a request names: its id, index record, day and engine party."""
+        """The entry a request names: its id, index record, day and engine party. An
+        unknown entry is refused with `missing` (a delete of what does not exist is 404)."""
         req = parse(WaitlistEntryIdRequest, payload)
         if isinstance(req, Reply):
             return req
         entry_id = req.waitlist_entry_id
         index = self._entry(partner, entry_id)
         if isinstance(index, Reply):
-            return index
+            return problem(missing, f"unknown waitlist entry {entry_id!r}")
         book = self.books[str(index["merchant_id"])]
         day = date.fromisoformat(str(index["day"]))
         return entry_id, index, book, day, book.stand(day).parties.get(entry_id)
@@ -836,35 +849,57 @@ class PartnerApi:
         found = self._waiting_party(partner, payload)
         if isinstance(found, Reply):
             return found
-        _, index, book, day, party = found
+        entry_id, index, book, day, party = found
         opening = calendar.opening_instant(book.restaurant, day)
-        times: dict[str, int] = {"created_time_seconds": int(index["created_time_seconds"])}
+        created = int(index["created_time_seconds"])
+        times: dict[str, int] = {"created_time_seconds": created}
+
+        def instant(minute: int) -> int:
+            # The engine keeps whole minutes; a state is never before the entry's creation
+            # (kept to the second), which may fall inside that minute.
+            assert opening is not None
+            return max(created, int((opening + timedelta(minutes=minute)).timestamp()))
+
         state = "WAITING"
         if party is not None and opening is not None:
             if party.seated_at is not None:
                 state = "SEATED"
-                times["seated_time_seconds"] = int(
-                    (opening + timedelta(minutes=party.seated_at)).timestamp()
-                )
+                times["seated_time_seconds"] = instant(party.seated_at)
             elif party.state is PartyState.LEFT and party.ended_at is not None:
                 state = "CANCELED"
-                times["canceled_time_seconds"] = int(
-                    (opening + timedelta(minutes=party.ended_at)).timestamp()
-                )
+                times["canceled_time_seconds"] = instant(party.ended_at)
         entry: dict[str, Any] = {"waitlist_entry_state": state, "waitlist_entry_state_times": times}
         if state == "WAITING":
             now = self.clock()
             size = int(index["party_size"])
-            quote = book.peek(day, now, [["quote", size]])[0]
-            entry["wait_estimate"] = self._estimate(book, day, size, int(quote), now)
+            quote = self._own_quote(book, day, entry_id, size, now)
+            entry["wait_estimate"] = self._estimate(book, day, size, quote, now, entry_id)
         return Reply({"waitlist_entry": entry})
 
+    @staticmethod
+    def _own_quote(book: DayBook, day: date, entry_id: str, size: int, now: datetime) -> int:
+        """The quote of a waiting entry where it stands: the seed's quote for its size with
+        only the parties ahead of it waiting (itself and those behind leave, on a copy)."""
+        ids = [p.id for p in book.stand(day).queue()]
+        behind = ids[ids.index(entry_id) :] if entry_id in ids else []
+        results = book.peek(day, now, [*(["leave", pid] for pid in behind), ["quote", size]])
+        return int(results[-1])
+
     def delete_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
-        found = self._waiting_party(partner, payload)
+        found = self._waiting_party(partner, payload, missing=replies.NOT_FOUND)
         if isinstance(found, Reply):
             return found
         entry_id, _, book, day, party = found
-        if party is None or party.state is not PartyState.WAITING:
-            return Reply({})  # already gone: deleting again changes nothing
+        if party is not None and party.state in (PartyState.SEATED, PartyState.GONE):
+            # Seated (or seated and gone): nothing can be cancelled any more, and saying {}
+            # would tell the partner it was. The spec puts a business failure in the answer.
+            when = "was seated" if party.seated_at is not None else "is no longer waiting"
+            return failure(
+                "CAUSE_UNSPECIFIED",
+                f"the party {when}: a seated entry cannot be deleted",
+                "waitlist_business_logic_failure",
+            )
+        if party is None or party.state is PartyState.LEFT:
+            return Reply({})  # already cancelled: deleting again changes nothing
         book.operate(day, self.clock(), "leave", entry_id, keep_rejected=False)
         return Reply({})

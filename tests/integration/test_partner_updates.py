@@ -367,6 +367,16 @@ def test_a_partners_own_change_of_size_and_time_is_never_notified_back_to_it(
     assert outbox["dead"] == 0
 
 
+def test_a_partners_own_v3_cancel_is_never_notified_back_to_it(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    rid = partner_book(server, 2, at(TOMORROW, "18:00"))
+    cancelled = v3_update(server, {"booking_id": rid, "status": "CANCELED"})
+    assert cancelled["booking"]["status"] == "CANCELED"
+    settle(server)
+    assert notifications_for(stub, rid) == []
+
+
 def test_a_host_change_of_a_partner_booking_is_notified_with_the_fields_that_changed(
     server: ServerProcess, stub: PartnerStub
 ) -> None:

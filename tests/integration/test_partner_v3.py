@@ -947,17 +947,17 @@ def test_a_full_round_of_lookup_create_status_list_resize_and_cancel(
 def test_wait_estimates_are_closed_no_wait_when_every_size_would_be_seated_now(
     quiet: ServerProcess,
 ) -> None:
-    body = estimates(quiet, list(range(1, 11)))
-    assert body["waitlist_status"] == "CLOSED_NO_WAIT"
-    assert [e["party_size"] for e in body["wait_estimate"]] == list(range(1, 11))
-    for estimate in body["wait_estimate"]:
-        assert estimate["wait_length"]["parties_ahead_count"] == 0
-        assert estimate["waitlist_confirmation_mode"] == "WAITLIST_CONFIRMATION_MODE_SYNCHRONOUS"
+    # A status other than OPEN sets no other field (the waitlist spec).
+    assert estimates(quiet, list(range(1, 11))) == {"waitlist_status": "CLOSED_NO_WAIT"}
 
 
-def test_wait_estimates_leave_out_sizes_that_cannot_be_seated(quiet: ServerProcess) -> None:
-    body = estimates(quiet, [0, 2, 11, -1, 4])
+def test_wait_estimates_leave_out_sizes_that_cannot_be_seated(dinner: ServerProcess) -> None:
+    fill_floor(dinner)
+    body = estimates(dinner, [0, 2, 11, -1, 4])
+    assert body["waitlist_status"] == "OPEN"
     assert [e["party_size"] for e in body["wait_estimate"]] == [2, 4]
+    for estimate in body["wait_estimate"]:
+        assert estimate["waitlist_confirmation_mode"] == "WAITLIST_CONFIRMATION_MODE_SYNCHRONOUS"
 
 
 def test_wait_estimates_are_open_with_parties_ahead_and_a_later_seat_time_when_tables_are_full(
@@ -982,7 +982,7 @@ def test_wait_estimates_are_open_with_parties_ahead_and_a_later_seat_time_when_t
 
 
 def test_wait_estimates_are_closed_other_outside_opening_hours(closed: ServerProcess) -> None:
-    assert estimates(closed, [2, 4]) == {"waitlist_status": "CLOSED_OTHER", "wait_estimate": []}
+    assert estimates(closed, [2, 4]) == {"waitlist_status": "CLOSED_OTHER"}
 
 
 # -- CreateWaitlistEntry ---------------------------------------------------------------------
@@ -1080,8 +1080,8 @@ def test_a_user_whose_entry_was_deleted_may_join_again(full: ServerProcess) -> N
         ),
         ("CreateWaitlistEntry", {"merchant_id": MARLOWES, "party_size": 2}),
         ("GetWaitlistEntry", {"waitlist_entry_id": "wl-0000000000000000"}),
-        ("DeleteWaitlistEntry", {"waitlist_entry_id": "wl-0000000000000000"}),
         ("GetWaitlistEntry", {}),
+        ("DeleteWaitlistEntry", {}),
     ],
 )
 def test_waitlist_calls_with_an_unknown_merchant_or_entry_are_400(
@@ -1090,7 +1090,42 @@ def test_waitlist_calls_with_an_unknown_merchant_or_entry_are_400(
     assert_bad_arguments(post(quiet, name, body))
 
 
+def test_deleting_a_waitlist_entry_that_does_not_exist_is_404(quiet: ServerProcess) -> None:
+    reply = post(quiet, "DeleteWaitlistEntry", {"waitlist_entry_id": "wl-0000000000000000"})
+    assert reply.status_code == 404, reply.text
+    assert set(reply.json()) == {"error"}
+
+
 # -- GetWaitlistEntry and DeleteWaitlistEntry ------------------------------------------------
+
+
+def test_a_new_entry_counts_the_parties_ahead_of_it_not_itself(dinner: ServerProcess) -> None:
+    fill_floor(dinner)
+    quoted = estimates(dinner, [2])["wait_estimate"][0]["wait_length"]
+    first = join(dinner, 2)["waitlist_entry_id"]
+    second = join(dinner, 2)["waitlist_entry_id"]
+    mine = entry(dinner, first)["wait_estimate"]["wait_length"]
+    assert mine["parties_ahead_count"] == 0
+    # Its estimate is its own: what it was told before joining, not one behind itself.
+    assert mine["estimated_seat_time_range"] == quoted["estimated_seat_time_range"]
+    behind = entry(dinner, second)["wait_estimate"]["wait_length"]
+    assert behind["parties_ahead_count"] == 1
+    start = behind["estimated_seat_time_range"]["start_seconds"]
+    assert start > mine["estimated_seat_time_range"]["start_seconds"]
+
+
+def test_deleting_a_seated_entry_says_it_cannot_and_changes_nothing(
+    dinner: ServerProcess,
+) -> None:
+    tables = fill_floor(dinner)
+    entry_id = join(dinner, 2)["waitlist_entry_id"]
+    two_top = next(t for t, party in tables.items() if party == "fill-4")
+    host_post(dinner, f"/tables/{two_top}/free")
+    answer = v3(dinner, "DeleteWaitlistEntry", {"waitlist_entry_id": entry_id})
+    assert_failure(answer, "CAUSE_UNSPECIFIED", "waitlist_business_logic_failure")
+    assert "seated" in answer["waitlist_business_logic_failure"]["description"]
+    assert entry(dinner, entry_id)["waitlist_entry_state"] == "SEATED"
+    assert board(dinner)["tables"][two_top] == entry_id
 
 
 def test_a_waiting_entry_is_seated_when_a_table_is_freed(dinner: ServerProcess) -> None:
@@ -1178,3 +1213,55 @@ def test_a_partner_cannot_book_beyond_the_horizon(server: ServerProcess) -> None
     far = int((NOW + timedelta(days=50)).replace(hour=19, minute=0).timestamp())
     assert not available(server, far, 2)
     assert_failure(create(server, far, 2), "SLOT_UNAVAILABLE")
+
+
+def test_state_times_are_never_before_the_entry_was_created(tmp_path: Path) -> None:
+    # The clock stands 30 s into a minute: the entry is created then, to the second, and
+    # seated in the same minute, which the engine keeps whole.
+    with running_server(tmp_path / "hoststand.db", DINNER + timedelta(seconds=30)) as server:
+        tables = fill_floor(server)
+        entry_id = join(server, 2)["waitlist_entry_id"]
+        host_post(server, f"/tables/{next(t for t, p in tables.items() if p == 'fill-4')}/free")
+        times = entry(server, entry_id)["waitlist_entry_state_times"]
+    assert times["created_time_seconds"] == DINNER_SEC + 30
+    assert times["seated_time_seconds"] >= times["created_time_seconds"]
+
+
+@pytest.mark.parametrize(
+    "slot_change", [{"start_sec": "0"}, {"resources": {"party_size": 0}}], ids=["start", "size"]
+)
+def test_a_zero_start_or_party_size_in_update_booking_is_a_bad_argument(
+    server: ServerProcess, slot_change: dict[str, Any]
+) -> None:
+    booking_id = booked(server, sec(24, "19:00"), 2)
+    reply = post(
+        server, "UpdateBooking", {"booking": {"booking_id": booking_id, "slot": slot_change}}
+    )
+    assert_bad_arguments(reply)
+    status = v3(server, "GetBookingStatus", {"booking_id": booking_id})
+    assert status["booking_status"] == "CONFIRMED"
+
+
+def test_the_guests_request_name_and_phone_reach_the_hosts_list(server: ServerProcess) -> None:
+    body = {
+        "slot": slot(sec(24, "20:30"), 2),
+        "user_information": {
+            "user_id": new_user(),
+            "given_name": "Ada",
+            "family_name": "Lovelace",
+            "telephone": "+44 20 7946 0000",
+        },
+        "idempotency_token": new_token(),
+        "additional_request": "a table by the window, one guest in a wheelchair",
+    }
+    booking_id = v3(server, "CreateBooking", body)["booking"]["booking_id"]
+    reply = requests.get(
+        f"{server.base}{HOST}/reservations",
+        params={"date": "2026-12-24"},
+        headers=HOST_AUTH,
+        timeout=TIMEOUT,
+    )
+    rows = {row["reservation_id"]: row for row in reply.json()["reservations"]}
+    row = rows[booking_id]
+    assert (row["name"], row["phone"]) == ("Ada Lovelace", "+44 20 7946 0000")
+    assert row["notes"] == "a table by the window, one guest in a wheelchair"
