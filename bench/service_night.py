@@ -240,9 +240,18 @@ def choose_old(
 def choose_new(
     r: Restaurant, stand: HostStand, meta: dict[str, dict[str, Any]], ts: int, at: int, n: int
 ) -> str | None:
-    """PRODUCT.md 3, as DayBook.book builds it: the occupied floor and the turns."""
+    """PRODUCT.md 3, as DayBook.book builds it: the occupied floor and the turns. With
+    `--changeover C`, every meal is booked as if it lasted C minutes longer (a reset buffer
+    between parties: what it would buy, not a restaurant setting yet)."""
     taken: list[Taken] = occupied(r, stand, meta, ts)
-    return choose_unit(r.floor, taken, at, n, r.turns)
+    if not CHANGEOVER:
+        return choose_unit(r.floor, taken, at, n, r.turns)
+    padded = [Taken(t.tables, t.start, t.end + CHANGEOVER, t.at) for t in taken]
+    turns = {size: minutes + CHANGEOVER for size, minutes in r.turns.items()}
+    return choose_unit(r.floor, padded, at, n, turns)
+
+
+CHANGEOVER = 0  # minutes; set by --changeover
 
 
 @dataclass(frozen=True)
@@ -691,12 +700,17 @@ def main() -> None:
     parser.add_argument("--sigma", type=float, default=0.25, help="log-normal dwell spread")
     parser.add_argument("--demand", type=float, default=1.0, help="scale booking requests")
     parser.add_argument(
+        "--changeover", type=int, default=0, help="minutes of reset booked after each meal (new)"
+    )
+    parser.add_argument(
         "--host",
         choices=HOSTS,
         default=HOST_BOARD,
         help="where the host seats arrived guests at a busy table (new rule)",
     )
     args = parser.parse_args()
+    global CHANGEOVER
+    CHANGEOVER = args.changeover
     with MARLOWES_FILE.open("rb") as f:
         data = tomllib.load(f)
     venues = [
@@ -705,7 +719,8 @@ def main() -> None:
     ]
     print(
         f"service nights, seed {args.seed}, dwell sigma {args.sigma}, "
-        f"demand x{args.demand}, host seats arrived guests at: {args.host}"
+        f"demand x{args.demand}, host seats arrived guests at: {args.host}, "
+        f"changeover {args.changeover} min"
     )
     for venue, nights in venues:
         if nights <= 0:
