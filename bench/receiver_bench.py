@@ -40,6 +40,7 @@ import base64
 import http.client
 import json
 import multiprocessing
+import os
 import random
 import shutil
 import signal
@@ -117,8 +118,10 @@ def restaurant_toml(i: int, tables: int) -> str:
     text = SAMPLE.read_text(encoding="utf-8")
     text = text.replace('merchant_id = "marlowes-kitchen"', f'merchant_id = "bench-{i:03d}"')
     text = text.replace('name = "Marlowe\'s Kitchen"', f'name = "Bench {i:03d}"')
+    # Marlowe's tables have floor positions (x, y): the extra ones go in rows below them.
     extra = [
         f'\n[[tables]]\nid = "X{n}"\nseats = {EXTRA_SEATS[n % len(EXTRA_SEATS)]}\n'
+        f"x = {n % 6}\ny = {2 + n // 6}\n"
         for n in range(max(0, tables - 6))
     ]
     return text + "".join(extra)
@@ -156,6 +159,7 @@ def start_server(work: Path, configs: list[Path], port: int) -> subprocess.Popen
         args += ["--config", str(c)]
     args += ["--db", str(work / "bench.db"), "--settings", str(work / "server.toml")]
     args += ["--host", "127.0.0.1", "--port", str(port)]
+    args += os.environ.get("HOSTSTAND_BENCH_SERVE_ARGS", "").split()
     log = (work / "server.log").open("wb")
     server = subprocess.Popen(args, cwd=work, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60

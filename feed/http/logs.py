@@ -8,8 +8,11 @@ everything else (uvicorn, the database drivers) at WARNING and above only.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
+import logging.handlers
+import queue
 import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -43,6 +46,8 @@ class TextFormatter(logging.Formatter):
         line = " ".join(parts)
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
+        elif record.exc_text:  # formatted before it was handed to the writer thread
+            line += "\n" + record.exc_text
         return line
 
 
@@ -61,16 +66,53 @@ class JsonFormatter(logging.Formatter):
                 line[key] = value
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            line["exception"] = record.exc_text
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+class _Deferred(logging.handlers.QueueHandler):
+    """Hands records to the writer thread as they are: formatting and the write happen
+    there, not on the event loop (a line per request, formatted and written in the request,
+    halved the bookings a server answered per second)."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        if record.exc_info:  # a traceback is formatted here, while it is at hand
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        return record
+
+
+_listener: logging.handlers.QueueListener | None = None
+
+
 def configure(fmt: str = "text", level: str = "info", stream: TextIO | None = None) -> None:
-    """Send every log record to `stream` (stderr) in `fmt`; ours from `level` up."""
+    """Send every log record to `stream` (stderr) in `fmt`, written by a thread of its own;
+    ours from `level` up. The thread drains and stops at exit."""
+    global _listener
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    if _listener is not None:
+        _listener.stop()
+    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    _listener = logging.handlers.QueueListener(records, handler)
+    _listener.start()
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
-    root.addHandler(handler)
+    root.addHandler(_Deferred(records))
     root.setLevel(logging.WARNING)
     logging.getLogger("hoststand").setLevel(level.upper())
+
+
+def flush() -> None:
+    """Wait until every record logged so far is written (a test reading the log, an exit)."""
+    if _listener is not None:
+        _listener.stop()  # writes what is queued, then ends the thread
+        _listener.start()
+
+
+@atexit.register
+def _drain() -> None:
+    if _listener is not None:
+        _listener.stop()
