@@ -479,6 +479,8 @@ def serve_command(
     settings' [export]; sends partners booking notifications and availability replaces.
     Every accepted change is committed to the database before it is acknowledged.
     Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first), exit status 0.
+    SIGHUP (or POST /api/v1/admin/reload with the settings' admin_token) reloads the
+    --config files: all valid, applied; else refused with every problem in the log.
     Exit status 3 when it cannot listen on --host/--port (before anything is exported).
     """
     from feed.http.serving import build, listen, serve
@@ -499,7 +501,8 @@ def serve_command(
     store = obj.store(db)
     clock = (lambda: obj.now) if obj.pinned else real_now
     staging = Path(settings.export.staging or ("hoststand.feeds" if is_url(db) else f"{db}.feeds"))
-    app = build(restaurants, store, settings, clock, staging, export=export)
+    paths = [Path(p) for p in config_paths]
+    app = build(restaurants, store, settings, clock, staging, export=export, config_paths=paths)
     names = ", ".join(r.merchant_id for r in restaurants)
     click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {redact(db)})")
     click.echo(f"  health: curl http://{host}:{port}/healthz  (and /readyz, /metrics)")

@@ -126,6 +126,11 @@ class ReservationRow(BaseModel):
     notes: str
     source: str
     seated_at: str | None = Field(description="The unit where the party sits, once seated")
+    attention: str | None = Field(
+        default=None,
+        description='Why it no longer fits the rules since a reload ("no longer fits: table T7'
+        ' removed"); kept, never cancelled: for the host to sort out',
+    )
 
 
 class ReservationList(BaseModel):
