@@ -63,35 +63,35 @@ def _matches(expected: str | None, given: str | None) -> bool:
 
 
 def register(app: FastAPI, receiver: Receiver, reloader: Reloader | None) -> None:
-    """Add the admin reload (when the server has files to reload) and the attention list."""
+    """Add the admin reload (404 without a `reloader`) and the attention list."""
     routes = APIRouter()
     unauthorized = problem(replies.UNAUTHORIZED, "missing or wrong bearer token")
 
-    if reloader is not None:
-
-        @routes.post(
-            "/api/v1/admin/reload",
-            tags=["admin"],
-            response_model=Reloaded,
-            responses={401: {}, 422: {"description": "refused, with every problem"}},
-        )
-        async def reload(authorization: Auth = None) -> JSONResponse:
-            """Read every restaurant file again: all valid, the new configuration is applied
-            (partners are sent replaces of the days ahead; bookings that no longer fit are
-            listed, never cancelled); any problem, nothing changes and every problem is
-            listed. Runs on the event loop in one step: a request sees old or new."""
-            if not _matches(receiver.settings.admin_token, _bearer(authorization)):
-                return send(unauthorized)
-            outcome = reloader.reload()
-            if not outcome.applied:
-                body = error_body(
-                    replies.INVALID_CONFIGURATION,
-                    f"reload refused ({len(outcome.problems)} problem(s)); the running"
-                    " configuration is kept",
-                )
-                body["error"]["problems"] = list(outcome.problems)
-                return send(Reply(body))
-            return send(Reply(outcome.body()))
+    @routes.post(
+        "/api/v1/admin/reload",
+        tags=["admin"],
+        response_model=Reloaded,
+        responses={401: {}, 404: {}, 422: {"description": "refused, with every problem"}},
+    )
+    async def reload(authorization: Auth = None) -> JSONResponse:
+        """Read every restaurant file again: all valid, the new configuration is applied
+        (partners are sent replaces of the days ahead; bookings that no longer fit are
+        listed, never cancelled); any problem, nothing changes and every problem is
+        listed. Runs on the event loop in one step: a request sees old or new."""
+        if not _matches(receiver.settings.admin_token, _bearer(authorization)):
+            return send(unauthorized)
+        if reloader is None:  # an app built without the files (a test's, in process)
+            return send(problem(replies.NOT_FOUND, "this server has no restaurant files"))
+        outcome = reloader.reload()
+        if not outcome.applied:
+            body = error_body(
+                replies.INVALID_CONFIGURATION,
+                f"reload refused ({len(outcome.problems)} problem(s)); the running"
+                " configuration is kept",
+            )
+            body["error"]["problems"] = list(outcome.problems)
+            return send(Reply(body))
+        return send(Reply(outcome.body()))
 
     @routes.get(
         "/api/v1/restaurants/{merchant_id}/attention",

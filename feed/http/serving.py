@@ -28,7 +28,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from feed.files.scheduler import ExportScheduler
-from feed.http import admin, health, logs, tablet
+from feed.http import health, logs, tablet
 from feed.http.hotpaths import ASGIApp
 from feed.http.metrics import Metrics
 from feed.http.observe import Observed
@@ -209,8 +209,7 @@ def build(
             hangup.close()
             background.close()
 
-    app = create_app(receiver, lifespan=lifespan)
-    admin.register(app, receiver, reloader)
+    app = create_app(receiver, lifespan=lifespan, reloader=reloader)
     app.include_router(health.metrics_router(metrics))
     readiness: health.Readiness = app.state.readiness
     hot = hot_app(app, receiver)

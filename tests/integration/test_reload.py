@@ -49,7 +49,10 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
         'basic_password = "sample-basic-password"\n',
         'basic_password = "sample-basic-password"\nnotify_url = "http://127.0.0.1:9/"\n',
     )
-    settings.write_text(f'admin_token = "{ADMIN_TOKEN}"\n' + text, encoding="utf-8")
+    text = text.replace(
+        'admin_token = "sample-admin-token-change-me"', f'admin_token = "{ADMIN_TOKEN}"'
+    )
+    settings.write_text(text, encoding="utf-8")
     return restaurant, settings
 
 
