@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -25,7 +26,9 @@ from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.hostcli import host_group
 from feed.service.days import Applied, Cell, DayBook
+from feed.settings import SETTINGS_KEYS, settings_problems
 from feed.venue import calendar
+from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
 from store import is_url, open_store, redact
 from store.log import LogStore, StoreError
@@ -239,6 +242,55 @@ def reserve_command(
     click.echo(f"booked {booking_id}: party of {party_size} at {when}, table {unit}")
 
 
+@main.command("check")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--settings",
+    "settings_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A settings file to check as such, whatever its keys (repeatable).",
+)
+def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> None:
+    """Check restaurant and settings files, as `serve` and its reload would read them.
+
+    A FILE whose top-level keys are all settings keys ([[partners]], [[hosts]], [export],
+    [health], admin_token) is checked as a settings file; any other as a restaurant file
+    (or pass --settings FILE). Prints every problem on its own line on stderr ("file:
+    field: reason"), and across the restaurant files, two with the same merchant_id.
+    Prints "FILE: ok (...)" on stdout for each good file. Exit status 2 when any file has
+    a problem, else 0.
+    """
+    if not files and not settings_paths:
+        fail("name the files to check, e.g. hoststand check samples/*.toml")
+    restaurant_files = [f for f in files if not _looks_like_settings(f)]
+    settings_files = [f for f in files if f not in restaurant_files] + list(settings_paths)
+    checked = check_restaurant_files(restaurant_files)
+    problems = list(checked.problems)
+    for path, r in checked.restaurants:
+        if not any(line.startswith(f"{path}: ") for line in checked.problems):
+            click.echo(f"{path}: ok (restaurant {r.merchant_id}, {len(r.floor.tables)} tables)")
+    for path in settings_files:
+        found = settings_problems(path)
+        problems += found
+        if not found:
+            click.echo(f"{path}: ok (settings)")
+    for line in problems:
+        click.echo(line, err=True)
+    if problems:
+        bad = len({line.split(": ", 1)[0] for line in problems})
+        fail(f"{len(problems)} problem(s) in {bad} file(s)")
+
+
+def _looks_like_settings(path: Path) -> bool:
+    """A file is a settings file when it has top-level keys and all are settings keys."""
+    try:
+        keys = set(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False  # reported as the restaurant file it then is assumed to be
+    return bool(keys) and keys <= SETTINGS_KEYS
+
+
 main.add_command(host_group)  # hoststand host board|walk-in|free|...: feed/hostcli.py
 
 
@@ -427,6 +479,8 @@ def serve_command(
     settings' [export]; sends partners booking notifications and availability replaces.
     Every accepted change is committed to the database before it is acknowledged.
     Stops cleanly on SIGTERM or Ctrl-C (requests in flight finish first), exit status 0.
+    SIGHUP (or POST /api/v1/admin/reload with the settings' admin_token) reloads the
+    --config files: all valid, applied; else refused with every problem in the log.
     Exit status 3 when it cannot listen on --host/--port (before anything is exported).
     """
     from feed.http.serving import build, listen, serve
@@ -447,7 +501,8 @@ def serve_command(
     store = obj.store(db)
     clock = (lambda: obj.now) if obj.pinned else real_now
     staging = Path(settings.export.staging or ("hoststand.feeds" if is_url(db) else f"{db}.feeds"))
-    app = build(restaurants, store, settings, clock, staging, export=export)
+    paths = [Path(p) for p in config_paths]
+    app = build(restaurants, store, settings, clock, staging, export=export, config_paths=paths)
     names = ", ".join(r.merchant_id for r in restaurants)
     click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {redact(db)})")
     click.echo(f"  health: curl http://{host}:{port}/healthz  (and /readyz, /metrics)")

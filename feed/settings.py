@@ -1,7 +1,8 @@
-"""Server settings: the partners that may call us and the host tablets' tokens.
+"""Server settings: the partners that may call us, the host tablets' tokens, the admin token.
 
 Secrets come from the environment (HOSTSTAND_PARTNER_SECRET_<ID>, HOSTSTAND_HOST_TOKEN_<ID>,
-HOSTSTAND_PARTNER_PASSWORD_<ID>) or from the file; files in the repo carry sample secrets only.
+HOSTSTAND_PARTNER_PASSWORD_<ID>, HOSTSTAND_ADMIN_TOKEN) or from the file; files in the repo
+carry sample secrets only.
 pydantic stays here: `load_settings` turns the file into plain values.
 """
 
@@ -68,6 +69,8 @@ class _HealthModel(_Strict):
 
 
 class _SettingsModel(_Strict):
+    # The operator's bearer token for /api/v1/admin/... (a reload); none: no admin routes.
+    admin_token: str | None = Field(default=None, min_length=16)
     partners: list[_PartnerModel] = []
     hosts: list[_HostModel] = []
     export: _ExportModel = _ExportModel()
@@ -123,6 +126,11 @@ class Settings:
     host_tokens: Mapping[str, str] = field(default_factory=dict)  # merchant_id -> token
     export: ExportSettings = ExportSettings()
     health: HealthSettings = HealthSettings()
+    admin_token: str | None = None  # bearer token of the admin routes (reload)
+
+
+ADMIN_TOKEN_ENV = "HOSTSTAND_ADMIN_TOKEN"
+SETTINGS_KEYS = frozenset(_SettingsModel.model_fields)  # a file with these is a settings file
 
 
 def env_name(prefix: str, ident: str) -> str:
@@ -146,10 +154,11 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise SettingsError(f"{path}: {where}: {first['msg']}") from None
+    problems = _cross_field(model, path)
+    if problems:
+        raise SettingsError(problems[0])
     partners: dict[str, Partner] = {}
     for p in model.partners:
-        if p.id in partners:
-            raise SettingsError(f"{path}: partners: {p.id} is listed twice")
         partners[p.id] = Partner(
             id=p.id,
             secret=env.get(env_name("HOSTSTAND_PARTNER_SECRET_", p.id), p.secret),
@@ -165,12 +174,7 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         if token:
             tokens[h.merchant_id] = token
     destinations: list[Destination] = []
-    for i, d in enumerate(model.export.destinations):
-        where = f"{path}: export.destinations[{i}]"
-        if d.kind == "directory" and not d.path:
-            raise SettingsError(f"{where}.path: a directory destination needs a path")
-        if d.kind == "http" and not d.url:
-            raise SettingsError(f"{where}.url: an http destination needs a url")
+    for d in model.export.destinations:
         value = env.get(d.auth_value_env, d.auth_value) if d.auth_value_env else d.auth_value
         headers = {d.auth_header: value} if value else {}
         destinations.append(Destination(d.kind, d.path, d.url, d.method, headers))
@@ -186,4 +190,45 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         e.coalesce_seconds,
     )
     health = HealthSettings(model.health.max_backlog_seconds)
-    return Settings(partners=partners, host_tokens=tokens, export=export, health=health)
+    admin = env.get(ADMIN_TOKEN_ENV, model.admin_token) or None
+    return Settings(
+        partners=partners, host_tokens=tokens, export=export, health=health, admin_token=admin
+    )
+
+
+def settings_problems(path: Path) -> list[str]:
+    """Every problem of a settings file, one line each ("file: field: reason"); none: it
+    loads. `load_settings` stops at the first; `hoststand check` wants them all."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [f"{path}: no such file"]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{path}: cannot read the file ({exc})"]
+    except tomllib.TOMLDecodeError as exc:
+        return [f"{path}: not valid TOML ({exc})"]
+    try:
+        _SettingsModel.model_validate(data)
+    except ValidationError as exc:
+        return [
+            f"{path}: {'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        ]
+    return _cross_field(_SettingsModel.model_validate(data), path)
+
+
+def _cross_field(model: _SettingsModel, path: Path | None) -> list[str]:
+    """The problems the schema alone does not catch, in the file's order."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for p in model.partners:
+        if p.id in seen:
+            problems.append(f"{path}: partners: {p.id} is listed twice")
+        seen.add(p.id)
+    for i, d in enumerate(model.export.destinations):
+        where = f"{path}: export.destinations[{i}]"
+        if d.kind == "directory" and not d.path:
+            problems.append(f"{where}.path: a directory destination needs a path")
+        if d.kind == "http" and not d.url:
+            problems.append(f"{where}.url: an http destination needs a url")
+    return problems

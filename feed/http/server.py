@@ -20,11 +20,12 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from feed.http import health, statuses, tablet, v3
+from feed.http import admin, health, statuses, tablet, v3
 from feed.http.hotpaths import HotPaths, Route, busy, too_large
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
 from feed.service import bodies
+from feed.service.config_reload import Reloader
 from feed.service.days import new_booking_id
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import (
@@ -126,6 +127,11 @@ class ReservationRow(BaseModel):
     notes: str
     source: str
     seated_at: str | None = Field(description="The unit where the party sits, once seated")
+    attention: str | None = Field(
+        default=None,
+        description='Why it no longer fits the rules since a reload ("no longer fits: table T7'
+        ' removed"); kept, never cancelled: for the host to sort out',
+    )
 
 
 class ReservationList(BaseModel):
@@ -296,7 +302,9 @@ def _docs(app: FastAPI) -> None:
         return Response(content, media_type=media_type, headers=headers)
 
 
-def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
+def create_app(
+    receiver: Receiver, lifespan: Any = None, reloader: Reloader | None = None
+) -> FastAPI:
     app = FastAPI(
         lifespan=lifespan,
         title="Host Stand receiver",
@@ -335,6 +343,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
     app.state.partner_api = PartnerApi(receiver.books, receiver.store, receiver.clock)
     app.include_router(v3.router(app.state.partner_api, receiver.settings))
     tablet.register(app, receiver)  # the host's page, its floor document and event stream
+    admin.register(app, receiver, reloader)  # the operator's reload, the host's attention list
 
     app.state.readiness = health.Readiness()  # moved along by feed.http.serving's lifespan
     app.include_router(health.readiness_router(receiver.store, app.state.readiness))

@@ -10,9 +10,11 @@ a store take turns at the sweep: each interval's is done by one of them (store.t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -32,6 +34,7 @@ from feed.http.metrics import Metrics
 from feed.http.observe import Observed
 from feed.http.server import create_app, hot_app
 from feed.push.outbox import OutboxSender
+from feed.service.config_reload import Reloader
 from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
@@ -175,9 +178,12 @@ def build(
     staging: Path,
     *,
     export: bool = True,
+    config_paths: Sequence[Path] = (),
 ) -> Observed:
     """The app `serve` runs: FastAPI behind the hot paths (feed.http.hotpaths), every
-    request observed (feed.http.observe), with /metrics and /readyz."""
+    request observed (feed.http.observe), with /metrics and /readyz. With `config_paths`
+    (the files `restaurants` were read from), SIGHUP and POST /api/v1/admin/reload
+    reload them (feed.service.config_reload)."""
     metrics = Metrics(store, settings.partners)
     events = Events([metrics])
     receiver = Receiver(
@@ -189,18 +195,21 @@ def build(
         events,
     )
     background = Background(receiver, restaurants, settings, staging, export=export)
+    reloader = _reloader(config_paths, receiver, background)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         background.start()
+        hangup = _on_sighup(reloader)
         app.state.readiness.serving()
         try:
             yield
         finally:
             app.state.readiness.stopping()
+            hangup.close()
             background.close()
 
-    app = create_app(receiver, lifespan=lifespan)
+    app = create_app(receiver, lifespan=lifespan, reloader=reloader)
     app.include_router(health.metrics_router(metrics))
     readiness: health.Readiness = app.state.readiness
     hot = hot_app(app, receiver)
@@ -214,6 +223,40 @@ def build(
         partners=settings.partners,
         merchants=receiver.books,
     )
+
+
+def _reloader(paths: Sequence[Path], receiver: Receiver, background: Background) -> Reloader | None:
+    """The reload of `paths`; the export schedule follows the new restaurants too."""
+    if not paths:
+        return None
+
+    def schedule(restaurants: list[Restaurant]) -> None:
+        if background.scheduler is not None:
+            background.scheduler.restaurants = restaurants  # read once per run: swapped whole
+
+    return Reloader(paths, receiver, on_reload=[schedule])
+
+
+@contextlib.contextmanager
+def _sighup_handler(reloader: Reloader) -> Iterator[None]:
+    """SIGHUP reloads on the event loop, between requests (never inside one)."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGHUP, reloader.reload_and_log)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (a test)
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGHUP)
+
+
+def _on_sighup(reloader: Reloader | None) -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    if reloader is not None:
+        stack.enter_context(_sighup_handler(reloader))
+    return stack
 
 
 class GracefulServer(uvicorn.Server):

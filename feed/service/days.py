@@ -199,6 +199,17 @@ class DayBook:
         self._grids: dict[date, tuple[tuple[int, int], dict[int, list[int]]]] = {}
         # Server threads share a DayBook; the cached states are not safe to change concurrently.
         self._lock = threading.RLock()
+        self.generation = 0  # moves with each new configuration (reconfigure)
+
+    def reconfigure(self, restaurant: Restaurant) -> None:
+        """Go on with a new configuration of the same restaurant (a reload). The replayed
+        days and grids were worked out with the old floor, hours and turns: dropped, so the
+        next reader replays the logs (unchanged, nothing dropped) under the new ones."""
+        with self._lock:
+            self.restaurant = restaurant
+            self._days.clear()
+            self._grids.clear()
+            self.generation += 1
 
     # -- state --------------------------------------------------------------------
 

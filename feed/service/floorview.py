@@ -19,7 +19,8 @@ from feed.service.days import DayBook
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 
-Stamp = tuple[int, int]  # (log length, minute): the floor changes only when one of them does
+# (log length, minute, configuration): the floor changes only when one of them does
+Stamp = tuple[int, int, int]
 VIEWS_KEPT = 16  # documents kept per restaurant (days x stamps; tablets all ask the latest)
 
 
@@ -39,6 +40,7 @@ class _QuotesGiven:
     stand: HostStand
     next_seq: int = 0
     given: dict[str, int] = field(default_factory=dict)
+    generation: int = 0  # the DayBook's configuration it was replayed under
 
     def catch_up(self, book: DayBook, day: date) -> None:
         merchant = book.restaurant.merchant_id
@@ -63,7 +65,7 @@ class FloorViews:
 
     def stamp(self, day: date, now: datetime) -> Stamp:
         """Changes whenever the floor document would (a new entry, or the next minute)."""
-        return self.book.length(day), self.book.minute(day, now)
+        return self.book.length(day), self.book.minute(day, now), self.book.generation
 
     def floor(self, day: date, now: datetime) -> dict[str, Any]:
         stamp = self.stamp(day, now)
@@ -72,8 +74,12 @@ class FloorViews:
             if cached is not None:
                 return cached
             quotes = self._quotes.get(day)
+            if quotes is not None and quotes.generation != self.book.generation:
+                quotes = None  # quotes given on the old floor: start again on the new one
             if quotes is None:
-                quotes = self._quotes[day] = _QuotesGiven(HostStand(self.book.restaurant.floor))
+                quotes = self._quotes[day] = _QuotesGiven(
+                    HostStand(self.book.restaurant.floor), generation=self.book.generation
+                )
             quotes.catch_up(self.book, day)
             doc = build(self.book, day, now, quotes.given)
             if len(self._docs) >= VIEWS_KEPT:

@@ -22,6 +22,7 @@ from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
 from feed.clock import check_day, parse_instant, real_now
 from feed.service import bodies, replies
+from feed.service.attention import Attention
 from feed.service.days import (
     BAD_PARTY_SIZE,
     BOOKING_SCOPE,
@@ -173,6 +174,7 @@ class Receiver:
         self.clock = clock
         self.events = events or Events()
         self.books = {r.merchant_id: DayBook(store, r, notifier, self.events) for r in restaurants}
+        self.attention = Attention()  # bookings a reload left outside the rules (config_reload)
 
     # -- partner webhooks -----------------------------------------------------------------
 
@@ -674,4 +676,37 @@ class Receiver:
                     },
                 )
         rows = [row for _, row in sorted(latest.values(), key=lambda one: one[0])]
+        rows = self._with_attention(merchant_id, day, rows)
         return Reply({"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows})
+
+    def _with_attention(
+        self, merchant_id: str, day: date, rows: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Each row with `attention` (why it no longer fits the rules, or None), and the
+        bookings the day's replay no longer shows (their table was removed) after them."""
+        misfits = self.attention.on(merchant_id, day)
+        for row in rows:
+            found = misfits.get(row["reservation_id"])
+            row["attention"] = found.attention if found is not None else None
+        listed = {row["reservation_id"] for row in rows}
+        tz = self.books[merchant_id].restaurant.tz
+        for m in misfits.values():
+            if m.booking_id not in listed:
+                shown = m.row(tz)
+                rows.append(
+                    {
+                        "reservation_id": m.booking_id,
+                        "unit": m.unit,
+                        "tables": unit_tables(m.unit),
+                        "start": shown["start"],
+                        "status": "booked",
+                        "party_size": m.party_size,
+                        "name": m.name,
+                        "phone": "",
+                        "notes": "",
+                        "source": "",
+                        "seated_at": None,
+                        "attention": m.attention,
+                    }
+                )
+        return rows

@@ -24,6 +24,7 @@ NO_SERVICE_TODAY = "no service today"
 NO_SERVICE_NOW = "no service now"  # a walk-in between services
 UNAVAILABLE = "unavailable"
 BAD_ARGUMENTS = "bad arguments"  # the partner protocol's 400: unknown merchant, slot, booking
+INVALID_CONFIGURATION = "invalid configuration"  # a reload refused: the files have problems
 
 
 @dataclass(frozen=True)

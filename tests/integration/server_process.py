@@ -94,11 +94,12 @@ def start_server(
     settings: Path = SETTINGS,
     extra: Sequence[str] = (),
     port: int | None = None,
+    configs: Sequence[Path] = CONFIGS,
 ) -> ServerProcess:
     """Start the server on `db` (an SQLite file or a PostgreSQL URL) and return once
     /healthz answers (or fail with its output). It runs in `workdir`, by default the SQLite
     file's directory; a URL needs one. `settings` defaults to the sample settings; `extra`:
-    more `serve` options (--log-format json)."""
+    more `serve` options (--log-format json); `configs`: the restaurant files."""
     port = port or free_port()  # an earlier server's port: a page open on it reconnects
     if workdir is None:
         if not isinstance(db, Path):
@@ -107,7 +108,7 @@ def start_server(
     stem = db.stem if isinstance(db, Path) else "hoststand"
     log = log or workdir / f"{stem}-server-{port}.log"
     args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
-    for config in CONFIGS:
+    for config in configs:
         args += ["--config", str(config)]
     args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
     args += ["--port", str(port), *extra]

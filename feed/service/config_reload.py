@@ -1,0 +1,242 @@
+"""A running server's reload of its restaurant files: all of them valid, or none applied.
+
+A reload reads every file `serve` was given. Any problem (a file's own, two files with one
+merchant_id, a restaurant added or removed, an opening moved on a day whose log has
+entries) refuses it whole, with every problem, and the running configuration stays. Else
+each changed restaurant's DayBook goes on under its new Restaurant (its replayed days are
+dropped and replayed again under the new floor and hours), the bookings that no longer fit
+are listed for the host (never cancelled), and partners are sent an availability replace
+of every day ahead. The swap is done by the caller's thread in one step under a lock: on
+the event loop, no request sees part old, part new.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from engine.holds import ReservationStatus
+from feed.service.attention import Attention, Misfit, reasons
+from feed.service.days import DayBook
+from feed.service.receiver import Receiver
+from feed.venue import calendar
+from feed.venue.files import check_restaurant_files
+from feed.venue.restaurant import Restaurant
+from store.log import OutboxMessage
+
+log = logging.getLogger("hoststand.reload")
+
+
+@dataclass(frozen=True)
+class ReloadOutcome:
+    """What a reload did: refused with its problems, or applied."""
+
+    problems: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()  # merchant ids whose configuration changed
+    unchanged: tuple[str, ...] = ()
+    replaces: int = 0  # availability replace messages queued for partners
+    attention: tuple[dict[str, Any], ...] = ()  # every booking that no longer fits
+
+    @property
+    def applied(self) -> bool:
+        return not self.problems
+
+    def body(self) -> dict[str, Any]:
+        """The answer of an applied reload (a refusal is an error with its problems)."""
+        return {
+            "status": "reloaded",
+            "changed": list(self.changed),
+            "unchanged": list(self.unchanged),
+            "replaces_queued": self.replaces,
+            "attention": list(self.attention),
+        }
+
+
+class Reloader:
+    """Reloads the restaurant files of one running server into its Receiver's DayBooks.
+
+    `on_reload` hears the new restaurants (in the files' order) once they are in place:
+    what holds restaurants outside the DayBooks (the export schedule) follows them there.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        receiver: Receiver,
+        on_reload: Sequence[Callable[[list[Restaurant]], None]] = (),
+    ) -> None:
+        self.paths = list(paths)
+        self.receiver = receiver
+        self.on_reload = list(on_reload)
+        self._lock = threading.Lock()
+
+    def reload(self) -> ReloadOutcome:
+        with self._lock:
+            return self._reload()
+
+    def reload_and_log(self) -> ReloadOutcome | None:
+        """A reload asked for by SIGHUP: its outcome, every problem on its own line, in the
+        log (nobody is waiting for an answer); None when it failed (a bug, a store down)."""
+        try:
+            outcome = self.reload()
+        except Exception:
+            log.exception("reload failed; the running configuration is kept")
+            return None
+        if not outcome.applied:
+            log.warning("reload refused; the running configuration is kept")
+            for line in outcome.problems:
+                log.warning("reload refused: %s", line)
+        else:
+            log.info(
+                "reloaded: changed %s, unchanged %s, %d replace(s) queued, %d booking(s) need"
+                " attention",
+                ",".join(outcome.changed) or "-",
+                ",".join(outcome.unchanged) or "-",
+                outcome.replaces,
+                len(outcome.attention),
+            )
+            for row in outcome.attention:
+                log.warning(
+                    "needs attention: %s %s %s", row["merchant_id"], row["reservation_id"],
+                    row["attention"],
+                )  # fmt: skip
+        return outcome
+
+    def _reload(self) -> ReloadOutcome:
+        checked = check_restaurant_files(self.paths)
+        if not checked.ok:
+            return ReloadOutcome(problems=checked.problems)
+        books = self.receiver.books
+        by_merchant = {r.merchant_id: (path, r) for path, r in checked.restaurants}
+        problems = [
+            f"{path}: merchant_id: {m!r} is not served by this server"
+            " (adding a restaurant needs a restart)"
+            for m, (path, _r) in by_merchant.items()
+            if m not in books
+        ] + [
+            f"{m}: no file given to serve holds this restaurant any more"
+            " (removing a restaurant needs a restart)"
+            for m in books
+            if m not in by_merchant
+        ]
+        if problems:
+            return ReloadOutcome(problems=tuple(problems))
+        now = self.receiver.clock()
+        changed: list[tuple[DayBook, Restaurant, list[date]]] = []
+        misfits: dict[str, list[Misfit]] = {}
+        for m, (path, new) in by_merchant.items():
+            book = books[m]
+            if book.restaurant == new:
+                continue
+            days = _days_ahead(book.restaurant, new, now)
+            problems += _moved_openings(book, path, new, days)
+            misfits[m] = _misfits(book, new, days, self.receiver.attention)
+            changed.append((book, new, days))
+        if problems:
+            return ReloadOutcome(problems=tuple(problems))
+        for book, new, _days in changed:  # the swap: each book in one step, under its lock
+            book.reconfigure(new)
+        for m, found in misfits.items():
+            self.receiver.attention.replace(m, found)
+        restaurants = [r for _path, r in checked.restaurants]
+        for listener in self.on_reload:
+            listener(restaurants)
+        replaces = _queue_replaces(self.receiver, changed)
+        rows = tuple(
+            m.row(books[merchant].restaurant.tz)
+            for merchant in by_merchant
+            for m in self.receiver.attention.of(merchant)
+        )
+        return ReloadOutcome(
+            changed=tuple(book.restaurant.merchant_id for book, _new, _days in changed),
+            unchanged=tuple(m for m in by_merchant if m not in misfits),
+            replaces=replaces,
+            attention=rows,
+        )
+
+
+def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:
+    """Every date a booking may still be on, under either configuration: from yesterday (a
+    service running past midnight) to the furthest horizon."""
+    today = now.astimezone(new.tz).date()
+    last = max(old.horizon_days, new.horizon_days)
+    return [today + timedelta(days=i) for i in range(-1, last + 1)]
+
+
+def _moved_openings(book: DayBook, path: Path, new: Restaurant, days: list[date]) -> list[str]:
+    """An opening moved on a day whose log has entries: refused, for the log's times count
+    from the day's opening (its bookings would move with it)."""
+    old = book.restaurant
+    out: list[str] = []
+    for day in days:
+        before, after = calendar.opening_instant(old, day), calendar.opening_instant(new, day)
+        if before is None or after is None or before == after or book.length(day) == 0:
+            continue
+        out.append(
+            f"{path}: hours: the opening of {day.isoformat()} would move from"
+            f" {before.astimezone(old.tz):%H:%M} to {after.astimezone(new.tz):%H:%M}, and that"
+            " day already has bookings or walk-ins (their times count from the opening);"
+            " keep the opening until that day is past, or close the day"
+        )
+    return out
+
+
+def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention) -> list[Misfit]:
+    """The still-booked reservations of `days` that do not fit `new`, read from the logs
+    as the running configuration replays them, plus those listed before that the replay
+    no longer shows (a booking on a removed table) and that still do not fit."""
+    old = book.restaurant
+    out: list[Misfit] = []
+    seen: set[str] = set()
+    for day in days:
+        opening = calendar.opening_instant(old, day)
+        if opening is None:
+            continue
+        for res, details in book.reservations(day):
+            if res.status is not ReservationStatus.BOOKED:
+                continue
+            booking_id = str(details.get("booking_id", res.id))
+            seen.add(booking_id)
+            size = details.get("party_size")
+            size = size if isinstance(size, int) else None
+            start = opening + timedelta(minutes=res.at)
+            why = reasons(new, day, start, res.unit, size)
+            if why:
+                name = str(details.get("name", ""))
+                out.append(
+                    Misfit(
+                        old.merchant_id, day, booking_id, start, res.unit, size, name, tuple(why)
+                    )
+                )
+    for earlier in known.of(old.merchant_id):
+        if earlier.booking_id in seen or earlier.day not in days:
+            continue
+        why = reasons(new, earlier.day, earlier.start, earlier.unit, earlier.party_size)
+        if why:
+            out.append(dataclasses.replace(earlier, reasons=tuple(why)))
+    return out
+
+
+def _queue_replaces(
+    receiver: Receiver, changed: list[tuple[DayBook, Restaurant, list[date]]]
+) -> int:
+    """An availability replace of every day ahead of each changed restaurant, for each
+    partner that may use it, through the outbox (merged with any queued, coalesced)."""
+    messages: list[OutboxMessage] = []
+    stamp = time.time()  # real time, as every message's: delivery lag is measured from it
+    for book, new, days in changed:
+        if book.notifier is None:
+            continue
+        for day in days:
+            if day >= days[1]:  # yesterday's service is over or told by the clock's sweep
+                messages += book.notifier.replaces(new, day, stamp)
+    if messages:
+        receiver.store.append_all([], outbox=messages)
+    return len(messages)

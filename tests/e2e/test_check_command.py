@@ -1,0 +1,125 @@
+"""`hoststand check`: every problem of restaurant and settings files, one line each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from feed.cli import EXIT_BAD_INPUT, main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+MARLOWES = SAMPLES / "marlowes.toml"
+GOOGLE = SAMPLES / "google-floorplan.toml"
+SETTINGS = SAMPLES / "server.toml"
+
+
+def check(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, ["check", *map(str, args)])
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_good_restaurant_and_settings_files_are_each_ok_on_one_line() -> None:
+    result = check(MARLOWES, GOOGLE, SETTINGS)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines == [
+        f"{MARLOWES}: ok (restaurant marlowes-kitchen, 6 tables)",
+        f"{GOOGLE}: ok (restaurant merch1, 4 tables)",
+        f"{SETTINGS}: ok (settings)",
+    ]
+    assert result.stderr == ""
+
+
+def test_every_problem_of_a_restaurant_file_is_printed_with_file_and_field(
+    tmp_path: Path,
+) -> None:
+    text = MARLOWES.read_text(encoding="utf-8")
+    text = text.replace('name = "', "name = 7 #", 1)
+    text = text.replace("slot_minutes = 15", "slot_minutes = 3")
+    bad = write(tmp_path, "bad.toml", 'colour = "red"\n' + text)
+    result = check(bad)
+    assert result.exit_code == EXIT_BAD_INPUT
+    errors = result.stderr.splitlines()
+    assert f"{bad}: colour: unknown key" in errors
+    assert any(line.startswith(f"{bad}: name: ") for line in errors)
+    assert any(line.startswith(f"{bad}: slot_minutes: ") for line in errors)
+    assert errors[-1] == "hoststand: 3 problem(s) in 1 file(s)"
+    assert result.stdout == ""
+
+
+def test_every_problem_of_a_settings_file_is_printed(tmp_path: Path) -> None:
+    bad = write(
+        tmp_path,
+        "server.toml",
+        '[[partners]]\nid = "a b"\nsecret = "short"\n[export]\ninterval_minutes = 0\n',
+    )
+    result = check(bad)
+    assert result.exit_code == EXIT_BAD_INPUT
+    errors = result.stderr.splitlines()[:-1]
+    assert [line.split(": ")[1] for line in errors] == [
+        "partners.0.id",
+        "partners.0.secret",
+        "export.interval_minutes",
+    ]
+    assert all(line.startswith(f"{bad}: ") for line in errors)
+
+
+def test_a_partner_listed_twice_is_a_settings_problem(tmp_path: Path) -> None:
+    bad = write(tmp_path, "s.toml", '[[partners]]\nid = "p"\n[[partners]]\nid = "p"\n')
+    result = check(bad)
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert f"{bad}: partners: p is listed twice" in result.stderr.splitlines()
+
+
+def test_two_restaurant_files_with_one_merchant_id_are_refused(tmp_path: Path) -> None:
+    copy = write(tmp_path, "copy.toml", MARLOWES.read_text(encoding="utf-8"))
+    result = check(MARLOWES, copy)
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert (
+        f"{copy}: merchant_id: 'marlowes-kitchen' is also the merchant_id of {MARLOWES}"
+        " (each restaurant needs its own)"
+    ) in result.stderr.splitlines()
+    assert result.stdout.splitlines() == [f"{MARLOWES}: ok (restaurant marlowes-kitchen, 6 tables)"]
+
+
+def test_good_files_are_still_reported_ok_beside_a_bad_one(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.toml"
+    result = check(missing, GOOGLE)
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert result.stdout.splitlines() == [f"{GOOGLE}: ok (restaurant merch1, 4 tables)"]
+    assert f"{missing}: no such file" in result.stderr.splitlines()
+
+
+def test_an_empty_file_is_checked_as_a_restaurant(tmp_path: Path) -> None:
+    bad = write(tmp_path, "r.toml", "")
+    result = check(bad)
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert f"{bad}: merchant_id: required but missing" in result.stderr.splitlines()
+
+
+def test_a_file_with_restaurant_keys_beside_settings_keys_is_checked_as_a_restaurant(
+    tmp_path: Path,
+) -> None:
+    bad = write(tmp_path, "r.toml", "merchant_id = 'x'\n[[partners]]\nid = 'p'\n")
+    result = check(bad)
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert f"{bad}: partners: unknown key" in result.stderr.splitlines()
+
+
+def test_settings_option_checks_a_file_as_settings_whatever_its_keys(tmp_path: Path) -> None:
+    empty = write(tmp_path, "empty.toml", "")
+    result = check("--settings", empty)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [f"{empty}: ok (settings)"]
+
+
+def test_check_without_files_is_bad_input() -> None:
+    result = check()
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert "name the files to check" in result.stderr

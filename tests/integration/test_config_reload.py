@@ -1,0 +1,86 @@
+"""The reload's refusals that keep the logs true (feed.service.config_reload), on SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from feed.service.config_reload import Reloader
+from feed.service.receiver import Receiver
+from feed.settings import Settings
+from feed.venue.restaurant import load_restaurant
+from store import open_store
+
+MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
+NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
+LUNCH = '{ open = "12:00", close = "15:00", last_seating = "14:00" },\n  { open = "17:30"'
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    copy = tmp_path / "marlowes.toml"
+    copy.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    return copy
+
+
+@pytest.fixture
+def receiver(tmp_path: Path, path: Path) -> Iterator[Receiver]:
+    store = open_store(str(tmp_path / "reload.db"))
+    yield Receiver([load_restaurant(path)], store, Settings(), clock=lambda: NOW)
+    store.close()
+
+
+def saturday_lunch_opens_at(path: Path, hhmm: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    at = text.index("saturday = [")
+    path.write_text(text[:at] + text[at:].replace('open = "12:00"', f'open = "{hhmm}"', 1))
+
+
+def test_moving_the_opening_of_a_day_with_bookings_is_refused(
+    receiver: Receiver, path: Path
+) -> None:
+    booked = receiver.host_book("marlowes-kitchen", 2, "2026-12-05T19:00", "Ada", "")
+    assert booked.code is None, booked.body
+    saturday_lunch_opens_at(path, "11:00")
+    outcome = Reloader([path], receiver).reload()
+    assert not outcome.applied
+    [problem] = outcome.problems
+    assert problem.startswith(
+        f"{path}: hours: the opening of 2026-12-05 would move from 12:00 to 11:00"
+    )
+    assert receiver.books["marlowes-kitchen"].restaurant == load_restaurant(MARLOWES)
+
+
+def test_moving_the_opening_of_days_without_entries_is_applied(
+    receiver: Receiver, path: Path
+) -> None:
+    saturday_lunch_opens_at(path, "11:00")
+    outcome = Reloader([path], receiver).reload()
+    assert outcome.applied, outcome.problems
+    assert outcome.changed == ("marlowes-kitchen",)
+    assert receiver.books["marlowes-kitchen"].restaurant == load_restaurant(path)
+
+
+def test_a_file_that_now_names_another_restaurant_is_refused(
+    receiver: Receiver, path: Path
+) -> None:
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('merchant_id = "marlowes-kitchen"', 'merchant_id = "other"'))
+    outcome = Reloader([path], receiver).reload()
+    assert outcome.problems == (
+        f"{path}: merchant_id: 'other' is not served by this server"
+        " (adding a restaurant needs a restart)",
+        "marlowes-kitchen: no file given to serve holds this restaurant any more"
+        " (removing a restaurant needs a restart)",
+    )
+
+
+def test_an_unchanged_file_changes_nothing(receiver: Receiver, path: Path) -> None:
+    book = receiver.books["marlowes-kitchen"]
+    before = book.restaurant
+    outcome = Reloader([path], receiver).reload()
+    assert outcome.applied and outcome.changed == () and outcome.replaces == 0
+    assert book.restaurant is before and book.generation == 0

@@ -1,0 +1,218 @@
+"""Reloading the restaurant files of a running `hoststand serve` (SIGHUP, or POST
+/api/v1/admin/reload): new rules reach lookups and slots, a bad file changes nothing,
+bookings that no longer fit are listed and kept, partners are sent replaces."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from store import open_store
+from tests.integration.server_process import (
+    CONFIGS,
+    HOST_TOKENS,
+    SETTINGS,
+    TIMEOUT,
+    ServerProcess,
+    start_server,
+)
+
+MARLOWES = "marlowes-kitchen"
+HOST_AUTH = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+ADMIN_TOKEN = "sample-admin-token-for-tests"
+BASIC = ("tablefinder", "sample-basic-password")
+SATURDAY = date(2026, 12, 5)  # the day after the servers' pinned Friday evening
+LATE = int(datetime(2026, 12, 5, 21, 15, tzinfo=UTC).timestamp())  # London is UTC in December
+SATURDAY_HOURS = (
+    'saturday = [\n  { open = "12:00", close = "15:00", last_seating = "14:00" },\n'
+    '  { open = "17:30", close = "23:00", last_seating = "21:30" },'
+)
+T2 = '[[tables]]\nid = "T2"\nx = 0\ny = 1\nseats = 2\n\n'
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of Marlowe's file to edit, and settings with an admin token and a partner
+    that is sent availability replaces (to a port nobody listens on: they stay queued)."""
+    restaurant = tmp_path / "marlowes.toml"
+    restaurant.write_text(CONFIGS[0].read_text(encoding="utf-8"), encoding="utf-8")
+    settings = tmp_path / "server.toml"
+    text = SETTINGS.read_text(encoding="utf-8").replace(
+        'basic_password = "sample-basic-password"\n',
+        'basic_password = "sample-basic-password"\nnotify_url = "http://127.0.0.1:9/"\n',
+    )
+    text = text.replace(
+        'admin_token = "sample-admin-token-change-me"', f'admin_token = "{ADMIN_TOKEN}"'
+    )
+    settings.write_text(text, encoding="utf-8")
+    return restaurant, settings
+
+
+@pytest.fixture
+def server(tmp_path: Path, files: tuple[Path, Path]) -> Iterator[ServerProcess]:
+    restaurant, settings = files
+    process = start_server(
+        tmp_path / "reload.db",
+        settings=settings,
+        configs=(restaurant, CONFIGS[1]),
+        extra=["--no-export"],
+    )
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def available(server: ServerProcess, start_sec: int, size: int = 2) -> bool:
+    slot_time = {
+        "service_id": "1000",
+        "start_sec": str(start_sec),
+        "duration_sec": str(45 * 60 if size <= 2 else 70 * 60),
+        "resource_ids": {"party_size": size},
+    }
+    reply = requests.post(
+        f"{server.base}/v3/BatchAvailabilityLookup",
+        json={"merchant_id": MARLOWES, "slot_time": [slot_time]},
+        auth=BASIC,
+        timeout=TIMEOUT,
+    )
+    assert reply.status_code == 200, reply.text
+    [answer] = reply.json()["slot_time_availability"]
+    return bool(answer["available"])
+
+
+def phone_booking(server: ServerProcess, size: int, start: str) -> dict[str, Any]:
+    reply = requests.post(
+        f"{server.base}/api/v1/restaurants/{MARLOWES}/reservations",
+        json={"party_size": size, "start": start, "name": "Ada"},
+        headers=HOST_AUTH,
+        timeout=TIMEOUT,
+    )
+    assert reply.status_code == 200, reply.text
+    body: dict[str, Any] = reply.json()
+    return body
+
+
+def reservations(server: ServerProcess, day: date) -> list[dict[str, Any]]:
+    reply = requests.get(
+        f"{server.base}/api/v1/restaurants/{MARLOWES}/reservations",
+        params={"date": day.isoformat()},
+        headers=HOST_AUTH,
+        timeout=TIMEOUT,
+    )
+    assert reply.status_code == 200, reply.text
+    rows: list[dict[str, Any]] = reply.json()["reservations"]
+    return rows
+
+
+def admin_reload(server: ServerProcess, token: str | None = ADMIN_TOKEN) -> requests.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return requests.post(f"{server.base}/api/v1/admin/reload", headers=headers, timeout=TIMEOUT)
+
+
+def replaced_days(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT key FROM outbox WHERE kind = 'availability' AND partner = 'tablefinder'"
+        ).fetchall()
+    return {str(key) for (key,) in rows}
+
+
+def wait_for(condition: Any, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the reload did not happen in time"
+        time.sleep(0.05)
+
+
+def test_admin_reload_applies_new_rules_keeps_misfits_and_queues_replaces(
+    server: ServerProcess, files: tuple[Path, Path]
+) -> None:
+    restaurant, _settings = files
+    on_t2 = phone_booking(server, 2, "2026-12-05T19:00")
+    late = phone_booking(server, 4, "2026-12-05T21:15")
+    assert on_t2["unit"] == "T2"
+    assert available(server, LATE)
+    store = open_store(str(server.db))
+    entries_before = [e.operation for e in store.entries(MARLOWES, SATURDAY)]
+
+    edit(restaurant, T2, "")
+    edit(restaurant, SATURDAY_HOURS, SATURDAY_HOURS.replace('"21:30" },', '"21:00" },'))
+    reply = admin_reload(server)
+
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["status"] == "reloaded"
+    assert body["changed"] == [MARLOWES] and body["unchanged"] == ["merch1"]
+    attention = {row["reservation_id"]: row["attention"] for row in body["attention"]}
+    assert attention == {
+        on_t2["reservation_id"]: "no longer fits: table T2 removed",
+        late["reservation_id"]: "no longer fits: 21:15 is now outside the hours",
+    }
+    assert not available(server, LATE)  # no longer a slot
+    rows = {row["reservation_id"]: row for row in reservations(server, SATURDAY)}
+    assert {r: rows[r]["status"] for r in attention} == dict.fromkeys(attention, "booked")
+    assert {r: rows[r]["attention"] for r in attention} == attention
+    assert [e.operation for e in store.entries(MARLOWES, SATURDAY)] == entries_before
+    listed = requests.get(
+        f"{server.base}/api/v1/restaurants/{MARLOWES}/attention", headers=HOST_AUTH, timeout=5
+    )
+    assert [row["attention"] for row in listed.json()["attention"]] == list(attention.values())
+    # A replace of every day ahead, even those nobody booked (coalesced per day).
+    days = replaced_days(server.db)  # type: ignore[arg-type]
+    assert {f"{MARLOWES}/2026-12-20", f"{MARLOWES}/2027-01-02"} <= days
+    assert not any(key.startswith("merch1/") for key in days)
+    assert body["replaces_queued"] >= 30
+    store.close()
+
+
+def test_a_reload_with_a_bad_file_is_refused_with_every_problem_and_changes_nothing(
+    server: ServerProcess, files: tuple[Path, Path]
+) -> None:
+    restaurant, _settings = files
+    edit(restaurant, SATURDAY_HOURS, SATURDAY_HOURS.replace('"21:30" },', '"21:00" },'))
+    edit(restaurant, "slot_minutes = 15", 'slot_minutes = "15"\ncolour = "red"')
+
+    assert admin_reload(server, token=None).status_code == 401
+    assert admin_reload(server, token="not-the-admin-token").status_code == 401
+    reply = admin_reload(server)
+
+    assert reply.status_code == 422, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "invalid configuration"
+    assert f"{restaurant}: colour: unknown key" in error["problems"]
+    assert any(line.startswith(f"{restaurant}: slot_minutes: ") for line in error["problems"])
+    assert available(server, LATE)  # the running configuration is kept
+
+
+def test_sighup_reloads_and_a_bad_file_under_sighup_is_logged_and_kept(
+    server: ServerProcess, files: tuple[Path, Path]
+) -> None:
+    restaurant, _settings = files
+    assert available(server, LATE)
+    edit(restaurant, SATURDAY_HOURS, SATURDAY_HOURS.replace('"21:30" },', '"21:00" },'))
+    server.process.send_signal(signal.SIGHUP)
+    wait_for(lambda: not available(server, LATE))
+
+    edit(restaurant, SATURDAY_HOURS.replace('"21:30" },', '"21:00" },'), SATURDAY_HOURS)
+    edit(restaurant, 'timezone = "Europe/London"', 'timezone = "Europe/Londres"')
+    server.process.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload refused" in server.output())
+
+    assert f"reload refused: {restaurant}: timezone: unknown time zone" in server.output()
+    assert not available(server, LATE)  # still the configuration of the first reload
+    assert server.process.poll() is None
