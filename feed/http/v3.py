@@ -265,7 +265,8 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
             methods=["POST"],
             name=name,
             summary=summary,
-            responses=RESPONSES,
+            # Deleting what does not exist is a 404 (the waitlist spec).
+            responses={**RESPONSES, 404: _ERROR} if name == "DeleteWaitlistEntry" else RESPONSES,
             openapi_extra=request_body(*REQUESTS[name]),
         )
     return routes
