@@ -126,6 +126,9 @@ class ReservationRow(BaseModel):
     notes: str
     source: str
     seated_at: str | None = Field(description="The unit where the party sits, once seated")
+    area: str | None = Field(
+        default=None, description="The seating area of its unit (None: no areas are set)"
+    )
 
 
 class ReservationList(BaseModel):
