@@ -134,22 +134,37 @@ def run_command(operations_file: IO[str]) -> None:
 @click.option("--date", "day", required=True, type=click.DateTime(["%Y-%m-%d"]), help="Day.")
 @click.option("--party-size", type=click.IntRange(1, 20), help="Only this party size.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a grid.")
+@click.option("--area", help="Only this seating area (default: each area's grid in turn).")
 @click.pass_obj
 def slots_command(
-    obj: Context, config_path: str, db: str, day: datetime, party_size: int | None, as_json: bool
+    obj: Context,
+    config_path: str,
+    db: str,
+    day: datetime,
+    party_size: int | None,
+    as_json: bool,
+    area: str | None,
 ) -> None:
     """Preview a day's availability: open/total per slot and party size.
 
     The grid has the slot times (local) down and the party sizes across; a cell reads
     open/total and is red when nothing is open. Slots that have started show 0 open.
+    A restaurant with seating areas shows a grid per area (as partners see it), or the
+    one named by --area.
     """
     r = load_config(config_path)
     if party_size is not None and party_size > r.max_party_size:
         fail(f"party size {party_size} is above {r.name}'s maximum of {r.max_party_size}")
+    if area is not None and r.area(area) is None:
+        known = ", ".join(a.id for a in r.areas) or "none"
+        fail(f"{r.name} has no area {area!r} (areas: {known})")
     sizes = range(party_size, party_size + 1) if party_size else range(1, r.max_party_size + 1)
+    areas: list[str | None] = [area] if area is not None else [a.id for a in r.rooms]
+    areas = areas or [None]
     store = obj.store(db)
     try:
-        cells = DayBook(store, r).cells(day.date(), obj.now, sizes)
+        book = DayBook(store, r)
+        grids = [(a, book.cells(day.date(), obj.now, sizes, a)) for a in areas]
     finally:
         store.close()
     if as_json:
@@ -160,7 +175,9 @@ def slots_command(
                 "party_size": c.party_size,
                 "spots_open": c.spots_open,
                 "spots_total": c.spots_total,
+                **({"area": a} if a is not None else {}),
             }
+            for a, cells in grids
             for c in cells
         ]
         click.echo(json.dumps(rows, indent=1))
@@ -168,18 +185,21 @@ def slots_command(
     if not calendar.slots(r, day.date()):
         click.echo(f"{r.name} is closed on {day.date().isoformat()}.")
         return
-    if not cells:
-        click.echo(f"No table at {r.name} seats a party of {party_size}.")
-        return
-    _print_grid(r, day.date(), cells)
+    for a, cells in grids:
+        named = r.area(a) if a is not None else None
+        where = f" in {named.name}" if named is not None else ""
+        if not cells:
+            click.echo(f"No table at {r.name}{where} seats a party of {party_size}.")
+            continue
+        _print_grid(r, day.date(), cells, where)
 
 
-def _print_grid(r: Restaurant, day: date, cells: list[Cell]) -> None:
+def _print_grid(r: Restaurant, day: date, cells: list[Cell], where: str = "") -> None:
     shown = sorted({c.party_size for c in cells})
     by_slot: dict[datetime, dict[int, tuple[int, int]]] = {}
     for c in cells:
         by_slot.setdefault(c.slot.local, {})[c.party_size] = (c.spots_open, c.spots_total)
-    click.echo(f"{r.name}, {day.isoformat()} ({r.tz.key}): open/total by party size")
+    click.echo(f"{r.name}{where}, {day.isoformat()} ({r.tz.key}): open/total by party size")
     click.echo("time  " + "".join(f"{n:>7}" for n in shown))
     for local, row in by_slot.items():
         parts = [f"{local.strftime('%H:%M')} "]

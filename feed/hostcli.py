@@ -187,7 +187,8 @@ def reservations(stand: Stand, as_json: bool) -> None:
         click.echo("no reservations")
     colours = {"booked": "blue", "arrived": "yellow", "seated": "green"}
     for r in rows:
-        where = r["unit"] + (f" (sits at {r['seated_at']})" if r["seated_at"] else "")
+        where = r["unit"] + (f" in {r['area']}" if r.get("area") else "")
+        where += f" (sits at {r['seated_at']})" if r["seated_at"] else ""
         extra = "  ".join(x for x in (r["phone"], r["notes"]) if x)
         state = click.style(f"{r['status']:<9}", fg=colours.get(r["status"]))
         click.echo(f"{r['time']}  {state} {_who(r):<20} {where:<8} {r['reservation_id']}  {extra}")

@@ -28,10 +28,10 @@ from feed.files.writer import (
     write_merchant_feed,
     write_service_feed,
 )
-from feed.floor.availability import release, spots_total
+from feed.floor.availability import Column, release, spots_total
 from feed.service.days import DayBook
 from feed.venue import calendar
-from feed.venue.restaurant import Restaurant
+from feed.venue.restaurant import Area, Restaurant
 from store.log import LogStore
 
 LAST_GENERATION_FILE = ".last-generation"
@@ -80,36 +80,51 @@ class ExportSummary:
 
 def availability_rows(
     book: DayBook, now: datetime, days: int, counter: ExportSummary | None = None
-) -> Iterator[Row]:
-    """One restaurant's rows (start, duration, size, open, total), future slots only, in
-    start then party-size order."""
+) -> Iterator[tuple[Row, Area | None]]:
+    """One restaurant's rows (start, duration, size, open, total) with their area (None:
+    the whole floor, a restaurant without areas), future slots only, in start, area (file
+    order) then party-size order: the export's order."""
     r = book.restaurant
     now_sec = int(now.timestamp())
     durations = {n: r.duration_minutes(n) * 60 for n in range(1, r.max_party_size + 1)}
+    areas: tuple[Area | None, ...] = r.rooms or (None,)
     for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
-        last_start = None
-        for start, n, spots_open, total in book.rows(day, now):
-            if start <= now_sec:
-                continue
-            if counter is not None and start != last_start:
+        by_start: dict[int, list[tuple[Row, Area | None]]] = {}
+        for area in areas:
+            for start, n, spots_open, total in book.rows(
+                day, now, area=None if area is None else area.id
+            ):
+                if start > now_sec:
+                    row = (start, durations[n], n, spots_open, total)
+                    by_start.setdefault(start, []).append((row, area))
+        for start in sorted(by_start):
+            if counter is not None:
                 counter.slots += 1
-                last_start = start
-            yield (start, durations[n], n, spots_open, total)
+            yield from by_start[start]
 
 
 def merchant_days(
     book: DayBook, now: datetime, days: int, counter: ExportSummary | None = None
 ) -> MerchantDays:
-    """One restaurant's future availability as day blocks, for the writer's fast path."""
+    """One restaurant's future availability as day blocks, for the writer's fast path.
+    With seating areas, a slot's entries are each area's (file order) sizes in turn."""
     r = book.restaurant
-    sizes = tuple(n for n in range(1, r.max_party_size + 1) if spots_total(r.floor, n) > 0)
+    every = range(1, r.max_party_size + 1)
+    columns: list[int | Column] = [n for n in every if spots_total(r.floor, n) > 0]
+    rooms: tuple[tuple[str, str], ...] = ()
+    if r.rooms:
+        seated = [(n, a) for a in r.rooms for n in every if spots_total(r.floor, n, a.units)]
+        columns = [(n, a.units) for n, a in seated]
+        rooms = tuple((a.id, a.name) for _, a in seated)
+    sizes = tuple(c if isinstance(c, int) else c[0] for c in columns)
+    areas = [None if isinstance(c, int) else c[1] for c in columns]
 
     def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
         ahead = calendar.days_ahead(r, now, min(days, r.horizon_days))
         # One query folds every day's log (engine.booked): no replay, no query per day.
         booked = book.store.booked(r.merchant_id, ahead[0], ahead[-1]) if ahead else {}
         for day in ahead:
-            starts, opens = book.day_block(day, now, sizes, booked.get(day, BookedDay()))
+            starts, opens = book.day_block(day, now, columns, booked.get(day, BookedDay()))
             if counter is not None:
                 counter.slots += len(starts)
             yield starts, opens
@@ -120,16 +135,20 @@ def merchant_days(
         r.service_id,
         sizes,
         tuple(r.duration_minutes(n) * 60 for n in sizes),
-        tuple(spots_total(r.floor, n) for n in sizes),
+        tuple(spots_total(r.floor, n, a) for n, a in zip(sizes, areas, strict=True)),
         blocks(),
+        rooms,
     )
 
 
 def availability_entries(book: DayBook, now: datetime, days: int) -> Iterator[dict[str, Any]]:
     """The same as entries (dicts), for callers that want the partner's field names."""
     r = book.restaurant
-    for start, duration, n, spots_open, total in availability_rows(book, now, days):
-        yield availability_entry(r.merchant_id, r.service_id, start, duration, n, spots_open, total)
+    for (start, duration, n, spots_open, total), area in availability_rows(book, now, days):
+        room = {"room_id": area.id, "room_name": area.name} if area is not None else {}
+        yield availability_entry(
+            r.merchant_id, r.service_id, start, duration, n, spots_open, total, **room
+        )
 
 
 def last_generation_timestamp(out_dir: Path) -> int:

@@ -376,7 +376,9 @@ class MerchantDays:
     """One merchant's availability as day blocks: the export's fastest path.
 
     `sizes` are the party sizes with spots_total > 0, with their turn times and totals; each
-    day is (slot starts, spots_open per slot and size in `sizes` order).
+    day is (slot starts, spots_open per slot and size in `sizes` order). With seating areas
+    (issue #14), `rooms` gives each column's (room_id, room_name): a size then appears once
+    per area that seats it, and its entries carry the room.
     """
 
     merchant_id: str
@@ -385,6 +387,14 @@ class MerchantDays:
     durations: tuple[int, ...]
     totals: tuple[int, ...]
     days: Iterable[tuple[Sequence[int], Sequence[Sequence[int]]]]
+    rooms: tuple[tuple[str, str], ...] = ()  # per column; empty: no rooms
+
+    def room(self, column: int) -> dict[str, str]:
+        """The availability_entry keywords of a column's room (none without rooms)."""
+        if not self.rooms:
+            return {}
+        room_id, room_name = self.rooms[column]
+        return {"room_id": room_id, "room_name": room_name}
 
 
 def write_availability_days(
@@ -417,7 +427,7 @@ def write_availability_days(
             if not m.sizes:
                 continue
             width = len(m.sizes)
-            if not len(m.durations) == len(m.totals) == width:
+            if not len(m.durations) == len(m.totals) == width or len(m.rooms) not in (0, width):
                 raise refuse(SCHEMA_VIOLATION, f"{m.merchant_id}: sizes, turns, totals differ")
             slot_parts = _SlotParts(m)
             last_start = -1
@@ -446,7 +456,7 @@ def write_availability_days(
                         for start, row in zip(starts, opens, strict=False)
                         for n, d, t, o in zip(m.sizes, m.durations, m.totals, row, strict=False)
                     ]
-                    _row_check(m, rows, now_sec)
+                    _row_check(m, rows, now_sec, width)
                     raise refuse(SCHEMA_VIOLATION, f"{m.merchant_id}: a malformed day block")
                 last_start = starts[-1]
                 parts = slot_parts.parts
@@ -454,6 +464,15 @@ def write_availability_days(
                 yield b"".join(day), count * width
 
     return _write_chunks(path, metadata, encoded(), gzip, progress)
+
+
+def _room_keys(m: MerchantDays, column: int) -> str:
+    """`,"room_id":...,"room_name":...` of a column's room, escaped for the %-template."""
+    if not m.rooms:
+        return ""
+    room_id, room_name = m.rooms[column]
+    text = f',"room_id":{encode_json(room_id)},"room_name":{encode_json(room_name)}'
+    return text.replace("%", "%%")
 
 
 class _SlotParts:
@@ -474,8 +493,8 @@ class _SlotParts:
         # The slot as a %-template of its spots_open, with a NUL for each start.
         self.template = "".join(
             f'{head}\x00,"duration_sec":{d},"spots_total":{t},"spots_open":%d,'
-            f'"resources":{{"party_size":{n}}},"confirmation_mode":"{mode}"}}'
-            for n, d, t in zip(m.sizes, m.durations, m.totals, strict=True)
+            f'"resources":{{"party_size":{n}{_room_keys(m, i)}}},"confirmation_mode":"{mode}"}}'
+            for i, (n, d, t) in enumerate(zip(m.sizes, m.durations, m.totals, strict=True))
         ).encode()
         self.parts: dict[tuple[int, ...], list[bytes]] = {}
 
@@ -496,22 +515,38 @@ def _check_constants(m: MerchantDays, start: int, now_sec: int, metadata: Record
     """Every (size, turn, total) of the merchant, as a full entry at its first start; and
     with jsonschema, one entry in a document with `metadata` (unless None)."""
     checker = FeedChecker(now_sec=now_sec)
-    for n, duration, total in zip(m.sizes, m.durations, m.totals, strict=True):
-        entry = availability_entry(m.merchant_id, m.service_id, start, duration, n, 0, total)
+    for i, (n, duration, total) in enumerate(zip(m.sizes, m.durations, m.totals, strict=True)):
+        entry = availability_entry(
+            m.merchant_id, m.service_id, start, duration, n, 0, total, **m.room(i)
+        )
         checker.check(entry)
     if metadata is not None:
         first = availability_entry(
-            m.merchant_id, m.service_id, start, m.durations[0], m.sizes[0], 0, m.totals[0]
+            m.merchant_id,
+            m.service_id,
+            start,
+            m.durations[0],
+            m.sizes[0],
+            0,
+            m.totals[0],
+            **m.room(0),
         )
         _validate_sample(metadata, entry_in_order(first))
 
 
-def _row_check(m: MerchantDays, rows: list[Row], now_sec: int) -> None:
+def _row_check(m: MerchantDays, rows: list[Row], now_sec: int, width: int) -> None:
     checker = FeedChecker(now_sec=now_sec)
-    for start, duration, n, spots_open, spots_total in rows:
+    for i, (start, duration, n, spots_open, spots_total) in enumerate(rows):
         checker.check(
             availability_entry(
-                m.merchant_id, m.service_id, start, duration, n, spots_open, spots_total
+                m.merchant_id,
+                m.service_id,
+                start,
+                duration,
+                n,
+                spots_open,
+                spots_total,
+                **m.room(i % width),
             )
         )
 

@@ -11,6 +11,11 @@ engine's conflict rule, so the engine always takes the booking). What occupies a
 (`Taken`: a reservation's meal, a seated party's, with overstay) is worked out by the
 caller, who knows "now": these functions do not. Without turns (`turns` None) only the
 conflict rule applies, the seed's reading of a booked table.
+
+Seating areas (issue #14): every function takes an `area`, the table and combo ids a
+party may be given there (None: the whole floor). Spots in an area count its units only,
+on the same free tables; a combo of the area may use a table of another (a cross-area
+combo), so a booking there can lower another area's spots, and only then.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ class Taken:
 
 
 Turns = Mapping[int, int]  # party size -> turn in minutes
+AreaUnits = frozenset[str] | None  # an area's table and combo ids; None: the whole floor
+Column = tuple[int, AreaUnits]  # a party size within an area: one column of a day's rows
 # (tables mask, start, end, at or None): a Taken or a Booking as bits of one floor
 _Span = tuple[int, int, int, int | None]
 
@@ -67,16 +74,31 @@ class _Units:
     combo_tables: tuple[int, ...]  # combo j -> mask of its two tables
     matcher: Matcher
     table_fit: dict[int, int] = field(default_factory=dict)  # n -> tables fitting n
-    # blocked tables -> spots_open per size in `day_sizes`; rows are shared, never changed
+    # blocked tables -> spots_open per column of `day_columns`; rows are shared, never changed
     day_rows: dict[int, list[int]] = field(default_factory=dict)
-    day_sizes: tuple[int, ...] = ()
-    # blocked tables per size (turns differ by size) -> spots_open per size; never changed
+    # blocked tables per column (turns differ by size) -> spots_open per column; never changed
     mixed_rows: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
-    mixed_sizes: tuple[int, ...] = ()
+    mixed_columns: tuple[Column, ...] = ()
     combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
     unit_masks: dict[str, int] = field(default_factory=dict)  # table or combo id -> tables
     # live combos by the bookable tables that are in some combo (far fewer than all sets)
     live_by_tables: dict[int, int] = field(default_factory=dict)
+    # an area's units -> (its tables mask, its combos mask)
+    area_masks: dict[frozenset[str], tuple[int, int]] = field(default_factory=dict)
+    day_columns: tuple[Column, ...] = ()
+
+    def in_area(self, n: int, area: AreaUnits) -> int:
+        """`fit(n)` kept to the area's units (its tables below the large threshold, its
+        combos at or above)."""
+        fit = self.fit(n)
+        if area is None:
+            return fit
+        masks = self.area_masks.get(area)
+        if masks is None:
+            tables = sum(b for t, b in self.bit.items() if t in area)
+            combos = sum(1 << j for j, c in enumerate(self.combos) if c.id in area)
+            masks = self.area_masks[area] = (tables, combos)
+        return fit & masks[1 if n >= self.large_from else 0]
 
     def fit(self, n: int) -> int:
         """Mask of the units for n: tables below the large threshold, combos at or above."""
@@ -114,10 +136,10 @@ class _Units:
             mask |= tables
         return mask
 
-    def row_of(self, sizes: tuple[int, ...]) -> Callable[[int], list[int]]:
-        """bookable mask -> spots_open per size in `sizes`: `open` for a whole row, with the
-        fit masks looked up once."""
-        plan = [(self.fit(n), n >= self.large_from) for n in sizes]
+    def row_of(self, columns: tuple[Column, ...]) -> Callable[[int], list[int]]:
+        """bookable mask -> spots_open per column (size in area): `open` for a whole row,
+        with the fit masks looked up once."""
+        plan = [(self.in_area(n, area), n >= self.large_from) for n, area in columns]
         size = self.matcher.size
         live_combos = self.live_combos
         if not any(large for _, large in plan):
@@ -143,10 +165,10 @@ class _Units:
             self.unit_masks[unit] = mask
         return mask
 
-    def open(self, bookable: int, live: int, n: int) -> int:
+    def open(self, bookable: int, live: int, n: int, area: AreaUnits = None) -> int:
         if n < self.large_from:
-            return (self.fit(n) & bookable).bit_count()
-        return self.matcher.size(self.fit(n) & live)
+            return (self.in_area(n, area) & bookable).bit_count()
+        return self.matcher.size(self.in_area(n, area) & live)
 
     def spans(self, taken: Iterable[Taken | Booking]) -> list[_Span]:
         out: list[_Span] = []
@@ -215,20 +237,26 @@ def bookable_tables(
     return frozenset(t for t, b in units.bit.items() if free & b)
 
 
-def spots_total(floor: FloorPlan, n: int) -> int:
-    """The most units for a party of n on disjoint tables of the whole floor."""
+def spots_total(floor: FloorPlan, n: int, area: AreaUnits = None) -> int:
+    """The most units for a party of n on disjoint tables of the whole floor (of the
+    area's units, with an area)."""
     units = _units(floor)
-    return units.open(units.all_tables, units.matcher.all, n)
+    return units.open(units.all_tables, units.matcher.all, n, area)
 
 
 def spots_open(
-    floor: FloorPlan, taken: Iterable[Taken | Booking], at: int, n: int, turns: Turns | None = None
+    floor: FloorPlan,
+    taken: Iterable[Taken | Booking],
+    at: int,
+    n: int,
+    turns: Turns | None = None,
+    area: AreaUnits = None,
 ) -> int:
-    """The most units for a party of n on disjoint tables free for (at, n)."""
+    """The most units for a party of n (in the area) on disjoint tables free for (at, n)."""
     units = _units(floor)
     turn = turns.get(n, 0) if turns is not None else 0
     bookable = units.all_tables & ~units.blocked(units.spans(taken), at, turn)
-    return units.open(bookable, units.live_combos(bookable), n)
+    return units.open(bookable, units.live_combos(bookable), n, area)
 
 
 def day_grid(
@@ -237,15 +265,18 @@ def day_grid(
     minutes: Iterable[int],
     sizes: Iterable[int],
     turns: Turns | None = None,
+    area: AreaUnits = None,
 ) -> dict[tuple[int, int], tuple[int, int]]:
-    """(minute, n) -> (spots_open, spots_total) for every slot and size, in that order.
+    """(minute, n) -> (spots_open, spots_total) for every slot and size (in the area), in
+    that order.
 
     Every cell is there, total 0 included (the feed leaves those out).
     """
     minutes, sizes = list(minutes), list(sizes)
-    totals = [spots_total(floor, n) for n in sizes]
+    totals = [spots_total(floor, n, area) for n in sizes]
     grid: dict[tuple[int, int], tuple[int, int]] = {}
-    for minute, row in zip(minutes, day_opens(floor, taken, minutes, sizes, turns), strict=True):
+    rows = day_opens(floor, taken, minutes, [(n, area) for n in sizes], turns)
+    for minute, row in zip(minutes, rows, strict=True):
         for n, spots_open, total in zip(sizes, row, totals, strict=True):
             grid[(minute, n)] = (spots_open, total)
     return grid
@@ -255,19 +286,20 @@ def day_opens(
     floor: FloorPlan,
     taken: Iterable[Taken | Booking],
     minutes: Iterable[int],
-    sizes: Sequence[int],
+    sizes: Sequence[int | Column],
     turns: Turns | None = None,
 ) -> list[list[int]]:
-    """spots_open per slot (rows, in `minutes` order) and party size (columns, `sizes` order)."""
+    """spots_open per slot (rows, in `minutes` order) and party size (columns, `sizes`
+    order); a column is a size on the whole floor or a (size, area) pair."""
     units = _units(floor)
-    return _day_rows(units, units.spans(taken), minutes, sizes, turns)
+    return _day_rows(units, units.spans(taken), minutes, _columns(sizes), turns)
 
 
 def day_opens_of_units(
     floor: FloorPlan,
     taken: Iterable[tuple[str, int, int, int | None]],
     minutes: Iterable[int],
-    sizes: Sequence[int],
+    sizes: Sequence[int | Column],
     turns: Turns | None = None,
 ) -> list[list[int]]:
     """`day_opens` for occupations given as (unit, start, end, at): a table id or a combo
@@ -276,7 +308,11 @@ def day_opens_of_units(
     units = _units(floor)
     mask = units.unit_mask
     spans = [(mask(unit), start, end, at) for unit, start, end, at in taken]
-    return _day_rows(units, spans, minutes, sizes, turns)
+    return _day_rows(units, spans, minutes, _columns(sizes), turns)
+
+
+def _columns(sizes: Sequence[int | Column]) -> tuple[Column, ...]:
+    return tuple(c if isinstance(c, tuple) else (c, None) for c in sizes)
 
 
 def _blocked_per_turn(
@@ -316,14 +352,14 @@ def _day_rows(
     units: _Units,
     spans: list[_Span],
     minutes: Iterable[int],
-    sizes: Sequence[int],
+    columns: tuple[Column, ...],
     turns: Turns | None = None,
 ) -> list[list[int]]:
     """Slots share bookable sets (something occupies a table for a few hours at most), and
     days share them too (an empty floor most of all), so each row is worked out once per
     floor and sizes. Party sizes with another turn see other tables blocked: a slot's row
     then takes each size's column from the row of its own blocked set."""
-    key_sizes = tuple(sizes)
+    key_sizes = columns
     minutes = list(minutes)
     if not all(map(operator.le, minutes, islice(minutes, 1, None))):  # slots come in order
         order = sorted(range(len(minutes)), key=minutes.__getitem__)
@@ -333,14 +369,14 @@ def _day_rows(
             rows[i] = row
         return rows
     today = units.day_rows  # blocked tables -> row; across days: the empty floor, above all
-    if units.day_sizes != key_sizes or len(today) > _OPEN_ROWS_SHARED:
+    if units.day_columns != key_sizes or len(today) > _OPEN_ROWS_SHARED:
         today.clear()
-        units.day_sizes = key_sizes
+        units.day_columns = key_sizes
     if not spans:  # nothing on the floor: every slot is the empty floor's row
         if 0 not in today:
             today[0] = units.row_of(key_sizes)(units.all_tables)
         return [today[0]] * len(minutes)
-    size_turns = [turns.get(n, 0) if turns is not None else 0 for n in key_sizes]
+    size_turns = [turns.get(n, 0) if turns is not None else 0 for n, _ in key_sizes]
     by_turn = _blocked_per_turn(spans, minutes, size_turns)
     missing = set().union(*by_turn.values()).difference(today)
     if missing:
@@ -350,13 +386,13 @@ def _day_rows(
             today[mask] = make_row(all_tables & ~mask)
     if len(by_turn) == 1:
         return [today[mask] for mask in next(iter(by_turn.values()))]
-    columns = [by_turn[t] for t in size_turns]
+    per_column = [by_turn[t] for t in size_turns]
     mixed = units.mixed_rows  # (blocked tables per size) -> row, shared like `today`'s
-    if len(mixed) > _OPEN_ROWS_SHARED or units.mixed_sizes != key_sizes:
+    if len(mixed) > _OPEN_ROWS_SHARED or units.mixed_columns != key_sizes:
         mixed.clear()
-        units.mixed_sizes = key_sizes
+        units.mixed_columns = key_sizes
     out: list[list[int]] = []
-    for masks in zip(*columns, strict=True):
+    for masks in zip(*per_column, strict=True):
         found = mixed.get(masks)
         if found is None:
             first = masks[0]
@@ -375,8 +411,10 @@ def choose_unit(
     at: int,
     n: int,
     turns: Turns | None = None,
+    area: AreaUnits = None,
 ) -> str | None:
     """The table or combo id a booking of n at `at` takes, or None when no spot is open.
+    With an area, the same rules among the area's units (and its spots for the others).
 
     Only choices that lower spots_open(at, n) by exactly one are candidates (any fitting
     bookable table; a fitting bookable combo only if it lies in some maximum matching),
@@ -399,7 +437,7 @@ def choose_unit(
         return free_by_turn[t]
 
     bookable = free(n)
-    fit = units.fit(n)
+    fit = units.in_area(n, area)
     candidates: list[tuple[int, int, str, int]] = []  # (seats, order, id, tables mask)
     if n < floor.large_from:
         fitting = fit & bookable
@@ -420,7 +458,7 @@ def choose_unit(
         left = 0
         for m in others:
             rest = free(m) & ~chosen
-            left += units.open(rest, units.live_combos(rest), m)
+            left += units.open(rest, units.live_combos(rest), m, area)
         return left
 
     best = max(

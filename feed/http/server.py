@@ -132,6 +132,9 @@ class ReservationRow(BaseModel):
         description='Why it no longer fits the rules since a reload ("no longer fits: table T7'
         ' removed"); kept, never cancelled: for the host to sort out',
     )
+    area: str | None = Field(
+        default=None, description="The seating area of its unit (None: no areas are set)"
+    )
 
 
 class ReservationList(BaseModel):

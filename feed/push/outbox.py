@@ -38,11 +38,14 @@ log = logging.getLogger("hoststand.outbox")
 # The feed's entries are booked at once (CreateBooking answers CONFIRMED); a replace says the
 # same, as the feed does (documents.availability_entry).
 CONFIRMATION_MODE = "CONFIRMATION_MODE_SYNCHRONOUS"
-ReplaceRow = tuple[str, str, int, int, int]  # startTime, duration, partySize, open, total
+# startTime, duration, partySize, open, total, and (roomId, roomName) at a restaurant with
+# seating areas (issue #14), else None
+ReplaceRow = tuple[str, str, int, int, int, tuple[str, str] | None]
 
 
 def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, list[ReplaceRow]]:
-    """The replace's time window (RFC 3339 start and end) and its future slots' rows."""
+    """The replace's time window (RFC 3339 start and end) and its future slots' rows: each
+    area's in turn (in [areas] order) where the restaurant has areas, as the feed has them."""
     r = book.restaurant
     opening = calendar.opening_instant(r, day)
     closing = calendar.closing_instant(r, day)
@@ -52,15 +55,25 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
     stamps: dict[int, str] = {}
     durations = {n: f"{r.duration_minutes(n) * 60}s" for n in range(1, r.max_party_size + 1)}
     rows: list[ReplaceRow] = []
-    for slot_sec, n, spots_open, total in book.rows(day, now):
-        if slot_sec <= now_sec:
-            continue
-        stamp = stamps.get(slot_sec)
-        if stamp is None:
-            stamp = stamps[slot_sec] = rfc3339(datetime.fromtimestamp(slot_sec, UTC))
-        rows.append((stamp, durations[n], n, spots_open, total))
+    areas: list[tuple[str | None, tuple[str, str] | None]] = [(None, None)]
+    if r.rooms:
+        areas = [(a.id, (a.id, a.name)) for a in r.rooms]
+    for area, room in areas:
+        for slot_sec, n, spots_open, total in book.rows(day, now, area=area):
+            if slot_sec <= now_sec:
+                continue
+            stamp = stamps.get(slot_sec)
+            if stamp is None:
+                stamp = stamps[slot_sec] = rfc3339(datetime.fromtimestamp(slot_sec, UTC))
+            rows.append((stamp, durations[n], n, spots_open, total, room))
     window_end = rfc3339(max(end, start + timedelta(seconds=1)))
     return rfc3339(start), window_end, rows
+
+
+def _resources(n: int, room: tuple[str, str] | None) -> dict[str, Any]:
+    if room is None:
+        return {"partySize": n}
+    return {"partySize": n, "roomId": room[0], "roomName": room[1]}
 
 
 def replace_body(book: DayBook, days: Sequence[date], now: datetime) -> dict[str, Any]:
@@ -76,10 +89,10 @@ def replace_body(book: DayBook, days: Sequence[date], now: datetime) -> dict[str
                 "duration": duration,
                 "spotsTotal": total,
                 "spotsOpen": spots_open,
-                "resources": {"partySize": n},
+                "resources": _resources(n, room),
                 "confirmationMode": CONFIRMATION_MODE,
             }
-            for stamp, duration, n, spots_open, total in rows
+            for stamp, duration, n, spots_open, total, room in rows
         ]
         windows.append(
             {
@@ -103,11 +116,16 @@ def replace_json(book: DayBook, days: Sequence[date], now: datetime) -> bytes:
     windows = []
     for day in days:
         start, end, rows = _replace_parts(book, day, now)
+        rooms: dict[tuple[str, str] | None, str] = {
+            room: f',"roomId":{json.dumps(room[0])},"roomName":{json.dumps(room[1])}'
+            for room in {row[5] for row in rows}
+            if room is not None
+        }
         entries = ",".join(
             f'{{"startTime":"{stamp}","duration":"{duration}","spotsTotal":{total},'
-            f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}}},'
+            f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}{rooms.get(room, "")}}},'
             f'"confirmationMode":"{CONFIRMATION_MODE}"}}'
-            for stamp, duration, n, spots_open, total in rows
+            for stamp, duration, n, spots_open, total, room in rows
         )
         windows.append(
             f'{{{ids},"startTimeRestrict":"{start}","endTimeRestrict":"{end}",'

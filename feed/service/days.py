@@ -21,7 +21,9 @@ from engine.booked import BookedDay
 from engine.holds import Reservation
 from engine.stand import Result
 from feed.floor.availability import (
+    AreaUnits,
     Booking,
+    Column,
     Taken,
     choose_unit,
     day_grid,
@@ -88,6 +90,28 @@ class Cell:
     party_size: int
     spots_open: int
     spots_total: int
+
+
+# A lookup of spots: a slot, a party size and, optionally, the area (room_id) asked for.
+Wanted = tuple[Slot, int] | tuple[Slot, int, str | None]
+
+
+def area_units(r: Restaurant, area_id: str | None) -> AreaUnits | Refused:
+    """The units a booking or lookup naming `area_id` (a partner's room_id) may have: None
+    for any unit (no area named, or the restaurant is one area); SLOT_UNAVAILABLE for an
+    area the restaurant does not have."""
+    if area_id is None:
+        return None
+    area = r.area(area_id)
+    if area is None:
+        return Refused(SLOT_UNAVAILABLE, f"{r.name} has no area {area_id!r}")
+    return area.units if r.rooms else None
+
+
+def area_id(r: Restaurant, unit: str) -> str | None:
+    """The seating area (issue #14) a booking's unit is in; None where areas are not set."""
+    area = r.area_of(unit)
+    return area.id if area is not None else None
 
 
 def json_result(result: Result) -> Any:
@@ -433,27 +457,32 @@ class DayBook:
         booking_id: str | None = None,
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
         index: dict[str, Any] | None = None,
+        area: str | None = None,
     ) -> Applied | Refused:
-        """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3).
+        """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3),
+        within `area` when one is named (a partner's room_id).
 
         The booking index (BOOKING_SCOPE) gets merchant, day, partner and `index` extras."""
         r = self.restaurant
         rid = booking_id or new_booking_id()
+        units = area_units(r, area)
         if not 1 <= party_size <= r.max_party_size:
-            refused = Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
-            self._tell("book", rid, refused, BOOKED)
-            return refused
+            units = Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
+        if isinstance(units, Refused):
+            self._tell("book", rid, units, BOOKED)
+            return units
 
         def build(stand: HostStand, ts: int) -> list[Any] | Refused:
             refused = self.unbookable(day, slot, now, ts)
             if refused is not None:
                 return refused
             taken = occupied(r, stand, self._days[day].meta, ts)
-            unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns)
+            unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns, units)
             if unit is None:
+                where = f" in {area}" if area is not None else ""
                 return Refused(
                     SLOT_UNAVAILABLE,
-                    f"no table for {party_size} at {slot.local.strftime('%Y-%m-%d %H:%M')}",
+                    f"no table for {party_size}{where} at {slot.local.strftime('%Y-%m-%d %H:%M')}",
                 )
             return ["reserve", ts, rid, unit, slot.minute]
 
@@ -495,18 +524,22 @@ class DayBook:
             )
         return None
 
-    def spots(self, day: date, slot: Slot, party_size: int, now: datetime) -> int:
-        """What a booking of `party_size` in `slot` would find open right now (0 if started)."""
-        return self.spots_many(day, [(slot, party_size)], now)[0]
+    def spots(
+        self, day: date, slot: Slot, party_size: int, now: datetime, area: str | None = None
+    ) -> int:
+        """What a booking of `party_size` in `slot` (in `area`, when named) would find open
+        right now (0 if started)."""
+        return self.spots_many(day, [(slot, party_size, area)], now)[0]
 
-    def spots_many(self, day: date, wanted: Sequence[tuple[Slot, int]], now: datetime) -> list[int]:
+    def spots_many(self, day: date, wanted: Sequence[Wanted], now: datetime) -> list[int]:
         """`spots` for several (slot, party size) of one day."""
         return self.spots_days({day: wanted}, now)[day]
 
     def spots_days(
-        self, wanted: dict[date, Sequence[tuple[Slot, int]]], now: datetime
+        self, wanted: dict[date, Sequence[Wanted]], now: datetime
     ) -> dict[date, list[int]]:
-        """`spots` for several (slot, party size) of several days, as of one store version.
+        """`spots` for several (slot, party size[, area]) of several days, as of one store
+        version. An area the restaurant does not have is 0 open.
 
         A day's whole grid is worked out once per minute and log length and then read,
         so a burst of lookups (partners poll) costs a dictionary look-up per slot."""
@@ -517,9 +550,7 @@ class DayBook:
                 out[day] = self._spots(day, asked, now, version)
         return out
 
-    def _spots(
-        self, day: date, wanted: Sequence[tuple[Slot, int]], now: datetime, version: int
-    ) -> list[int]:
+    def _spots(self, day: date, wanted: Sequence[Wanted], now: datetime, version: int) -> list[int]:
         state = self._load(day, version)
         stand = state.stand
         ts = self.op_ts(day, stand, now)
@@ -532,7 +563,9 @@ class DayBook:
             taken = occupied(r, stand, state.meta, ts)
             minutes = [s.minute for s in calendar.slots(r, day)]
             sizes = range(1, r.max_party_size + 1)
-            rows = day_opens(r.floor, taken, minutes, sizes, r.turns)
+            # The whole floor's sizes, then each area's (a row holds them all: one pass).
+            columns = [(n, a) for a in (None, *(x.units for x in r.rooms)) for n in sizes]
+            rows = day_opens(r.floor, taken, minutes, columns, r.turns)
             if len(self._grids) >= DAYS_KEPT:
                 self._grids.clear()
             cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
@@ -541,15 +574,26 @@ class DayBook:
         if not calendar.within_horizon(r, day, now):
             return [0] * len(wanted)
         earliest = now.timestamp() + r.min_advance_minutes * 60  # and later than now
-        for slot, n in wanted:
+        width = r.max_party_size
+        place = {a.id: i + 1 for i, a in enumerate(r.rooms)}  # an area's columns in a row
+        for item in wanted:
+            slot, n = item[0], item[1]
+            area = item[2] if len(item) > 2 else None
+            units = area_units(r, area)
             row = grid.get(slot.minute)
-            if slot.minute <= ts or slot.start_sec < earliest or slot.start_sec <= now.timestamp():
+            column = n - 1 + width * place.get(area or "", 0)
+            if (
+                isinstance(units, Refused)
+                or slot.minute <= ts
+                or slot.start_sec < earliest
+                or slot.start_sec <= now.timestamp()
+            ):
                 out.append(0)
-            elif row is not None and 1 <= n <= len(row):
-                out.append(row[n - 1])
+            elif row is not None and 1 <= n <= width:
+                out.append(row[column])
             else:  # not one of the day's slots: ask the rules directly
                 taken = occupied(r, stand, state.meta, ts)
-                out.append(spots_open(r.floor, taken, slot.minute, n, r.turns))
+                out.append(spots_open(r.floor, taken, slot.minute, n, r.turns, units))
         return out
 
     def view(self, day: date, now: datetime, name: str, *args: Any) -> Applied:
@@ -625,12 +669,19 @@ class DayBook:
         new_reservation: str,
         meta: dict[str, Any] | None = None,
         put: Callable[[list[Any]], Sequence[Remember]] | None = None,
+        area: str | None = None,
     ) -> Applied | Refused:
-        """Cancel a booking and book its party again elsewhere, atomically: both entries (one
-        log or two) are appended in one transaction, or nothing is written."""
+        """Cancel a booking and book its party again elsewhere (within `area` when named),
+        atomically: both entries (one log or two) are appended in one transaction, or
+        nothing is written."""
+        units = area_units(self.restaurant, area)
+        if isinstance(units, Refused):
+            self._tell("move", new_reservation, units, BOOKED)
+            return units
         outcome = self._move(
-            old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta, put
-        )
+            old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta, put,
+            units,
+        )  # fmt: skip
         self._tell("move", new_reservation, outcome, BOOKED)
         return outcome
 
@@ -645,6 +696,7 @@ class DayBook:
         new_reservation: str,
         meta: dict[str, Any] | None,
         put: Callable[[list[Any]], Sequence[Remember]] | None,
+        units: AreaUnits = None,
     ) -> Applied | Refused:
         r = self.restaurant
         if not 1 <= party_size <= r.max_party_size:
@@ -656,7 +708,7 @@ class DayBook:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(
                     old_day, old_reservation, new_day, slot, party_size, now, new_reservation,
-                    dict(meta or {}), put,
+                    dict(meta or {}), put, units,
                 )  # fmt: skip
                 if outcome is not None:
                     return outcome
@@ -674,6 +726,7 @@ class DayBook:
         new_reservation: str,
         meta: dict[str, Any],
         put: Callable[[list[Any]], Sequence[Remember]] | None,
+        units: AreaUnits = None,
     ) -> Applied | Refused | None:
         """One optimistic attempt; None when another writer got there first."""
         r = self.restaurant
@@ -696,7 +749,7 @@ class DayBook:
             forget()
             return refused
         taken = occupied(r, new.stand, new.meta, ts)
-        unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns)
+        unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns, units)
         if unit is None:
             forget()
             return Refused(SLOT_UNAVAILABLE, f"no table for {party_size} at {slot.local}")
@@ -747,8 +800,11 @@ class DayBook:
 
     # -- availability -------------------------------------------------------------
 
-    def cells(self, day: date, now: datetime, sizes: range | None = None) -> list[Cell]:
-        """Every slot of the day x every party size the floor can seat (spots_total > 0).
+    def cells(
+        self, day: date, now: datetime, sizes: range | None = None, area: str | None = None
+    ) -> list[Cell]:
+        """Every slot of the day x every party size the floor (the area, when named) can
+        seat (spots_total > 0).
 
         Slots that have started are 0 open: a booking needs `at` after the server's minute.
         """
@@ -757,7 +813,7 @@ class DayBook:
         by_start = {s.start_sec: s for s in slots}
         return [
             Cell(by_start[start], n, spots_open, spots_total)
-            for start, n, spots_open, spots_total in self.rows(day, now, sizes, slots)
+            for start, n, spots_open, spots_total in self.rows(day, now, sizes, slots, area)
         ]
 
     def rows(
@@ -766,18 +822,21 @@ class DayBook:
         now: datetime,
         sizes: range | None = None,
         slots: list[Slot] | None = None,
+        area: str | None = None,
     ) -> list[tuple[int, int, int, int]]:
-        """`cells` as plain (start_sec, party_size, open, total) rows: the export's hot path."""
+        """`cells` as plain (start_sec, party_size, open, total) rows: the export's hot path.
+        An area the restaurant does not have has no rows."""
         r = self.restaurant
         slots = calendar.slots(r, day) if slots is None else slots
-        if not slots:
+        units = area_units(r, area)
+        if not slots or isinstance(units, Refused):
             return []
         sizes = sizes or range(1, r.max_party_size + 1)
         ts = self.minute(day, now)
         with self._lock:
             state = self._load(day)
             taken = occupied(r, state.stand, state.meta, ts)
-        grid = day_grid(r.floor, taken, [s.minute for s in slots], sizes, r.turns)
+        grid = day_grid(r.floor, taken, [s.minute for s in slots], sizes, r.turns, units)
         now_sec = int(now.timestamp())
         earliest = now_sec + r.min_advance_minutes * 60
         in_horizon = calendar.within_horizon(r, day, now)
@@ -794,11 +853,16 @@ class DayBook:
         return rows
 
     def day_block(
-        self, day: date, now: datetime, sizes: Sequence[int], booked: BookedDay | None = None
+        self,
+        day: date,
+        now: datetime,
+        sizes: Sequence[int | Column],
+        booked: BookedDay | None = None,
     ) -> tuple[list[int], list[list[int]]]:
         """The day's future slots as (starts, spots_open per slot and size): the export's
-        block, with no per-cell objects. `booked` is the day's log folded by the store (the
-        export asks for all its days at once); without it the store is asked for this day."""
+        block, with no per-cell objects. A size may be a (size, area units) column.
+        `booked` is the day's log folded by the store (the export asks for all its days at
+        once); without it the store is asked for this day."""
         r = self.restaurant
         slots = calendar.slots(r, day, keep=False)
         if not slots:

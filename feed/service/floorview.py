@@ -15,7 +15,7 @@ from typing import Any
 
 from engine import HostStand
 from engine.holds import Reservation, ReservationStatus
-from feed.service.days import DayBook
+from feed.service.days import DayBook, area_id
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 
@@ -184,7 +184,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "tables": tables,
         "combos": combos,
         "queue": _queue(book, stand, ts, meta, quotes, set(occupants)),
-        "reservations": _reservations(stand, meta, hhmm),
+        "reservations": _reservations(stand, meta, hhmm, r),
         "slots": _slots(book, day, now),
     }
 
@@ -232,7 +232,7 @@ def _queue(
 
 
 def _reservations(
-    stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any
+    stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any, r: Restaurant
 ) -> list[dict[str, Any]]:
     sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
     rows = []
@@ -251,6 +251,7 @@ def _reservations(
                 "phone": str(details.get("phone", "")),
                 "notes": str(details.get("notes", details.get("additional_request", ""))),
                 "seated_at": sits.get(res.id),
+                "area": area_id(r, res.unit),
             }
         )
     return rows

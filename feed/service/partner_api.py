@@ -266,6 +266,14 @@ def _plain_lookup(payload: Any) -> tuple[str, list[PlainSlot]] | None:
     return merchant_id, slots
 
 
+def _resources(index: dict[str, Any]) -> dict[str, Any]:
+    """A booking's slot.resources: its party size, and the room it was booked in (if any)."""
+    resources: dict[str, Any] = {"party_size": index["party_size"]}
+    if index.get("room_id") is not None:
+        resources["room_id"] = index["room_id"]
+    return resources
+
+
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
     return Reply({key: {"cause": cause, "description": description}})
 
@@ -394,7 +402,7 @@ class PartnerApi:
                 "service_id": r.service_id,
                 "start_sec": index["start_sec"],
                 "duration_sec": index["duration_sec"],
-                "resources": {"party_size": index["party_size"]},
+                "resources": _resources(index),
                 "confirmation_mode": SYNCHRONOUS,
             },
             "user_information": index.get("user", {}),
@@ -428,6 +436,8 @@ class PartnerApi:
         fast = _plain_lookup(payload)
         if fast is not None:
             merchant_id, asked_slots = fast
+            # The plain reader has checked a room_id is None or ASCII text.
+            rooms = [(slot[0].get("resource_ids") or {}).get("room_id") for slot in asked_slots]
         else:  # anything unusual: pydantic, for its verdict and its error message
             normalised = snake_case(payload)
             req = parse(LookupRequest, normalised, normalised=True)
@@ -444,23 +454,29 @@ class PartnerApi:
                 )
                 for echoed, t in zip(normalised.get("slot_time", []), req.slot_time, strict=True)
             ]
+            rooms = [t.resource_ids.room_id if t.resource_ids else None for t in req.slot_time]
         book = self._book_of(partner, merchant_id)
         if isinstance(book, Reply):
             return book
         r, now = book.restaurant, self.clock()
         available = [False] * len(asked_slots)
-        by_day: dict[date, list[tuple[int, Any, int]]] = {}  # one log read per day asked
+        # one log read per day asked; a room_id asks within that area (an unknown one: none)
+        by_day: dict[date, list[tuple[int, Any, int, str | None]]] = {}
         for i, (_, service_id, start_sec, duration_sec, size) in enumerate(asked_slots):
             if size and (service_id is None or service_id == r.service_id):
                 found = self._slot_of(r, start_sec, duration_sec, size)
                 if found is not None:
                     day, slot = found
-                    by_day.setdefault(day, []).append((i, slot, size))
+                    by_day.setdefault(day, []).append((i, slot, size, rooms[i]))
         spots = book.spots_days(
-            {day: [(slot, size) for _, slot, size in asked] for day, asked in by_day.items()}, now
+            {
+                day: [(slot, size, room) for _, slot, size, room in asked]
+                for day, asked in by_day.items()
+            },
+            now,
         )
         for day, asked in by_day.items():
-            for (i, _, _), open_ in zip(asked, spots[day], strict=True):
+            for (i, _, _, _), open_ in zip(asked, spots[day], strict=True):
                 available[i] = open_ > 0
         answers = [
             {"slot_time": asked[0], "available": ok}
@@ -484,6 +500,7 @@ class PartnerApi:
         if slot_in.service_id not in (None, r.service_id):
             return problem(replies.BAD_ARGUMENTS, f"unknown service {slot_in.service_id!r}")
         size = slot_in.resources.party_size if slot_in.resources else None
+        room = slot_in.resources.room_id if slot_in.resources else None
         if slot_in.start_sec is None:
             return problem(replies.BAD_ARGUMENTS, "slot.start_sec is required")
         if size is None:
@@ -509,6 +526,8 @@ class PartnerApi:
             "user": user.model_dump(),
             "moves": 0,
         }
+        if room is not None:
+            index["room_id"] = room
         response = {
             "booking": self._booking(booking_id, {**index, "merchant_id": r.merchant_id}, CONFIRMED)
         }
@@ -529,7 +548,7 @@ class PartnerApi:
             "notes": req.additional_request or "",
         }
         try:
-            outcome = book.book(day, slot, size, now, meta, booking_id, remember, index)
+            outcome = book.book(day, slot, size, now, meta, booking_id, remember, index, room)
         except DuplicateKey as dup:
             if dup.scope == token_scope:  # the same token, concurrently: one booking only
                 return Reply(dup.value)
@@ -570,7 +589,13 @@ class PartnerApi:
             )
         size = asked_size if asked_size is not None else int(index["party_size"])
         start = new.start_sec if new.start_sec is not None else int(index["start_sec"])
-        if size == index["party_size"] and start == index["start_sec"]:
+        asked_room = new.resources.room_id if new.resources else None
+        room = asked_room if asked_room is not None else index.get("room_id")  # kept unless asked
+        if (
+            size == index["party_size"]
+            and start == index["start_sec"]
+            and room == index.get("room_id")
+        ):
             return Reply({"booking": self._booking(booking_id, index, status)})  # idempotent
         if status == CANCELED:
             return failure(BOOKING_ALREADY_CANCELLED, "a cancelled booking cannot be changed")
@@ -602,6 +627,8 @@ class PartnerApi:
             "party_size": size,
             "moves": moves,
         }
+        if room is not None:
+            moved["room_id"] = room
         meta = {"source": "partner", "partner": partner.id, "booking_id": booking_id}
         outcome = book.move(
             date.fromisoformat(str(index["day"])),
@@ -613,6 +640,7 @@ class PartnerApi:
             engine_id,
             meta,
             lambda _op: [(BOOKING_SCOPE, booking_id, moved)],
+            room,
         )
         if isinstance(outcome, Refused):
             if outcome.code == RESERVATION_NOT_ACTIVE:

@@ -30,6 +30,7 @@ from feed.service.days import (
     Applied,
     DayBook,
     Refused,
+    area_id,
     json_result,
     new_booking_id,
 )
@@ -65,6 +66,9 @@ class RequestedData(_Lenient):
     phone: str = Field(default="", max_length=50)
     email: str = Field(default="", max_length=200)
     notes: str = Field(default="", max_length=1000, description="The guest's request")
+    room_id: str | None = Field(
+        default=None, max_length=200, description="Book within this seating area (issue #14)"
+    )
 
 
 class ReservationRef(_Lenient):
@@ -256,7 +260,7 @@ class Receiver:
                 "notes": data.notes,
                 "event_id": event.id,
             }
-            return self._book(book, start, data.party_size, now, meta, record)
+            return self._book(book, start, data.party_size, now, meta, record, data.room_id)
         name = "check_in" if event.type == "reservation.checked_in" else "cancel"
         return self._change(book, ref.reservation_id, name, now, partner.id, record)
 
@@ -268,6 +272,7 @@ class Receiver:
         now: datetime,
         meta: dict[str, Any],
         record: Callable[[Reply], Remember] | None,
+        area: str | None = None,
     ) -> tuple[Reply, bool]:
         r = book.restaurant
         found = calendar.slot_at(r, start)
@@ -294,7 +299,7 @@ class Receiver:
         def remember(operation: list[Any], _result: Result) -> list[Remember]:
             return [record(reply_for(operation))] if record is not None else []
 
-        outcome = book.book(day, slot, party_size, now, meta, booking_id, remember)
+        outcome = book.book(day, slot, party_size, now, meta, booking_id, remember, area=area)
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message), False
         if outcome.rejected is not None:  # availability chose a unit the engine refused: a bug
@@ -673,6 +678,7 @@ class Receiver:
                         "notes": str(details.get("notes", details.get("additional_request", ""))),
                         "source": str(details.get("source", "")),
                         "seated_at": sits.get(reservation.id),
+                        "area": area_id(r, reservation.unit),
                     },
                 )
         rows = [row for _, row in sorted(latest.values(), key=lambda one: one[0])]

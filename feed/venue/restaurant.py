@@ -103,6 +103,22 @@ class Geo:
 
 
 @dataclass(frozen=True)
+class Area:
+    """A seating area (issue #14): its tables, and the combos that count in it (those whose
+    first table is here, a `cross_area` combo included). Partners see it as a room."""
+
+    id: str
+    name: str
+    tables: tuple[str, ...]
+    combos: tuple[str, ...]  # combo ids, "T1+T2"
+
+    @functools.cached_property
+    def units(self) -> frozenset[str]:
+        """Table and combo ids a booking in this area may take."""
+        return frozenset(self.tables) | frozenset(self.combos)
+
+
+@dataclass(frozen=True)
 class Restaurant:
     merchant_id: str
     name: str
@@ -125,6 +141,8 @@ class Restaurant:
     min_advance_minutes: int = 0  # no booking closer than this to its start
     # Table id -> (x, y) on the host's floor picture, grid units; empty: a grid in floor order.
     positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # Seating areas (issue #14), in file order; empty: one area, the whole floor.
+    areas: tuple[Area, ...] = ()
     # Derived values worked out once (e.g. a day's slots): never part of equality or repr.
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -146,6 +164,24 @@ class Restaurant:
         if isinstance(party_size, int) and 1 <= party_size <= self.max_party_size:
             return self.turns[party_size]
         return self.unit_turn(unit)
+
+    # -- seating areas (issue #14) --------------------------------------------------------
+
+    @property
+    def rooms(self) -> tuple[Area, ...]:
+        """The areas partners see (room_id, room_name): only where there are two or more;
+        with one area the feed and the lookups are those of the whole floor."""
+        return self.areas if len(self.areas) > 1 else ()
+
+    def area(self, area_id: str) -> Area | None:
+        return next((a for a in self.areas if a.id == area_id), None)
+
+    def area_of(self, unit: str) -> Area | None:
+        """The area a table or combo id belongs to (a combo: its first table's area)."""
+        first = unit.split("+", 1)[0]
+        return next((a for a in self.areas if first in a.tables), None)
+
+    # -- turns ----------------------------------------------------------------------------
 
     def duration_minutes(self, party_size: int) -> int:
         """Turn time of a party: its class's (smallest table that fits), or the large one."""
@@ -235,6 +271,8 @@ ClassKey = Annotated[
     Field(json_schema_extra={"pattern": r"^([1-9][0-9]*|large)$"}),
 ]
 Minutes = Annotated[int, Field(ge=1, le=_DAY)]
+# A seating area's id, sent to partners as room_id: short, plain, no spaces.
+AreaId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 
 
 class _Model(BaseModel):
@@ -281,12 +319,20 @@ class TableModel(_Model):
     # them the tablet draws a tidy grid in floor-plan order). Give both or neither.
     x: Annotated[int, Field(ge=0, le=50)] | None = None
     y: Annotated[int, Field(ge=0, le=50)] | None = None
+    area: AreaId | None = Field(
+        default=None, description="The seating area the table stands in (a key of [areas])"
+    )
 
 
 class ComboModel(_Model):
     tables: Annotated[list[NonEmpty], Field(min_length=2, max_length=2)]
     capacity: Annotated[int, Field(ge=1)] | None = None
     min_party: Annotated[int, Field(ge=1)] | None = None
+    cross_area: bool = Field(
+        default=False,
+        description="Allow the two tables to stand in different areas (the combo then "
+        "counts in its first table's area)",
+    )
 
 
 class RestaurantModel(_Model):
@@ -324,6 +370,12 @@ class RestaurantModel(_Model):
         default=True,
         description="Keep the waitlist off a table whose next reservation starts before "
         "the party's turn is over",
+    )
+    # -- seating areas (issue #14)
+    areas: dict[AreaId, NonEmpty] = Field(
+        default={},
+        description='Seating areas: area id -> display name (e.g. patio = "Patio"); '
+        "every table's `area` must be one of them",
     )
 
 
@@ -406,7 +458,7 @@ def _did_you_mean(loc: Sequence[int | str]) -> str:
         model = _model_in(field.annotation) if field is not None else None
     if model is None:
         return ""
-    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.75)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -448,6 +500,7 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
         overstay_minutes=m.overstay_minutes,
         min_advance_minutes=m.min_advance_minutes,
         positions=_positions(m, fail),
+        areas=_areas(m, fail),
     )
 
 
@@ -460,6 +513,49 @@ def _positions(m: RestaurantModel, fail: _Fail) -> dict[str, tuple[int, int]]:
         if placed and t.id not in placed:
             raise fail(f"tables[{i}]", "some tables have x and y: give them to every table")
     return placed
+
+
+# ---------------------------------------------------------------- seating areas (issue #14)
+
+
+def _areas(m: RestaurantModel, fail: _Fail) -> tuple[Area, ...]:
+    """The file's areas in [areas] order. Every table has an area or none has (then: one
+    area, the whole floor); an area a table names must be named in [areas], and a named area
+    must have a table. A combo stays within one area unless it says `cross_area = true`; it
+    counts in its first table's area."""
+    area_of: dict[str, str] = {}
+    for i, t in enumerate(m.tables):
+        if t.area is None:
+            if any(other.area is not None for other in m.tables):
+                raise fail(f"tables[{i}].area", "some tables have an area: give one to every table")
+            continue
+        if t.area not in m.areas:
+            raise fail(
+                f"tables[{i}].area",
+                f"no area {t.area!r} in [areas] (name it there: its display name)",
+            )
+        area_of[t.id] = t.area
+    if not area_of:
+        if m.areas:
+            raise fail("areas", "no table has an area: give each table one (tables[].area)")
+        return ()
+    combos: dict[str, list[str]] = {a: [] for a in m.areas}
+    for i, c in enumerate(m.combos):
+        first, second = area_of[c.tables[0]], area_of[c.tables[1]]
+        if first != second and not c.cross_area:
+            raise fail(
+                f"combos[{i}].tables",
+                f"{c.tables[0]} is in {first!r} and {c.tables[1]} in {second!r}: a combo stays "
+                "in one area (set cross_area = true to allow it)",
+            )
+        combos[first].append("+".join(c.tables))
+    out = []
+    for area_id, name in m.areas.items():
+        tables = tuple(t.id for t in m.tables if area_of[t.id] == area_id)
+        if not tables:
+            raise fail(f"areas.{area_id}", "no table is in this area")
+        out.append(Area(area_id, name, tables, tuple(combos[area_id])))
+    return tuple(out)
 
 
 def _services(hours: HoursModel, fail: _Fail) -> dict[int, tuple[Service, ...]]:
