@@ -220,6 +220,11 @@ class LogStore(Protocol):
         """Every (key, value) of `scope` whose key starts with `prefix`, in key order."""
         ...
 
+    def forget_range(self, scope: str, first: str, before: str) -> int:
+        """Drop the records of `scope` with first <= key < before (records that only
+        mattered for a while, such as past turns); how many."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -397,6 +397,16 @@ class PostgresStore:
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
+    def forget_range(self, scope: str, first: str, before: str) -> int:
+        def delete(conn: Any) -> int:
+            cursor = conn.execute(
+                "DELETE FROM idempotency WHERE scope = %s AND key >= %s AND key < %s",
+                (scope, first, before),
+            )
+            return int(cursor.rowcount)
+
+        return self._transact(delete)
+
     # -- the outbox and export records ---------------------------------------------------
 
     def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:

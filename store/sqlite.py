@@ -680,6 +680,14 @@ class SQLiteStore:
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
+    def forget_range(self, scope: str, first: str, before: str) -> int:
+        with self._transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM idempotency WHERE scope = ? AND key >= ? AND key < ?",
+                (scope, first, before),
+            )
+            return int(cursor.rowcount)
+
     # -- lifetime ------------------------------------------------------------------------
 
     def close(self) -> None:

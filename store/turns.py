@@ -13,6 +13,7 @@ import uuid
 from store.log import LogStore
 
 SCOPE = "turn"
+KEEP = 100  # intervals of turns kept: every KEEP intervals the older ones are forgotten
 
 
 class Turns:
@@ -29,9 +30,18 @@ class Turns:
         return int(now // self.seconds)
 
     def mine(self, now: float) -> bool:
-        """Take the turn of the interval of `now`: True if no process took it before."""
-        key = f"{self.name}/{self.interval(now)}"
-        return bool(self.store.remember(SCOPE, key, self.holder) == self.holder)
+        """Take the turn of the interval of `now`: True if no process took it before. The
+        taker forgets the turns of long past intervals, so the records do not pile up
+        (a 10 s sweep would leave 8,640 a day)."""
+        interval = self.interval(now)
+        taken = bool(self.store.remember(SCOPE, self.key(interval), self.holder) == self.holder)
+        if taken and interval % KEEP == 0:
+            self.store.forget_range(SCOPE, f"{self.name}/", self.key(interval - KEEP))
+        return taken
+
+    def key(self, interval: int) -> str:
+        # Zero-padded, so that key order is interval order (forget_range is a key range).
+        return f"{self.name}/{interval:012d}"
 
     def until_next(self, now: float) -> float:
         """Seconds from `now` to the start of the next interval (when turns are taken)."""

@@ -75,7 +75,7 @@ def test_of_two_serve_processes_only_the_one_holding_the_intervals_turn_sweeps(
                 time.sleep(0.05)
             time.sleep(1.0)  # both servers woke at the boundary: let a second sweep show
             boards = clock_boards(url)
-            holder = store.recall("turn", f"sweep/{held + 1}")
+            holder = store.recall("turn", other.key(held + 1))
         finally:
             for server in servers:
                 server.stop()

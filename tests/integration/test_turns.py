@@ -9,7 +9,7 @@ import pytest
 
 from store import open_store
 from store.log import LogStore
-from store.turns import Turns
+from store.turns import KEEP, SCOPE, Turns
 
 T0 = 1_796_400_000.0  # 2026-12-04 18:40 UTC, an interval start for 60 s and 3600 s
 
@@ -65,3 +65,24 @@ def test_the_next_turn_is_at_the_start_of_the_next_interval(stores: list[LogStor
     turns = Turns(stores[0], "export", 3600)
     assert turns.until_next(T0) == 3600
     assert turns.until_next(T0 + 600.5) == 2999.5
+
+
+def test_the_turns_of_long_past_intervals_are_forgotten(stores: list[LogStore]) -> None:
+    turns = Turns(stores[0], "sweep", 10)
+    start = int(T0 // 10) * 10
+    for i in range(2 * KEEP + 1):  # one turn every interval, as a lone sweeper takes them
+        assert turns.mine(start + 10 * i)
+    kept = stores[1].recall_prefix(SCOPE, "sweep/")
+    assert 0 < len(kept) <= 2 * KEEP
+    assert stores[1].recall(SCOPE, turns.key(turns.interval(start))) is None  # forgotten
+    assert stores[1].recall(SCOPE, turns.key(turns.interval(start) + 2 * KEEP)) is not None
+
+
+def test_forget_range_drops_only_its_scope_and_range(stores: list[LogStore]) -> None:
+    store = stores[0]
+    for key in ("a/1", "a/2", "b/1"):
+        store.remember(SCOPE, key, 1)
+    store.remember("other", "a/1", 1)
+    assert store.forget_range(SCOPE, "a/", "a/2") == 1
+    assert [k for k, _ in store.recall_prefix(SCOPE, "")] == ["a/2", "b/1"]
+    assert store.recall("other", "a/1") == 1
