@@ -13,7 +13,7 @@ import hashlib
 import threading
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,9 +23,10 @@ from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
+from feed.clock import check_day
 from feed.http.responses import render, send
 from feed.service import replies
-from feed.service.floorview import FloorViews
+from feed.service.floorview import FloorViews, slots_of
 from feed.service.receiver import Receiver
 from feed.service.replies import Reply, problem
 
@@ -140,6 +141,24 @@ def register(app: FastAPI, receiver: Receiver) -> None:
             return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))
         reply = tablet.floor(merchant_id, receiver.clock())
         return send(reply, headers={"Cache-Control": "no-store"})
+
+    @app.get(f"{prefix}/slots", tags=["host"], responses=FLOOR_RESPONSES)
+    async def slots(
+        merchant_id: Id, day: Annotated[date, Query(alias="date")], authorization: Auth = None
+    ) -> Response:
+        """A day's slots still to come with the spots open per party size: the choices of
+        a phone booking for that day (the tablet's form). Reading it writes nothing."""
+        if not tablet.authorized(merchant_id, _bearer(authorization)):
+            return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))
+        book = receiver.books.get(merchant_id)
+        if book is None:
+            return send(problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}"))
+        try:
+            check_day(day)
+        except ValueError as exc:
+            return send(problem(replies.INVALID_REQUEST, f"date: {exc}"))
+        found = slots_of(book, day, receiver.clock())
+        return send(Reply({"date": day.isoformat(), "slots": found}))
 
     @app.get(f"{prefix}/events", include_in_schema=False)
     async def events(

@@ -257,6 +257,14 @@ def _reservations(
     return rows
 
 
+def slots_of(book: DayBook, day: date, now: datetime) -> list[dict[str, Any]]:
+    """A day's slots still to come, with the spots open per party size (the phone booking
+    form's choices for another day); none on a day the restaurant is closed."""
+    if calendar.opening_instant(book.restaurant, day) is None:
+        return []
+    return _slots(book, day, now)
+
+
 def _slots(book: DayBook, day: date, now: datetime) -> list[dict[str, Any]]:
     """The day's slots still to come, with the spots open for each party size."""
     r = book.restaurant

@@ -443,6 +443,34 @@ def test_a_tap_whose_request_is_repeated_with_its_key_acts_once(
     assert len(booked) == 1, f"the repeated request booked {len(booked)} times"
 
 
+def test_a_phone_booking_for_another_day_offers_that_days_open_slots(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The guest phones for next Tuesday: the host picks the day, the form offers that
+    day's open times for the size, and the booking lands on that day with its notes."""
+    from selenium.webdriver.support.ui import Select
+
+    tablet = browser(server.base)
+    form = tablet.el("#book-form")
+    tablet.js(
+        "const d = document.querySelector('#book-form [name=day]');"
+        " d.value = '2026-12-08'; d.dispatchEvent(new Event('change'));"
+    )
+    tablet.wait(
+        lambda: "12:00" in Select(form.find_element("name", "start")).options[0].text,
+        message="Tuesday's slots (lunch from 12:00)",
+    )
+    Select(form.find_element("name", "start")).select_by_value("2026-12-08T19:30")
+    form.find_element("name", "name").send_keys("Tue")
+    form.find_element("name", "notes").send_keys("window table")
+    said = tablet.banner_after(lambda: form.find_element("css selector", "button").click())
+    assert said.startswith("Booked Tue, party of 2, at 19:30 on 2026-12-08"), said
+    rows = api(server, "GET", "/reservations?date=2026-12-08")["reservations"]
+    assert [(r["name"], r["notes"], r["start"][11:16]) for r in rows] == [
+        ("Tue", "window table", "19:30")
+    ]
+
+
 # -- the screen -----------------------------------------------------------------------------
 
 

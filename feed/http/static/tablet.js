@@ -297,14 +297,29 @@
     $("spots").replaceChildren(h("caption", { class: "meta" }, next.length ? "Open spots by party size" : "No more slots today"), head, ...rows);
   }
 
+  // The phone booking's day: today (the floor document's slots) or another day, whose
+  // slots are read once per day chosen (GET /slots?date=).
+  const other = { day: null, slots: [] };
+  async function pickDay() {
+    const form = $("book-form");
+    const day = form.day.value;
+    if (!day || day === st.floor?.day) { other.day = null; fillSlots(); return; }
+    const r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
+    const data = r.ok ? await r.json() : { slots: [] };
+    other.day = day; other.slots = data.slots || [];
+    fillSlots();
+  }
   function fillSlots() {
     const form = $("book-form");
+    if (st.floor && !form.day.value) form.day.value = st.floor.day;
     const size = String(form.size.value || "");
     const select = form.start;
     const was = select.value;
-    const options = (st.floor?.slots || []).filter((s) => (s.open[size] ?? 0) > 0)
+    const slots = other.day ? other.slots : (st.floor?.slots || []);
+    const when = other.day ? "that day" : "today";
+    const options = slots.filter((s) => (s.open[size] ?? 0) > 0)
       .map((s) => h("option", { value: s.start }, `${s.time} (${s.open[size]} open)`));
-    select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, "No open slot today")]));
+    select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, `No open slot ${when}`)]));
     if ([...select.options].some((o) => o.value === was)) select.value = was;
   }
 
@@ -431,12 +446,14 @@
   }
   async function book(form) {
     const size = parseInt(form.size.value, 10);
-    if (!form.start.value) { say(`No open slot today for a party of ${size}`, "bad"); return; }
-    const body = { party_size: size, start: form.start.value, name: form.name.value.trim(), phone: form.phone.value.trim() };
+    if (!form.start.value) { say(`No open slot ${other.day ? "that day" : "today"} for a party of ${size}`, "bad"); return; }
+    const body = { party_size: size, start: form.start.value, name: form.name.value.trim(), phone: form.phone.value.trim(), notes: form.notes.value.trim() };
     const res = await act("POST", "/reservations", body);
     if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
-    form.name.value = ""; form.phone.value = "";
-    say(`Booked ${body.name || "guest"}, party of ${size}, at ${body.start.slice(11)} (${res.data.unit})`, "seat");
+    form.name.value = ""; form.phone.value = ""; form.notes.value = "";
+    const on = other.day ? ` on ${other.day}` : "";
+    if (other.day) pickDay();  // that day's spots have changed
+    say(`Booked ${body.name || "guest"}, party of ${size}, at ${body.start.slice(11)}${on} (${res.data.unit})`, "seat");
   }
 
   // -- signing in -----------------------------------------------------------------------
@@ -497,6 +514,7 @@
     walkin.addEventListener("submit", (e) => { e.preventDefault(); tap(walkin.querySelector("button"), () => addWalkIn(walkin)); });
     const bookForm = $("book-form");
     bookForm.size.addEventListener("input", fillSlots);
+    bookForm.day.addEventListener("change", pickDay);
     bookForm.addEventListener("submit", (e) => { e.preventDefault(); tap(bookForm.querySelector("button[type=submit]"), () => book(bookForm)); });
     const all = saved();
     const merchant = pathMerchant() || all.merchant;
