@@ -14,6 +14,7 @@ import logging
 import logging.handlers
 import queue
 import sys
+import threading
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -83,20 +84,59 @@ class _Deferred(logging.handlers.QueueHandler):
         return record
 
 
-_listener: logging.handlers.QueueListener | None = None
+class _Writer:
+    """The log's writer thread: it takes what is queued in one go, formats it and writes it
+    with one write and one flush (a write and a flush per line cost the event loop, which
+    shares the GIL, a system call each)."""
+
+    def __init__(self, records: queue.SimpleQueue[Any], stream: TextIO, fmt: logging.Formatter):
+        self.records = records
+        self.stream = stream
+        self.fmt = fmt
+        self.thread = threading.Thread(target=self.run, name="hoststand-log", daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while True:
+            batch = [self.records.get()]
+            while len(batch) < 2000:
+                try:
+                    batch.append(self.records.get_nowait())
+                except queue.Empty:
+                    break
+            lines = [self.fmt.format(r) for r in batch if isinstance(r, logging.LogRecord)]
+            if lines:
+                try:
+                    self.stream.write("\n".join(lines) + "\n")
+                    self.stream.flush()
+                except (OSError, ValueError):  # a closed or broken stream: the lines are lost
+                    pass
+            for mark in batch:
+                if isinstance(mark, threading.Event):  # flush(): all before it is written
+                    mark.set()
+            if None in batch:
+                return
+
+    def flush(self, stop: bool = False) -> None:
+        written = threading.Event()
+        self.records.put(written)
+        if stop:
+            self.records.put(None)
+        written.wait(timeout=10)
+
+
+_writer: _Writer | None = None
 
 
 def configure(fmt: str = "text", level: str = "info", stream: TextIO | None = None) -> None:
     """Send every log record to `stream` (stderr) in `fmt`, written by a thread of its own;
-    ours from `level` up. The thread drains and stops at exit."""
-    global _listener
-    handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
-    if _listener is not None:
-        _listener.stop()
-    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
-    _listener = logging.handlers.QueueListener(records, handler)
-    _listener.start()
+    ours from `level` up. What is queued is written at exit."""
+    global _writer
+    if _writer is not None:
+        _writer.flush(stop=True)
+    records: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    formatter = JsonFormatter() if fmt == "json" else TextFormatter()
+    _writer = _Writer(records, stream or sys.stderr, formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -107,12 +147,11 @@ def configure(fmt: str = "text", level: str = "info", stream: TextIO | None = No
 
 def flush() -> None:
     """Wait until every record logged so far is written (a test reading the log, an exit)."""
-    if _listener is not None:
-        _listener.stop()  # writes what is queued, then ends the thread
-        _listener.start()
+    if _writer is not None:
+        _writer.flush()
 
 
 @atexit.register
 def _drain() -> None:
-    if _listener is not None:
-        _listener.stop()
+    if _writer is not None:
+        _writer.flush(stop=True)
