@@ -94,6 +94,11 @@ class PhoneReservation(BaseModel):
     name: str = Field(default="", max_length=200)
     phone: str = Field(default="", max_length=50)
     notes: str = Field(default="", max_length=1000, description="Allergies, a birthday, ...")
+    over_pacing: bool = Field(
+        default=False,
+        description="Book even beyond the slot's pacing caps (the host says so); "
+        "the booking is marked over_pacing",
+    )
 
 
 class Unit(BaseModel):
@@ -126,6 +131,9 @@ class ReservationRow(BaseModel):
     notes: str
     source: str
     seated_at: str | None = Field(description="The unit where the party sits, once seated")
+    over_pacing: bool = Field(
+        default=False, description="Booked by the host beyond the slot's pacing caps"
+    )
 
 
 class ReservationList(BaseModel):
@@ -482,6 +490,7 @@ def create_app(receiver: Receiver, lifespan: Any = None) -> FastAPI:
             booking.phone,
             key=keyed(idempotency_key, booking.model_dump()),
             notes=booking.notes,
+            over_pacing=booking.over_pacing,
         )
         return _send(reply)
 
