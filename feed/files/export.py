@@ -12,7 +12,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +88,52 @@ def availability_rows(
     durations = {n: r.duration_minutes(n) * 60 for n in range(1, r.max_party_size + 1)}
     for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
         last_start = None
+        by_start = {s.start_sec: s for s in calendar.slots(r, day)} if r.varied_turns else {}
         for start, n, spots_open, total in book.rows(day, now):
             if start <= now_sec:
                 continue
             if counter is not None and start != last_start:
                 counter.slots += 1
                 last_start = start
-            yield (start, durations[n], n, spots_open, total)
+            slot = by_start.get(start)
+            duration = durations[n] if slot is None else calendar.duration_sec(r, day, slot, n)
+            yield (start, duration, n, spots_open, total)
+
+
+def overrides(r: Restaurant, start_sec: int) -> dict[str, int]:
+    """An entry's scheduling_rule_overrides: the last second it can be booked online (when
+    min_advance_minutes is set) and cancelled online (when cancel_cutoff_minutes is)."""
+    out: dict[str, int] = {}
+    if r.min_advance_minutes:
+        out["last_bookable_sec"] = start_sec - r.min_advance_minutes * 60
+    if r.cancel_cutoff_minutes:
+        out["last_online_cancellable_sec"] = start_sec - r.cancel_cutoff_minutes * 60
+    return out
+
+
+def _rich(r: Restaurant) -> bool:
+    """Do this restaurant's entries differ by more than spots_open (the fast path's)?"""
+    return bool(r.min_advance_minutes or r.cancel_cutoff_minutes or r.varied_turns)
+
+
+def _rich_entries(
+    book: DayBook,
+    sizes: tuple[int, ...],
+    totals: tuple[int, ...],
+    blocks: Iterator[tuple[date, list[int], list[list[int]]]],
+) -> Iterator[dict[str, Any]]:
+    r = book.restaurant
+    for day, starts, opens in blocks:
+        by_start = {s.start_sec: s for s in calendar.slots(r, day, keep=False)}
+        for start, row in zip(starts, opens, strict=True):
+            slot = by_start[start]
+            extra = overrides(r, start)
+            for n, total, spots_open in zip(sizes, totals, row, strict=True):
+                duration = calendar.duration_sec(r, day, slot, n)
+                yield availability_entry(
+                    r.merchant_id, r.service_id, start, duration, n, spots_open, total,
+                    overrides=extra,
+                )  # fmt: skip
 
 
 def merchant_days(
@@ -102,9 +141,11 @@ def merchant_days(
 ) -> MerchantDays:
     """One restaurant's future availability as day blocks, for the writer's fast path."""
     r = book.restaurant
-    sizes = tuple(n for n in range(1, r.max_party_size + 1) if spots_total(r.floor, n) > 0)
+    floor = r.online_floor  # partners never see the walk-in tables
+    sizes = tuple(n for n in range(1, r.online_limit + 1) if spots_total(floor, n) > 0)
+    totals = tuple(spots_total(floor, n) for n in sizes)
 
-    def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
+    def dated() -> Iterator[tuple[date, list[int], list[list[int]]]]:
         ahead = calendar.days_ahead(r, now, min(days, r.horizon_days))
         # One query folds every day's log (engine.booked): no replay, no query per day.
         booked = book.store.booked(r.merchant_id, ahead[0], ahead[-1]) if ahead else {}
@@ -112,16 +153,23 @@ def merchant_days(
             starts, opens = book.day_block(day, now, sizes, booked.get(day, BookedDay()))
             if counter is not None:
                 counter.slots += len(starts)
-            yield starts, opens
+            yield day, starts, opens
         release(r.floor)  # done with this restaurant: its matchings are not needed again
+        release(floor)
 
+    def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
+        for _day, starts, opens in dated():
+            yield starts, opens
+
+    rich = _rich_entries(book, sizes, totals, dated()) if _rich(r) else None
     return MerchantDays(
         r.merchant_id,
         r.service_id,
         sizes,
         tuple(r.duration_minutes(n) * 60 for n in sizes),
-        tuple(spots_total(r.floor, n) for n in sizes),
-        blocks(),
+        totals,
+        blocks() if rich is None else iter(()),
+        rich,
     )
 
 
@@ -129,7 +177,10 @@ def availability_entries(book: DayBook, now: datetime, days: int) -> Iterator[di
     """The same as entries (dicts), for callers that want the partner's field names."""
     r = book.restaurant
     for start, duration, n, spots_open, total in availability_rows(book, now, days):
-        yield availability_entry(r.merchant_id, r.service_id, start, duration, n, spots_open, total)
+        yield availability_entry(
+            r.merchant_id, r.service_id, start, duration, n, spots_open, total,
+            overrides=overrides(r, start),
+        )  # fmt: skip
 
 
 def last_generation_timestamp(out_dir: Path) -> int:
@@ -252,7 +303,16 @@ def _write_companions(
         )
         for r in ordered
     ]
-    services = [service_record(r.merchant_id, r.service_id, SERVICE_NAME) for r in ordered]
+    services = [
+        service_record(
+            r.merchant_id,
+            r.service_id,
+            SERVICE_NAME,
+            min_advance_booking=r.min_advance_minutes * 60 or None,
+            min_advance_online_canceling=r.cancel_cutoff_minutes * 60 or None,
+        )
+        for r in ordered
+    ]
     for kind, write, records in (
         ("merchant", write_merchant_feed, merchants),
         ("service", write_service_feed, services),

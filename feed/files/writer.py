@@ -385,6 +385,9 @@ class MerchantDays:
     durations: tuple[int, ...]
     totals: tuple[int, ...]
     days: Iterable[tuple[Sequence[int], Sequence[Sequence[int]]]]
+    # Entries that differ by more than spots_open (booking windows, per-service turns):
+    # written one by one, each checked in full, instead of `days`.
+    entries: Iterable[Mapping[str, Any]] | None = None
 
 
 def write_availability_days(
@@ -414,6 +417,9 @@ def write_availability_days(
 
     def encoded() -> Iterator[tuple[bytes, int]]:
         for m in merchants:
+            if m.entries is not None:
+                yield from _entry_chunks(m.entries, metadata, now_sec)
+                continue
             if not m.sizes:
                 continue
             width = len(m.sizes)
@@ -454,6 +460,27 @@ def write_availability_days(
                 yield b"".join(day), count * width
 
     return _write_chunks(path, metadata, encoded(), gzip, progress)
+
+
+def _entry_chunks(
+    entries: Iterable[Mapping[str, Any]], metadata: Record, now_sec: int
+) -> Iterator[tuple[bytes, int]]:
+    """A merchant's entries one by one: each checked in full, the first with jsonschema."""
+    checker = FeedChecker(now_sec=now_sec)
+    batch: list[str] = []
+    first = True
+    for entry in entries:
+        checker.check(entry)
+        ordered = entry_in_order(entry)
+        if first:
+            _validate_sample(metadata, ordered)
+            first = False
+        batch.append(encode_json(ordered))
+        if len(batch) >= BATCH_ENTRIES:
+            yield ("," + ",".join(batch)).encode("utf-8"), len(batch)
+            batch = []
+    if batch:
+        yield ("," + ",".join(batch)).encode("utf-8"), len(batch)
 
 
 class _SlotParts:
