@@ -16,6 +16,7 @@ import pytest
 
 from feed.files.export import export_feeds
 from feed.http.statuses import status_of
+from feed.push.outbox import replace_body
 from feed.service import days
 from feed.service.days import Applied, DayBook, Refused
 from feed.service.partner_api import PartnerApi
@@ -345,6 +346,22 @@ def test_a_special_day_has_its_own_services_turns_and_pacing(
     assert book.spots(NYE, s, 4, now) == 2  # 10 covers // 4
     assert book.spots(NYE, s, 1, now) == 2  # 3 parties, but two tables of 2
     assert calendar.closing_instant(harbour, NYE) == datetime(2027, 1, 1, 1, 0, tzinfo=UTC)
+
+
+def test_availability_replaces_follow_the_rules(store: SQLiteStore, harbour: Restaurant) -> None:
+    book = DayBook(store, harbour)
+    noon = slot(harbour, THURSDAY, "12:00")
+    book.book(THURSDAY, noon, 4, NOW)
+    book.book(THURSDAY, noon, 4, NOW)
+    window = replace_body(book, [THURSDAY], NOW)["extendedServiceAvailability"][0]
+    entries = {
+        (e["startTime"][11:16], e["resources"]["partySize"]): e for e in window["availability"]
+    }
+    assert max(n for _, n in entries) == 6  # the online party limit
+    assert entries[("18:00", 2)]["spotsTotal"] == 4  # no walk-in tables
+    assert entries[("12:00", 4)]["spotsOpen"] == 1  # 4 covers of 12 left
+    assert entries[("12:00", 2)]["duration"] == "3000s"  # lunch turns
+    assert entries[("18:00", 2)]["duration"] == "4500s"
 
 
 # -- golden feed files ---------------------------------------------------------------------
