@@ -16,7 +16,7 @@ from engine import HostStand, config
 from engine.booked import BookedDay
 from engine.floor import FloorPlan
 from feed.floor.availability import Taken, day_opens, day_opens_of_units
-from feed.floor.pacing import Counts, capped, counts_by_minute
+from feed.floor.pacing import NO_BOOKINGS, Counts, capped, counts_by_minute
 from feed.venue import calendar
 from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
@@ -100,14 +100,19 @@ def opens(
             rows += floor_rows(slots[start:end], r.service_turns(services[index]))
             start = end
     if r.paced and counts is not None:
+        # Slots share floor rows and most have nothing booked yet: cap each (row, service,
+        # bookings) once, and keep the shared row itself when the caps do not bite.
+        done: dict[tuple[int, int, Counts], list[int]] = {}
         for i, slot in enumerate(slots):
             service = services[slot.service] if slot.service < len(services) else None
-            if service is not None and service.paced:
-                rows[i] = capped(
-                    rows[i],
-                    sizes,
-                    service.max_covers,
-                    service.max_parties,
-                    counts.get(slot.minute, (0, 0)),
-                )
+            if service is None or not service.paced:
+                continue
+            row = rows[i]
+            booked = counts.get(slot.minute, NO_BOOKINGS)
+            key = (id(row), slot.service, booked)
+            found = done.get(key)
+            if found is None:
+                found = capped(row, sizes, service.max_covers, service.max_parties, booked)
+                done[key] = found = row if found == row else found
+            rows[i] = found
     return rows
