@@ -226,13 +226,27 @@ def _print_grid(r: Restaurant, day: date, cells: list[Cell], where: str = "") ->
 )
 @click.option("--name", default="", help="Guest name.")
 @click.option("--phone", default="", help="Guest telephone.")
+@click.option(
+    "--over-pacing",
+    is_flag=True,
+    help="Book even beyond the slot's pacing caps (the booking is marked over pacing).",
+)
 @click.pass_obj
 def reserve_command(
-    obj: Context, config_path: str, db: str, party_size: int, at: datetime, name: str, phone: str
+    obj: Context,
+    config_path: str,
+    db: str,
+    party_size: int,
+    at: datetime,
+    name: str,
+    phone: str,
+    over_pacing: bool,
 ) -> None:
     """Take a phone booking: the table (or combined tables) is chosen by the availability rules.
 
-    Prints the booking id and its table(s); exits with status 1 when it cannot be booked.
+    The whole floor (walk-in tables too), parties up to max_party_size; a slot at its
+    pacing caps is refused unless --over-pacing. Prints the booking id and its table(s);
+    exits with status 1 when it cannot be booked.
     """
     r = load_config(config_path)
     if party_size > r.max_party_size:
@@ -248,7 +262,9 @@ def reserve_command(
     store = obj.store(db)
     try:
         meta = {"source": "phone", "name": name, "phone": phone}
-        outcome = DayBook(store, r).book(day, slot, party_size, obj.now, meta)
+        outcome = DayBook(store, r).book(
+            day, slot, party_size, obj.now, meta, host=True, over_pacing=over_pacing
+        )
     except StoreError as exc:
         fail(f"{redact(db)}: {exc}")
     finally:

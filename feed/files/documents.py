@@ -306,14 +306,16 @@ def availability_entry(
     *,
     room_id: str | None = None,
     room_name: str | None = None,
+    overrides: Mapping[str, int] | None = None,
 ) -> Record:
-    """One slot for one party size, keys in the order they are written."""
+    """One slot for one party size, keys in the order they are written; `overrides` are
+    its scheduling_rule_overrides (left out when empty)."""
     resources: Record = {"party_size": party_size}
     if room_id is not None:
         resources["room_id"] = room_id
     if room_name is not None:
         resources["room_name"] = room_name
-    return {
+    entry: Record = {
         "merchant_id": merchant_id,
         "service_id": service_id,
         "start_sec": start_sec,
@@ -323,6 +325,11 @@ def availability_entry(
         "resources": resources,
         "confirmation_mode": CONFIRMATION_MODE_SYNCHRONOUS,
     }
+    if overrides:
+        entry["scheduling_rule_overrides"] = {
+            k: overrides[k] for k in OVERRIDES_KEY_ORDER if k in overrides
+        }
+    return entry
 
 
 def merchant_record(

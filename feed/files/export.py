@@ -12,7 +12,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -89,18 +89,66 @@ def availability_rows(
     durations = {n: r.duration_minutes(n) * 60 for n in range(1, r.max_party_size + 1)}
     areas: tuple[Area | None, ...] = r.rooms or (None,)
     for day in calendar.days_ahead(r, now, min(days, r.horizon_days)):
+        slot_of = {s.start_sec: s for s in calendar.slots(r, day)} if r.varied_turns else {}
         by_start: dict[int, list[tuple[Row, Area | None]]] = {}
         for area in areas:
             for start, n, spots_open, total in book.rows(
                 day, now, area=None if area is None else area.id
             ):
                 if start > now_sec:
-                    row = (start, durations[n], n, spots_open, total)
+                    slot = slot_of.get(start)
+                    duration = (
+                        durations[n] if slot is None else calendar.duration_sec(r, day, slot, n)
+                    )
+                    row = (start, duration, n, spots_open, total)
                     by_start.setdefault(start, []).append((row, area))
         for start in sorted(by_start):
             if counter is not None:
                 counter.slots += 1
             yield from by_start[start]
+
+
+def overrides(r: Restaurant, start_sec: int) -> dict[str, int]:
+    """An entry's scheduling_rule_overrides: the last second it can be booked online (when
+    min_advance_minutes is set) and cancelled online (when cancel_cutoff_minutes is)."""
+    out: dict[str, int] = {}
+    if r.min_advance_minutes:
+        out["last_bookable_sec"] = start_sec - r.min_advance_minutes * 60
+    if r.cancel_cutoff_minutes:
+        out["last_online_cancellable_sec"] = start_sec - r.cancel_cutoff_minutes * 60
+    return out
+
+
+def _rich(r: Restaurant) -> bool:
+    """Do this restaurant's entries differ by more than spots_open (the fast path's)?"""
+    return bool(r.min_advance_minutes or r.cancel_cutoff_minutes or r.varied_turns)
+
+
+def _rich_entries(
+    book: DayBook,
+    sizes: tuple[int, ...],
+    totals: tuple[int, ...],
+    rooms: tuple[tuple[str, str], ...],
+    blocks: Iterator[tuple[date, list[int], list[list[int]]]],
+) -> Iterator[dict[str, Any]]:
+    """The entries of `merchant_days`' columns one by one, each with its own turn (the
+    service its slot is in), its scheduling_rule_overrides and, with seating areas, its
+    room (`rooms`: each column's room_id and room_name)."""
+    r = book.restaurant
+    keys: list[dict[str, str]] = [
+        {"room_id": room_id, "room_name": room_name} for room_id, room_name in rooms
+    ] or [{} for _ in sizes]
+    for day, starts, opens in blocks:
+        by_start = {s.start_sec: s for s in calendar.slots(r, day, keep=False)}
+        for start, row in zip(starts, opens, strict=True):
+            slot = by_start[start]
+            extra = overrides(r, start)
+            for n, total, room, spots_open in zip(sizes, totals, keys, row, strict=True):
+                duration = calendar.duration_sec(r, day, slot, n)
+                yield availability_entry(
+                    r.merchant_id, r.service_id, start, duration, n, spots_open, total,
+                    overrides=extra, **room,
+                )  # fmt: skip
 
 
 def merchant_days(
@@ -109,17 +157,19 @@ def merchant_days(
     """One restaurant's future availability as day blocks, for the writer's fast path.
     With seating areas, a slot's entries are each area's (file order) sizes in turn."""
     r = book.restaurant
-    every = range(1, r.max_party_size + 1)
-    columns: list[int | Column] = [n for n in every if spots_total(r.floor, n) > 0]
+    floor = r.online_floor  # partners never see the walk-in tables
+    every = range(1, r.online_limit + 1)
+    columns: list[int | Column] = [n for n in every if spots_total(floor, n) > 0]
     rooms: tuple[tuple[str, str], ...] = ()
     if r.rooms:
-        seated = [(n, a) for a in r.rooms for n in every if spots_total(r.floor, n, a.units)]
+        seated = [(n, a) for a in r.rooms for n in every if spots_total(floor, n, a.units)]
         columns = [(n, a.units) for n, a in seated]
         rooms = tuple((a.id, a.name) for _, a in seated)
     sizes = tuple(c if isinstance(c, int) else c[0] for c in columns)
     areas = [None if isinstance(c, int) else c[1] for c in columns]
+    totals = tuple(spots_total(floor, n, a) for n, a in zip(sizes, areas, strict=True))
 
-    def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
+    def dated() -> Iterator[tuple[date, list[int], list[list[int]]]]:
         ahead = calendar.days_ahead(r, now, min(days, r.horizon_days))
         # One query folds every day's log (engine.booked): no replay, no query per day.
         booked = book.store.booked(r.merchant_id, ahead[0], ahead[-1]) if ahead else {}
@@ -127,17 +177,24 @@ def merchant_days(
             starts, opens = book.day_block(day, now, columns, booked.get(day, BookedDay()))
             if counter is not None:
                 counter.slots += len(starts)
-            yield starts, opens
+            yield day, starts, opens
         release(r.floor)  # done with this restaurant: its matchings are not needed again
+        release(floor)
 
+    def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
+        for _day, starts, opens in dated():
+            yield starts, opens
+
+    rich = _rich_entries(book, sizes, totals, rooms, dated()) if _rich(r) else None
     return MerchantDays(
         r.merchant_id,
         r.service_id,
         sizes,
         tuple(r.duration_minutes(n) * 60 for n in sizes),
-        tuple(spots_total(r.floor, n, a) for n, a in zip(sizes, areas, strict=True)),
-        blocks(),
+        totals,
+        blocks() if rich is None else iter(()),
         rooms,
+        rich,
     )
 
 
@@ -147,8 +204,9 @@ def availability_entries(book: DayBook, now: datetime, days: int) -> Iterator[di
     for (start, duration, n, spots_open, total), area in availability_rows(book, now, days):
         room = {"room_id": area.id, "room_name": area.name} if area is not None else {}
         yield availability_entry(
-            r.merchant_id, r.service_id, start, duration, n, spots_open, total, **room
-        )
+            r.merchant_id, r.service_id, start, duration, n, spots_open, total,
+            overrides=overrides(r, start), **room,
+        )  # fmt: skip
 
 
 def last_generation_timestamp(out_dir: Path) -> int:
@@ -271,7 +329,16 @@ def _write_companions(
         )
         for r in ordered
     ]
-    services = [service_record(r.merchant_id, r.service_id, SERVICE_NAME) for r in ordered]
+    services = [
+        service_record(
+            r.merchant_id,
+            r.service_id,
+            SERVICE_NAME,
+            min_advance_booking=r.min_advance_minutes * 60 or None,
+            min_advance_online_canceling=r.cancel_cutoff_minutes * 60 or None,
+        )
+        for r in ordered
+    ]
     for kind, write, records in (
         ("merchant", write_merchant_feed, merchants),
         ("service", write_service_feed, services),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from gzip import GzipFile
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypedDict, TypeVar
 
 from feed.files.documents import (
     AVAILABILITY,
@@ -388,13 +388,23 @@ class MerchantDays:
     totals: tuple[int, ...]
     days: Iterable[tuple[Sequence[int], Sequence[Sequence[int]]]]
     rooms: tuple[tuple[str, str], ...] = ()  # per column; empty: no rooms
+    # Entries that differ by more than spots_open (booking windows, per-service turns):
+    # written one by one, each checked in full, instead of `days`.
+    entries: Iterable[Mapping[str, Any]] | None = None
 
-    def room(self, column: int) -> dict[str, str]:
+    def room(self, column: int) -> RoomKeys:
         """The availability_entry keywords of a column's room (none without rooms)."""
         if not self.rooms:
             return {}
         room_id, room_name = self.rooms[column]
         return {"room_id": room_id, "room_name": room_name}
+
+
+class RoomKeys(TypedDict, total=False):
+    """A column's room as availability_entry keywords (empty: no rooms)."""
+
+    room_id: str
+    room_name: str
 
 
 def write_availability_days(
@@ -424,6 +434,9 @@ def write_availability_days(
 
     def encoded() -> Iterator[tuple[bytes, int]]:
         for m in merchants:
+            if m.entries is not None:
+                yield from _entry_chunks(m.entries, metadata, now_sec)
+                continue
             if not m.sizes:
                 continue
             width = len(m.sizes)
@@ -473,6 +486,27 @@ def _room_keys(m: MerchantDays, column: int) -> str:
     room_id, room_name = m.rooms[column]
     text = f',"room_id":{encode_json(room_id)},"room_name":{encode_json(room_name)}'
     return text.replace("%", "%%")
+
+
+def _entry_chunks(
+    entries: Iterable[Mapping[str, Any]], metadata: Record, now_sec: int
+) -> Iterator[tuple[bytes, int]]:
+    """A merchant's entries one by one: each checked in full, the first with jsonschema."""
+    checker = FeedChecker(now_sec=now_sec)
+    batch: list[str] = []
+    first = True
+    for entry in entries:
+        checker.check(entry)
+        ordered = entry_in_order(entry)
+        if first:
+            _validate_sample(metadata, ordered)
+            first = False
+        batch.append(encode_json(ordered))
+        if len(batch) >= BATCH_ENTRIES:
+            yield ("," + ",".join(batch)).encode("utf-8"), len(batch)
+            batch = []
+    if batch:
+        yield ("," + ",".join(batch)).encode("utf-8"), len(batch)
 
 
 class _SlotParts:

@@ -162,6 +162,8 @@ class _Units:
             for combo, tables in zip(self.combos, self.combo_tables, strict=True):
                 if combo.id == unit:
                     mask = tables
+            if not mask and "+" in unit:  # a combo of this floor's tables it does not sell
+                mask = self.tables_mask(unit.split("+"))
             self.unit_masks[unit] = mask
         return mask
 
@@ -303,8 +305,8 @@ def day_opens_of_units(
     turns: Turns | None = None,
 ) -> list[list[int]]:
     """`day_opens` for occupations given as (unit, start, end, at): a table id or a combo
-    id, as the log stores them (engine.booked). A unit this floor does not know holds
-    nothing here."""
+    id, as the log stores them (engine.booked). Tables this floor does not know hold
+    nothing here (a partner's floor without its walk-in tables)."""
     units = _units(floor)
     mask = units.unit_mask
     spans = [(mask(unit), start, end, at) for unit, start, end, at in taken]

@@ -95,6 +95,11 @@ class PhoneReservation(BaseModel):
     name: str = Field(default="", max_length=200)
     phone: str = Field(default="", max_length=50)
     notes: str = Field(default="", max_length=1000, description="Allergies, a birthday, ...")
+    over_pacing: bool = Field(
+        default=False,
+        description="Book even beyond the slot's pacing caps (the host says so); "
+        "the booking is marked over_pacing",
+    )
 
 
 class Unit(BaseModel):
@@ -134,6 +139,9 @@ class ReservationRow(BaseModel):
     )
     area: str | None = Field(
         default=None, description="The seating area of its unit (None: no areas are set)"
+    )
+    over_pacing: bool = Field(
+        default=False, description="Booked by the host beyond the slot's pacing caps"
     )
 
 
@@ -494,6 +502,7 @@ def create_app(
             booking.phone,
             key=keyed(idempotency_key, booking.model_dump()),
             notes=booking.notes,
+            over_pacing=booking.over_pacing,
         )
         return _send(reply)
 

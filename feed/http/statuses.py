@@ -55,6 +55,8 @@ HTTP_STATUS: dict[str, int] = {
     NO_SERVICE_NOW: 409,
     days.BEYOND_HORIZON: 409,
     days.TOO_SOON: 409,
+    days.OVER_PACING: 409,
+    days.OUTSIDE_CANCELLATION_WINDOW: 409,
     # the receiver's own
     UNAUTHORIZED: 401,
     BAD_JSON: 400,

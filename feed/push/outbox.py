@@ -53,6 +53,8 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
     end = closing if closing is not None else start
     now_sec = int(now.timestamp())
     stamps: dict[int, str] = {}
+    # The turn of a party follows the service its slot is in.
+    by_start = {s.start_sec: s for s in calendar.slots(r, day)} if r.varied_turns else {}
     durations = {n: f"{r.duration_minutes(n) * 60}s" for n in range(1, r.max_party_size + 1)}
     rows: list[ReplaceRow] = []
     areas: list[tuple[str | None, tuple[str, str] | None]] = [(None, None)]
@@ -65,7 +67,11 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
             stamp = stamps.get(slot_sec)
             if stamp is None:
                 stamp = stamps[slot_sec] = rfc3339(datetime.fromtimestamp(slot_sec, UTC))
-            rows.append((stamp, durations[n], n, spots_open, total, room))
+            slot = by_start.get(slot_sec)
+            duration = (
+                durations[n] if slot is None else f"{calendar.duration_sec(r, day, slot, n)}s"
+            )
+            rows.append((stamp, duration, n, spots_open, total, room))
     window_end = rfc3339(max(end, start + timedelta(seconds=1)))
     return rfc3339(start), window_end, rows
 

@@ -20,17 +20,17 @@ from engine import HostStand, Rejected, config
 from engine.booked import BookedDay
 from engine.holds import Reservation
 from engine.stand import Result
+from feed.floor import pacing
 from feed.floor.availability import (
     AreaUnits,
     Booking,
     Column,
     Taken,
     choose_unit,
-    day_grid,
-    day_opens,
-    day_opens_of_units,
     spots_open,
+    spots_total,
 )
+from feed.service import rules
 from feed.service.events import BOOKED, CANCELLED, Events
 from feed.service.notify import Notifier
 from feed.venue import calendar
@@ -58,6 +58,8 @@ BAD_PARTY_SIZE = "bad party size"
 CLOSED = "closed"
 BEYOND_HORIZON = "beyond horizon"
 TOO_SOON = "too soon"
+OVER_PACING = "over pacing"
+OUTSIDE_CANCELLATION_WINDOW = "outside cancellation window"
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,11 @@ def still_booked(stand: HostStand, ts: int) -> list[Booking]:
 
 
 def occupied(
-    r: Restaurant, stand: HostStand, meta: Mapping[str, Mapping[str, Any]], ts: int
+    r: Restaurant,
+    stand: HostStand,
+    meta: Mapping[str, Mapping[str, Any]],
+    ts: int,
+    day: date | None = None,
 ) -> list[Taken]:
     """What occupies the floor as seen at minute `ts` (PRODUCT.md section 3).
 
@@ -143,31 +149,42 @@ def occupied(
     once its guests have arrived, during [at', max(at', ts) + turn(m)). A party seated at s
     holds them during [s, max(s + turn(m), ts + overstay)): past its turn it is expected to
     leave soon, not never. A reservation's size is its booking's (the engine is not told);
-    without one, the unit's turn is used."""
+    without one, the unit's turn is used. Given the `day`, a turn is the one of the service
+    the party sits down in (services may have turn times of their own)."""
+    varied = day is not None and r.varied_turns
+
+    def turns(minute: int) -> Mapping[int, int] | None:
+        return calendar.turns_at(r, day, minute) if varied and day is not None else None
+
     out: list[Taken] = []
     for res in stand.book.booked():
         if not res.arrived and res.at + config.HOLD_AFTER_MINUTES <= ts:
             continue  # a no-show by now, whether or not the log has said so yet
-        turn = r.turn_of(meta.get(res.id, {}).get("party_size"), res.unit)
+        turn = r.turn_of(meta.get(res.id, {}).get("party_size"), res.unit, turns(res.at))
         end = (max(res.at, ts) if res.arrived else res.at) + turn
         out.append(Taken(res.tables, res.at, end, res.at))
     for sitting in stand.sittings():
         size = sitting.size
         if size is None:  # a checked-in reservation: the size its booking gave
             size = meta.get(sitting.party_id, {}).get("party_size")
-        turn = r.turn_of(size, "+".join(sitting.tables))
+        turn = r.turn_of(size, "+".join(sitting.tables), turns(sitting.seated_at))
         end = max(sitting.seated_at + turn, ts + r.overstay_minutes)
         out.append(Taken(sitting.tables, sitting.seated_at, end))
     return out
 
 
-def folded(r: Restaurant, booked: BookedDay, ts: int) -> list[tuple[str, int, int, int | None]]:
+def folded(
+    r: Restaurant, booked: BookedDay, ts: int, day: date | None = None
+) -> list[tuple[str, int, int, int | None]]:
     """`occupied` for a day read off the store's fold (no seated parties: a day ahead):
     (unit, start, end, at) per still-booked reservation."""
-    return [
-        (b.unit, b.at, (max(b.at, ts) if b.arrived else b.at) + r.turn_of(b.size, b.unit), b.at)
-        for b in booked.bookings(ts)
-    ]
+    varied = day is not None and r.varied_turns
+    out: list[tuple[str, int, int, int | None]] = []
+    for b in booked.bookings(ts):
+        turns = calendar.turns_at(r, day, b.at) if varied and day is not None else None
+        turn = r.turn_of(b.size, b.unit, turns)
+        out.append((b.unit, b.at, (max(b.at, ts) if b.arrived else b.at) + turn, b.at))
+    return out
 
 
 def _floor_key(stand: HostStand) -> tuple[str | None, ...]:
@@ -458,10 +475,16 @@ class DayBook:
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
         index: dict[str, Any] | None = None,
         area: str | None = None,
+        *,
+        host: bool = False,
+        over_pacing: bool = False,
     ) -> Applied | Refused:
         """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3),
         within `area` when one is named (a partner's room_id).
 
+        A partner's booking (the default) takes the online floor, parties up to
+        max_online_party_size, within pacing; the host's (`host`) the whole floor up to
+        max_party_size, beyond pacing only with `over_pacing` (the booking is marked so).
         The booking index (BOOKING_SCOPE) gets merchant, day, partner and `index` extras."""
         r = self.restaurant
         rid = booking_id or new_booking_id()
@@ -471,22 +494,21 @@ class DayBook:
         if isinstance(units, Refused):
             self._tell("book", rid, units, BOOKED)
             return units
+        details = {"party_size": party_size, **(meta or {})}
 
         def build(stand: HostStand, ts: int) -> list[Any] | Refused:
-            refused = self.unbookable(day, slot, now, ts)
-            if refused is not None:
-                return refused
-            taken = occupied(r, stand, self._days[day].meta, ts)
-            unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns, units)
-            if unit is None:
-                where = f" in {area}" if area is not None else ""
-                return Refused(
-                    SLOT_UNAVAILABLE,
-                    f"no table for {party_size}{where} at {slot.local.strftime('%Y-%m-%d %H:%M')}",
-                )
+            chosen = self._choose(day, stand, self._days[day].meta, slot, party_size, now, ts,
+                                  host=host, over_pacing=over_pacing, units=units,
+                                  area=area)  # fmt: skip
+            if isinstance(chosen, Refused):
+                return chosen
+            unit, beyond = chosen
+            if beyond:
+                details["over_pacing"] = True
+            else:
+                details.pop("over_pacing", None)
             return ["reserve", ts, rid, unit, slot.minute]
 
-        details = {"party_size": party_size, **(meta or {})}
         entry = {
             **(index or {}),
             "merchant_id": r.merchant_id,
@@ -503,6 +525,79 @@ class DayBook:
         outcome = self.apply(day, now, build, details, remember=records, keep_rejected=False)
         self._tell("book", rid, outcome, BOOKED)
         return outcome
+
+    def _choose(
+        self,
+        day: date,
+        stand: HostStand,
+        meta: Mapping[str, Mapping[str, Any]],
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        ts: int,
+        *,
+        host: bool,
+        over_pacing: bool,
+        units: AreaUnits = None,
+        area: str | None = None,
+    ) -> tuple[str, bool] | Refused:
+        """The unit a booking takes and whether it goes beyond pacing, or why it cannot be
+        taken: the one rule of every booking path (the feed's numbers, PRODUCT.md 3). With
+        `units` (a named area's, `area`), the unit is one of them: partners' of the area's
+        online tables. Pacing counts the whole restaurant's slot, whatever the area."""
+        r = self.restaurant
+        when = slot.local.strftime("%Y-%m-%d %H:%M")
+        refused = self.unbookable(day, slot, now, ts)
+        if refused is not None:
+            return refused
+        if party_size > rules.party_limit(r, host):
+            return Refused(
+                SLOT_UNAVAILABLE,
+                f"parties above {r.online_limit} book by calling {r.name}, not online",
+            )
+        taken = occupied(r, stand, meta, ts, day)
+        turns = calendar.turns_at(r, day, slot.minute)
+        unit = choose_unit(rules.floor_for(r, host), taken, slot.minute, party_size, turns, units)
+        if unit is None:
+            where = f" in {area}" if area is not None else ""
+            return Refused(SLOT_UNAVAILABLE, f"no table for {party_size}{where} at {when}")
+        service = calendar.service_of(r, day, slot)
+        if service is None or not service.paced:
+            return unit, False
+        counts = rules.stand_counts(r, stand, meta, ts)
+        caps = service.max_covers, service.max_parties
+        if not pacing.over(*caps, counts, slot.minute, party_size):
+            return unit, False
+        if host and over_pacing:
+            return unit, True
+        covers, parties = counts.get(slot.minute, pacing.NO_BOOKINGS)
+        return Refused(
+            OVER_PACING,
+            f"over pacing: {when} already has {parties} bookings for {covers} guests "
+            f"(at most {_caps(service.max_covers, service.max_parties)} per slot)",
+        )
+
+    def cancel_refused(
+        self, day: date, reservation_id: str, now: datetime, *, host: bool = False
+    ) -> Refused | None:
+        """Why a partner may not cancel this reservation now (closer to its start than
+        cancel_cutoff_minutes), or None; the host always may."""
+        r = self.restaurant
+        if host or not r.cancel_cutoff_minutes:
+            return None
+        opening = calendar.opening_instant(r, day)
+        with self._lock:
+            reservation = self._load(day).stand.book.get(reservation_id)
+        if opening is None or reservation is None:
+            return None  # the engine says what is wrong with it
+        start = opening.timestamp() + reservation.at * 60
+        if now.timestamp() > start - r.cancel_cutoff_minutes * 60:
+            return Refused(
+                OUTSIDE_CANCELLATION_WINDOW,
+                f"online cancellation closes {r.cancel_cutoff_minutes} minutes before the "
+                f"start: call {r.name}",
+            )
+        return None
 
     def unbookable(self, day: date, slot: Slot, now: datetime, ts: int) -> Refused | None:
         """Why a booking at `slot` cannot be taken at `now` whatever the floor (the past,
@@ -560,12 +655,14 @@ class DayBook:
         cached = self._grids.get(day)
         r = self.restaurant
         if cached is None or cached[0] != key:
-            taken = occupied(r, stand, state.meta, ts)
-            minutes = [s.minute for s in calendar.slots(r, day)]
-            sizes = range(1, r.max_party_size + 1)
-            # The whole floor's sizes, then each area's (a row holds them all: one pass).
+            taken = occupied(r, stand, state.meta, ts, day)
+            slots = calendar.slots(r, day)
+            minutes = [s.minute for s in slots]
+            sizes = range(1, r.online_limit + 1)
+            # The whole online floor's sizes, then each area's (a row holds them all: one pass).
             columns = [(n, a) for a in (None, *(x.units for x in r.rooms)) for n in sizes]
-            rows = day_opens(r.floor, taken, minutes, columns, r.turns)
+            counts = rules.stand_counts(r, stand, state.meta, ts) if r.paced else None
+            rows = rules.opens(r, day, r.online_floor, taken, None, slots, columns, counts)
             if len(self._grids) >= DAYS_KEPT:
                 self._grids.clear()
             cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
@@ -574,7 +671,7 @@ class DayBook:
         if not calendar.within_horizon(r, day, now):
             return [0] * len(wanted)
         earliest = now.timestamp() + r.min_advance_minutes * 60  # and later than now
-        width = r.max_party_size
+        width = r.online_limit
         place = {a.id: i + 1 for i, a in enumerate(r.rooms)}  # an area's columns in a row
         for item in wanted:
             slot, n = item[0], item[1]
@@ -591,9 +688,12 @@ class DayBook:
                 out.append(0)
             elif row is not None and 1 <= n <= width:
                 out.append(row[column])
+            elif row is not None or not 1 <= n <= width:
+                out.append(0)  # a party partners cannot book: larger ones call
             else:  # not one of the day's slots: ask the rules directly
-                taken = occupied(r, stand, state.meta, ts)
-                out.append(spots_open(r.floor, taken, slot.minute, n, r.turns, units))
+                taken = occupied(r, stand, state.meta, ts, day)
+                turns = calendar.turns_at(r, day, slot.minute)
+                out.append(spots_open(r.online_floor, taken, slot.minute, n, turns, units))
         return out
 
     def view(self, day: date, now: datetime, name: str, *args: Any) -> Applied:
@@ -670,17 +770,21 @@ class DayBook:
         meta: dict[str, Any] | None = None,
         put: Callable[[list[Any]], Sequence[Remember]] | None = None,
         area: str | None = None,
+        *,
+        host: bool = False,
+        over_pacing: bool = False,
     ) -> Applied | Refused:
         """Cancel a booking and book its party again elsewhere (within `area` when named),
         atomically: both entries (one log or two) are appended in one transaction, or
-        nothing is written."""
+        nothing is written. The new booking follows the rules of `book` (a partner's by
+        default, the host's with `host`)."""
         units = area_units(self.restaurant, area)
         if isinstance(units, Refused):
             self._tell("move", new_reservation, units, BOOKED)
             return units
         outcome = self._move(
             old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta, put,
-            units,
+            units, (host, over_pacing),
         )  # fmt: skip
         self._tell("move", new_reservation, outcome, BOOKED)
         return outcome
@@ -697,6 +801,7 @@ class DayBook:
         meta: dict[str, Any] | None,
         put: Callable[[list[Any]], Sequence[Remember]] | None,
         units: AreaUnits = None,
+        rules_of: tuple[bool, bool] = (False, False),
     ) -> Applied | Refused:
         r = self.restaurant
         if not 1 <= party_size <= r.max_party_size:
@@ -708,7 +813,7 @@ class DayBook:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(
                     old_day, old_reservation, new_day, slot, party_size, now, new_reservation,
-                    dict(meta or {}), put, units,
+                    dict(meta or {}), put, units, rules_of,
                 )  # fmt: skip
                 if outcome is not None:
                     return outcome
@@ -727,6 +832,7 @@ class DayBook:
         meta: dict[str, Any],
         put: Callable[[list[Any]], Sequence[Remember]] | None,
         units: AreaUnits = None,
+        rules_of: tuple[bool, bool] = (False, False),
     ) -> Applied | Refused | None:
         """One optimistic attempt; None when another writer got there first."""
         r = self.restaurant
@@ -744,15 +850,15 @@ class DayBook:
             forget()
             return Refused(cancelled.code, f"the booking cannot be moved: {cancelled.code}")
         ts = self.op_ts(new_day, new.stand, now)
-        refused = self.unbookable(new_day, slot, now, ts)
-        if refused is not None:
+        host, over_pacing = rules_of
+        chosen = self._choose(new_day, new.stand, new.meta, slot, party_size, now, ts,
+                              host=host, over_pacing=over_pacing, units=units)  # fmt: skip
+        if isinstance(chosen, Refused):
             forget()
-            return refused
-        taken = occupied(r, new.stand, new.meta, ts)
-        unit = choose_unit(r.floor, taken, slot.minute, party_size, r.turns, units)
-        if unit is None:
-            forget()
-            return Refused(SLOT_UNAVAILABLE, f"no table for {party_size} at {slot.local}")
+            return chosen
+        unit, beyond = chosen
+        if beyond:
+            meta = {**meta, "over_pacing": True}
         reserve = ["reserve", ts, new_reservation, unit, slot.minute]
         reserved = new.stand.apply(reserve)
         if isinstance(reserved, Rejected):  # availability and the engine disagree: a bug
@@ -823,20 +929,34 @@ class DayBook:
         sizes: range | None = None,
         slots: list[Slot] | None = None,
         area: str | None = None,
+        *,
+        host: bool = False,
     ) -> list[tuple[int, int, int, int]]:
-        """`cells` as plain (start_sec, party_size, open, total) rows: the export's hot path.
-        An area the restaurant does not have has no rows."""
+        """`cells` as plain (start_sec, party_size, open, total) rows: what partners see
+        (the online floor, parties up to max_online_party_size, pacing), or with `host`
+        the whole floor up to max_party_size (still paced: the host is asked to say so).
+        With `area`, the area's units of that floor; an area the restaurant does not have
+        has no rows."""
         r = self.restaurant
         slots = calendar.slots(r, day) if slots is None else slots
         units = area_units(r, area)
         if not slots or isinstance(units, Refused):
             return []
-        sizes = sizes or range(1, r.max_party_size + 1)
+        limit = rules.party_limit(r, host)
+        sizes = range(sizes.start, min(sizes.stop, limit + 1)) if sizes else range(1, limit + 1)
+        floor = rules.floor_for(r, host)
         ts = self.minute(day, now)
         with self._lock:
             state = self._load(day)
-            taken = occupied(r, state.stand, state.meta, ts)
-        grid = day_grid(r.floor, taken, [s.minute for s in slots], sizes, r.turns, units)
+            taken = occupied(r, state.stand, state.meta, ts, day)
+            counts = rules.stand_counts(r, state.stand, state.meta, ts) if r.paced else None
+        opens = rules.opens(r, day, floor, taken, None, slots, [(n, units) for n in sizes], counts)
+        totals = [spots_total(floor, n, units) for n in sizes]
+        grid = {
+            (slot.minute, n): (spots, total)
+            for slot, row in zip(slots, opens, strict=True)
+            for n, spots, total in zip(sizes, row, totals, strict=True)
+        }
         now_sec = int(now.timestamp())
         earliest = now_sec + r.min_advance_minutes * 60
         in_horizon = calendar.within_horizon(r, day, now)
@@ -847,9 +967,9 @@ class DayBook:
             ) and slot.start_sec >= earliest
             minute = slot.minute
             for n in sizes:
-                spots_open, spots_total = grid[(minute, n)]
-                if spots_total > 0:
-                    rows.append((slot.start_sec, n, spots_open if future else 0, spots_total))
+                open_, total = grid[(minute, n)]
+                if total > 0:
+                    rows.append((slot.start_sec, n, open_ if future else 0, total))
         return rows
 
     def day_block(
@@ -868,19 +988,21 @@ class DayBook:
         if not slots:
             return [], []
         ts = self.minute(day, now)
-        minutes = [s.minute for s in slots]
-        turns = r.turns
+        floor = r.online_floor
         with self._lock:
             # A day under way has a live floor (seated parties, arrived guests) that only
             # the replay knows; a day ahead is its booked reservations, folded by the store.
             if day in self._days or ts >= 0:
                 state = self._load(day)
-                taken = occupied(r, state.stand, state.meta, ts)
-                opens = day_opens(r.floor, taken, minutes, sizes, turns)
+                taken = occupied(r, state.stand, state.meta, ts, day)
+                counts = rules.stand_counts(r, state.stand, state.meta, ts) if r.paced else None
+                opens = rules.opens(r, day, floor, taken, None, slots, sizes, counts)
             else:  # an export reads each day once: fold the log, replay nothing
                 if booked is None:
                     booked = self.store.booked(r.merchant_id, day, day).get(day, BookedDay())
-                opens = day_opens_of_units(r.floor, folded(r, booked, ts), minutes, sizes, turns)
+                units = folded(r, booked, ts, day)
+                counts = rules.folded_counts(r, booked, ts) if r.paced else None
+                opens = rules.opens(r, day, floor, None, units, slots, sizes, counts)
         now_sec = int(now.timestamp())
         earliest = now_sec + r.min_advance_minutes * 60
         keep = [i for i, s in enumerate(slots) if s.start_sec > now_sec and s.minute > ts]
@@ -898,3 +1020,12 @@ class DayBook:
         with self._lock:
             state = self._load(day)
             return [(r, dict(state.meta.get(r.id, {}))) for r in state.stand.reservations()]
+
+
+def _caps(max_covers: int | None, max_parties: int | None) -> str:
+    caps = []
+    if max_covers is not None:
+        caps.append(f"{max_covers} guests")
+    if max_parties is not None:
+        caps.append(f"{max_parties} bookings")
+    return " and ".join(caps)

@@ -49,8 +49,14 @@ def replace_due(merchant_id: str, now: float, window: float) -> float:
 UPDATE_MASK = "_updateMask"  # kept with a booking notification, sent in its URL
 
 
-def _duration(r: Restaurant, size: int) -> str:
-    return f"{r.duration_minutes(size) * 60 if 1 <= size <= r.max_party_size else 0}s"
+def _duration(r: Restaurant, size: int, start: datetime | None = None) -> str:
+    """A booking's duration: its party's turn in the service its slot is in."""
+    if not 1 <= size <= r.max_party_size:
+        return "0s"
+    found = calendar.slot_at(r, start) if start is not None and r.varied_turns else None
+    if found is not None:
+        return f"{calendar.duration_sec(r, found[0], found[1], size)}s"
+    return f"{r.duration_minutes(size) * 60}s"
 
 
 def booking_payload(
@@ -68,7 +74,7 @@ def booking_payload(
         "merchantId": r.merchant_id,
         "serviceId": r.service_id,
         "startTime": rfc3339(start),
-        "duration": _duration(r, size),
+        "duration": _duration(r, size, start),
         "partySize": size,
         "status": status,
         UPDATE_MASK: ",".join(mask),
@@ -168,7 +174,10 @@ class Notifier:
             name
             for name, changed in (
                 ("startTime", old_start != new_start),
-                ("duration", _duration(r, old_size) != _duration(r, new_size)),
+                (
+                    "duration",
+                    _duration(r, old_size, old_start) != _duration(r, new_size, new_start),
+                ),
                 ("partySize", old_size != new_size),
             )
             if changed

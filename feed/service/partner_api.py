@@ -31,6 +31,7 @@ from store.log import DuplicateKey, LogStore, Remember
 
 CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
 SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"
+OUTSIDE_CANCELLATION_WINDOW = "OUTSIDE_CANCELLATION_WINDOW"
 OVERLAPPING_RESERVATION = "OVERLAPPING_RESERVATION"
 SLOT_ALREADY_BOOKED_BY_USER = "SLOT_ALREADY_BOOKED_BY_USER"
 BOOKING_ALREADY_CANCELLED = "BOOKING_ALREADY_CANCELLED"
@@ -274,6 +275,14 @@ def _resources(index: dict[str, Any]) -> dict[str, Any]:
     return resources
 
 
+def _duration(r: Restaurant, start_sec: int, size: int) -> int:
+    """duration_sec of a booking of `size` at `start_sec`: the turn in its slot's service."""
+    found = calendar.slot_at_sec(r, start_sec)
+    if found is None or not 1 <= size <= r.max_party_size:
+        return r.duration_minutes(size) * 60
+    return calendar.duration_sec(r, found[0], found[1], size)
+
+
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
     return Reply({key: {"cause": cause, "description": description}})
 
@@ -328,7 +337,7 @@ class PartnerApi:
         return {
             **index,
             "start_sec": int(start.timestamp()),
-            "duration_sec": r.duration_minutes(size) * 60,
+            "duration_sec": _duration(r, int(start.timestamp()), size),
             "party_size": size,
         }
 
@@ -366,7 +375,7 @@ class PartnerApi:
         """The same user's other confirmed bookings at this restaurant: the same slot again is
         SLOT_ALREADY_BOOKED_BY_USER; another whose turn overlaps this one is
         OVERLAPPING_RESERVATION (a guest cannot eat two meals at once)."""
-        mine = (start_sec, start_sec + r.duration_minutes(size) * 60)
+        mine = (start_sec, start_sec + _duration(r, start_sec, size))
         for key, _merchant in self.store.recall_prefix(user_scope, f"{user_id}/"):
             booking_id = key.split("/", 1)[1]
             index = self.store.recall(BOOKING_SCOPE, booking_id)
@@ -421,9 +430,14 @@ class PartnerApi:
         except KeyError:
             pass
         found = None
-        if 1 <= size <= r.max_party_size and spots_total(r.floor, size) > 0:
+        # Partners book the online floor, parties up to max_online_party_size.
+        if 1 <= size <= r.online_limit and spots_total(r.online_floor, size) > 0:
             found = calendar.slot_at_sec(r, start_sec)
-            if found is not None and duration_sec and duration_sec != r.duration_minutes(size) * 60:
+            if (
+                found is not None
+                and duration_sec
+                and duration_sec != calendar.duration_sec(r, found[0], found[1], size)
+            ):
                 found = None
         if len(known) >= SLOTS_KEPT:
             known.clear()
@@ -521,7 +535,7 @@ class PartnerApi:
         booking_id = new_booking_id()
         index = {
             "start_sec": slot.start_sec,
-            "duration_sec": r.duration_minutes(size) * 60,
+            "duration_sec": calendar.duration_sec(r, day, slot, size),
             "party_size": size,
             "user": user.model_dump(),
             "moves": 0,
@@ -623,7 +637,7 @@ class PartnerApi:
             "day": day.isoformat(),
             "reservation_id": engine_id,
             "start_sec": slot.start_sec,
-            "duration_sec": r.duration_minutes(size) * 60,
+            "duration_sec": calendar.duration_sec(r, day, slot, size),
             "party_size": size,
             "moves": moves,
         }
@@ -662,6 +676,9 @@ class PartnerApi:
         if status != CONFIRMED:
             return failure(BOOKING_NOT_CANCELLABLE, "the booking is past or no-show")
         day = date.fromisoformat(str(index["day"]))
+        late = book.cancel_refused(day, str(index["reservation_id"]), now)
+        if late is not None:
+            return failure(OUTSIDE_CANCELLATION_WINDOW, late.message)
         cancelled = Reply({"booking": self._booking(booking_id, index, CANCELED)})  # before
         # Who asked is logged: the partner is not notified of its own cancellation.
         meta = {"source": "partner", "partner": partner.id}

@@ -273,6 +273,9 @@ class Receiver:
         meta: dict[str, Any],
         record: Callable[[Reply], Remember] | None,
         area: str | None = None,
+        *,
+        host: bool = False,
+        over_pacing: bool = False,
     ) -> tuple[Reply, bool]:
         r = book.restaurant
         found = calendar.slot_at(r, start)
@@ -299,7 +302,10 @@ class Receiver:
         def remember(operation: list[Any], _result: Result) -> list[Remember]:
             return [record(reply_for(operation))] if record is not None else []
 
-        outcome = book.book(day, slot, party_size, now, meta, booking_id, remember, area=area)
+        outcome = book.book(
+            day, slot, party_size, now, meta, booking_id, remember, area=area,
+            host=host, over_pacing=over_pacing,
+        )  # fmt: skip
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message), False
         if outcome.rejected is not None:  # availability chose a unit the engine refused: a bug
@@ -338,6 +344,10 @@ class Receiver:
             return [record(reply_for(result))] if record is not None else []
 
         engine_id = str(index.get("reservation_id", reservation_id))  # moved: a new engine id
+        if name == "cancel":
+            late = book.cancel_refused(day, engine_id, now, host=partner_id is None)
+            if late is not None:
+                return problem(late.code, late.message), False
         # Who asked is logged: a partner is not notified of its own cancellation.
         meta = {"source": "partner", "partner": partner_id} if partner_id else {"source": "host"}
         outcome = book.operate(
@@ -540,8 +550,11 @@ class Receiver:
         phone: str,
         key: HostKey | None = None,
         notes: str = "",
+        over_pacing: bool = False,
     ) -> Reply:
-        """A phone reservation: a local "YYYY-MM-DDTHH:MM" or an instant with an offset."""
+        """A phone reservation: a local "YYYY-MM-DDTHH:MM" or an instant with an offset.
+        The whole floor, parties up to max_party_size; beyond pacing only with
+        `over_pacing` (the host says so)."""
         book = self.books.get(merchant_id)
         if book is None:
             return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
@@ -561,7 +574,16 @@ class Receiver:
             merchant_id,
             "reserve",
             key,
-            lambda record: self._book(book, when, party_size, self.clock(), meta, record),
+            lambda record: self._book(
+                book,
+                when,
+                party_size,
+                self.clock(),
+                meta,
+                record,
+                host=True,
+                over_pacing=over_pacing,
+            ),
         )
 
     def host_change(
@@ -615,7 +637,7 @@ class Receiver:
         if "start_sec" in index:  # a partner's v3 booking keeps its slot in the index
             moved.update(
                 start_sec=slot.start_sec,
-                duration_sec=r.duration_minutes(size) * 60,
+                duration_sec=calendar.duration_sec(r, day, slot, size),
                 party_size=size,
             )
         keep = {k: v for k, v in details.items() if k not in ("party_size", "source")}
@@ -638,7 +660,9 @@ class Receiver:
                 extra = [record(answer)] if record is not None else []
                 return [(BOOKING_SCOPE, booking_id, moved), *extra]
 
-            outcome = book.move(old_day, engine_id, day, slot, size, now, new_engine_id, meta, put)
+            outcome = book.move(
+                old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, host=True
+            )
             if isinstance(outcome, Refused):
                 return problem(outcome.code, outcome.message), False
             return answer, True
@@ -679,6 +703,7 @@ class Receiver:
                         "source": str(details.get("source", "")),
                         "seated_at": sits.get(reservation.id),
                         "area": area_id(r, reservation.unit),
+                        "over_pacing": details.get("over_pacing") is True,
                     },
                 )
         rows = [row for _, row in sorted(latest.values(), key=lambda one: one[0])]

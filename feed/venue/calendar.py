@@ -6,6 +6,8 @@ is one slot, its first occurrence) and are strictly increasing. Pure: "now" is a
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -20,13 +22,56 @@ class Slot:
     local: datetime  # aware, in the restaurant's zone: the time a guest is told
     start_sec: int  # Unix seconds UTC, the feed's start_sec
     minute: int  # real minutes since the service day's opening: the operation log's ts
+    service: int = 0  # which of the day's services (services_of) the slot is in
 
 
 def services_of(r: Restaurant, day: date) -> tuple[Service, ...]:
-    """The services that run on `day` (none on a closed date)."""
+    """The services that run on `day`: none on a closed date, a special day's own, else
+    the weekday's."""
     if day in r.closed:
         return ()
-    return r.hours[day.weekday()]
+    special = r.special_days.get(day)
+    return special if special is not None else r.hours[day.weekday()]
+
+
+def service_of(r: Restaurant, day: date, slot: Slot) -> Service | None:
+    """The service a slot of `day` is in."""
+    services = services_of(r, day)
+    return services[slot.service] if slot.service < len(services) else None
+
+
+def turns_at(r: Restaurant, day: date, minute: int) -> Mapping[int, int]:
+    """Party size -> turn minutes for a party sitting down at `minute` of `day`: those of
+    the service that minute is in (the restaurant's when no service has its own)."""
+    if not r.varied_turns:
+        return r.turns
+    starts, turns = _service_turns(r, day)
+    if not starts:
+        return r.turns
+    return turns[max(0, bisect_right(starts, minute) - 1)]
+
+
+def duration_sec(r: Restaurant, day: date, slot: Slot, party_size: int) -> int:
+    """A booking's duration_sec: the turn of its party in the service its slot is in."""
+    return turns_at(r, day, slot.minute)[party_size] * 60
+
+
+def _service_turns(r: Restaurant, day: date) -> tuple[list[int], list[Mapping[int, int]]]:
+    """The minute each of the day's services opens and its turns, remembered per day."""
+    known = r.memo.setdefault("service_turns_of_day", {})
+    found = known.get(day)
+    if found is None:
+        opening = opening_instant(r, day)
+        starts: list[int] = []
+        turns: list[Mapping[int, int]] = []
+        if opening is not None:
+            for service in services_of(r, day):
+                starts.append(_minutes(_instant(r.tz, _wall(day, service.open_offset)), opening))
+                turns.append(r.service_turns(service))
+        if len(known) >= _SLOT_DAYS_KEPT:
+            known.clear()
+        found = known[day] = (starts, turns)
+    return found  # type: ignore[no-any-return]
 
 
 def opening_instant(r: Restaurant, day: date) -> datetime | None:
@@ -101,7 +146,7 @@ def _slots(r: Restaurant, day: date) -> list[Slot]:
 def _wall_clock_slots(r: Restaurant, day: date, opening: datetime) -> list[Slot]:
     """Slot by slot through the zone: right on any day, needed on a day the clocks change."""
     by_start: dict[int, Slot] = {}
-    for service in services_of(r, day):
+    for index, service in enumerate(services_of(r, day)):
         for offset in range(service.open_offset, service.last_seating_offset + 1, r.slot_minutes):
             wall = _wall(day, offset)
             if not _exists(r.tz, wall):
@@ -110,7 +155,7 @@ def _wall_clock_slots(r: Restaurant, day: date, opening: datetime) -> list[Slot]
             start = local.astimezone(UTC)
             by_start.setdefault(
                 int(start.timestamp()),
-                Slot(local, int(start.timestamp()), _minutes(start, opening)),
+                Slot(local, int(start.timestamp()), _minutes(start, opening), index),
             )
     return [by_start[sec] for sec in sorted(by_start)]
 
@@ -122,13 +167,13 @@ def _plain_slots(
     base_offset = services[0].open_offset
     opening_sec = int(opening.timestamp())
     out: list[Slot] = []
-    for service in services:
+    for index, service in enumerate(services):
         for offset in range(service.open_offset, service.last_seating_offset + 1, r.slot_minutes):
             start = base_sec + (offset - base_offset) * 60
             if out and start <= out[-1].start_sec:
                 continue  # services that touch share their boundary slot
             local = datetime.fromtimestamp(start, r.tz)
-            out.append(Slot(local, start, (start - opening_sec) // 60))
+            out.append(Slot(local, start, (start - opening_sec) // 60, index))
     return out
 
 

@@ -68,6 +68,16 @@ class Service:
     open: time
     close: time
     last_seating: time
+    # Turn minutes per party size (index n - 1) when this service has its own turn_minutes
+    # (lunch turns faster than dinner); empty: the restaurant's.
+    turns: tuple[int, ...] = ()
+    # Pacing: covers / parties of bookings starting in one slot of this service (None: no cap).
+    max_covers: int | None = None
+    max_parties: int | None = None
+
+    @property
+    def paced(self) -> bool:
+        return self.max_covers is not None or self.max_parties is not None
 
     @property
     def crosses_midnight(self) -> bool:
@@ -143,8 +153,69 @@ class Restaurant:
     positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     # Seating areas (issue #14), in file order; empty: one area, the whole floor.
     areas: tuple[Area, ...] = ()
+    # Tables kept for the door: never sold online (partners' spots leave them out).
+    walk_in_only: frozenset[str] = frozenset()
+    # A partner may not cancel later than this many minutes before the start (0: any time).
+    cancel_cutoff_minutes: int = 0
+    # Parties above this book by phone (None: max_party_size).
+    max_online_party_size: int | None = None
+    # Dates with their own services, in place of the weekday's hours.
+    special_days: Mapping[date, tuple[Service, ...]] = field(default_factory=dict)
     # Derived values worked out once (e.g. a day's slots): never part of equality or repr.
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def online_limit(self) -> int:
+        """The largest party partners can book (larger ones call the restaurant)."""
+        if self.max_online_party_size is None:
+            return self.max_party_size
+        return min(self.max_online_party_size, self.max_party_size)
+
+    @functools.cached_property
+    def online_floor(self) -> FloorPlan:
+        """The floor partners book: without the walk-in tables and the combos that use
+        them. Large parties start at the same size as on the whole floor."""
+        if not self.walk_in_only:
+            return self.floor
+        f = self.floor
+        return FloorPlan(
+            tables=tuple(t for t in f.tables if t.id not in self.walk_in_only),
+            combos=tuple(c for c in f.combos if not set(c.tables) & self.walk_in_only),
+            large_from=f.large_from,
+            max_party=f.max_party,
+            dwell_minutes=f.dwell_minutes,
+            quote_cap=f.quote_cap,
+            large_quote_minutes=f.large_quote_minutes,
+            large_turn_minutes=f.large_turn_minutes,
+            protect_reservations=f.protect_reservations,
+        )
+
+    @functools.cached_property
+    def all_services(self) -> tuple[Service, ...]:
+        """Every service of the week and of the special days."""
+        out = [s for services in self.hours.values() for s in services]
+        out += [s for services in self.special_days.values() for s in services]
+        return tuple(out)
+
+    @functools.cached_property
+    def paced(self) -> bool:
+        """Does any service cap what partners book per slot?"""
+        return any(s.paced for s in self.all_services)
+
+    @functools.cached_property
+    def varied_turns(self) -> bool:
+        """Does any service have turn times of its own?"""
+        return any(s.turns for s in self.all_services)
+
+    def service_turns(self, service: Service | None) -> Mapping[int, int]:
+        """Party size -> turn minutes in `service` (the restaurant's unless it has its own)."""
+        if service is None or not service.turns:
+            return self.turns
+        known = self.memo.setdefault("service_turns", {})
+        found = known.get(service.turns)
+        if found is None:
+            found = known[service.turns] = dict(enumerate(service.turns, start=1))
+        return found  # type: ignore[no-any-return]
 
     @functools.cached_property
     def turns(self) -> dict[int, int]:
@@ -159,10 +230,11 @@ class Restaurant:
         seats = next((t.seats for t in self.floor.tables if t.id == unit), None)
         return self.turn_minutes.get(seats or 0, max(self.turn_minutes.values(), default=0))
 
-    def turn_of(self, party_size: Any, unit: str) -> int:
-        """turn(m) for a party of `party_size` (its unit's turn when the size is unknown)."""
+    def turn_of(self, party_size: Any, unit: str, turns: Mapping[int, int] | None = None) -> int:
+        """turn(m) for a party of `party_size` (its unit's turn when the size is unknown);
+        `turns`: the turns of the service its slot is in (default: the restaurant's)."""
         if isinstance(party_size, int) and 1 <= party_size <= self.max_party_size:
-            return self.turns[party_size]
+            return (self.turns if turns is None else turns)[party_size]
         return self.unit_turn(unit)
 
     # -- seating areas (issue #14) --------------------------------------------------------
@@ -280,11 +352,50 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+Cap = Annotated[int, Field(ge=1, le=10_000)]
+
+
 class ServiceModel(_Model):
     open: TimeStr
     close: TimeStr
     last_seating: TimeStr | None = Field(
         default=None, description="Last time a table is booked; default: close minus 60 minutes"
+    )
+    turn_minutes: dict[ClassKey, Minutes] | None = Field(
+        default=None,
+        description="This service's own turn times (same keys as the restaurant's "
+        "turn_minutes; a key left out keeps the restaurant's): a booking's turn follows the "
+        "service its slot is in",
+    )
+    max_covers_per_slot: Cap | None = Field(
+        default=None, description="Pacing for this service: overrides [pacing]'s value"
+    )
+    max_parties_per_slot: Cap | None = Field(
+        default=None, description="Pacing for this service: overrides [pacing]'s value"
+    )
+
+
+class PacingModel(_Model):
+    """Caps on what partners book per slot, counting every still-booked reservation that
+    starts in the slot whatever its source; a service entry in [hours] may override them."""
+
+    max_covers_per_slot: Cap | None = Field(
+        default=None, description="Most guests (covers) of bookings starting in one slot"
+    )
+    max_parties_per_slot: Cap | None = Field(
+        default=None, description="Most bookings (parties) starting in one slot"
+    )
+
+
+DateField = Annotated[date, BeforeValidator(_to_date)]
+
+
+class SpecialDayModel(_Model):
+    date: DateField = Field(
+        description="The service day (YYYY-MM-DD); its services replace the weekday's hours"
+    )
+    services: Annotated[list[ServiceModel], Field(min_length=1)] = Field(
+        description="The day's services, as in [hours] (e.g. New Year's Eve 18:00-01:00)"
     )
 
 
@@ -321,6 +432,11 @@ class TableModel(_Model):
     y: Annotated[int, Field(ge=0, le=50)] | None = None
     area: AreaId | None = Field(
         default=None, description="The seating area the table stands in (a key of [areas])"
+    )
+    walk_in_only: bool = Field(
+        default=False,
+        description="Kept for the door: never sold online (not in partners' spots), "
+        "still booked by the host and used by the waitlist",
     )
 
 
@@ -362,6 +478,24 @@ class RestaurantModel(_Model):
     )
     min_advance_minutes: Annotated[int, Field(ge=0, le=7 * 24 * 60)] = Field(
         default=0, description="No booking closer than this many minutes to its start"
+    )
+    cancel_cutoff_minutes: Annotated[int, Field(ge=0, le=7 * 24 * 60)] = Field(
+        default=0,
+        description="A partner may not cancel later than this many minutes before the start "
+        "(0: any time); the host always may",
+    )
+    max_online_party_size: Annotated[int, Field(ge=1, le=MAX_PARTY_SIZE_LIMIT)] | None = Field(
+        default=None,
+        description="Largest party partners can book (larger ones call the restaurant); "
+        "default: max_party_size",
+    )
+    pacing: PacingModel = Field(
+        default=PacingModel(),
+        description="Caps per slot on partner bookings (host bookings may exceed them only "
+        "when the host says so)",
+    )
+    special_days: list[SpecialDayModel] = Field(
+        default=[], description="Dates with their own services, overriding the weekday's hours"
     )
     large_party_from: Annotated[int, Field(ge=2)] | None = None
     tables: Annotated[list[TableModel], Field(min_length=1)]
@@ -478,8 +612,12 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
     def fail(field: str, problem: str) -> ConfigError:
         return ConfigError(source, field, problem)
 
-    hours = _services(m.hours, fail)
     floor = _floor(m, fail)
+    hours = _services(m, floor, fail)
+    special = _special_days(m, floor, fail)
+    walk_in = frozenset(t.id for t in m.tables if t.walk_in_only)
+    if m.max_online_party_size is not None and m.max_online_party_size > m.max_party_size:
+        raise fail("max_online_party_size", f"must be at most max_party_size ({m.max_party_size})")
     return Restaurant(
         merchant_id=m.merchant_id,
         name=m.name,
@@ -501,6 +639,10 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
         min_advance_minutes=m.min_advance_minutes,
         positions=_positions(m, fail),
         areas=_areas(m, fail),
+        walk_in_only=walk_in,
+        cancel_cutoff_minutes=m.cancel_cutoff_minutes,
+        max_online_party_size=m.max_online_party_size,
+        special_days=special,
     )
 
 
@@ -558,39 +700,10 @@ def _areas(m: RestaurantModel, fail: _Fail) -> tuple[Area, ...]:
     return tuple(out)
 
 
-def _services(hours: HoursModel, fail: _Fail) -> dict[int, tuple[Service, ...]]:
+def _services(m: RestaurantModel, floor: FloorPlan, fail: _Fail) -> dict[int, tuple[Service, ...]]:
     out: dict[int, tuple[Service, ...]] = {}
     for wd, day in enumerate(WEEKDAYS):
-        services: list[Service] = []
-        for i, s in enumerate(getattr(hours, day)):
-            where = f"hours.{day}[{i}]"
-            opens, closes = _parse_time(s.open), _parse_time(s.close)
-            if opens == closes:
-                raise fail(f"{where}.close", "must differ from open (a service cannot be 24 hours)")
-            close_at = _offset_after(opens, closes, allow_equal=False)
-            if s.last_seating is None:
-                last = close_at - DEFAULT_LAST_SEATING_BEFORE_CLOSE
-                if last < _minutes(opens):
-                    raise fail(
-                        f"{where}.last_seating",
-                        "the default (close minus 60 minutes) is before open; set it",
-                    )
-                last_seating = time(last % _DAY // 60, last % 60)
-            else:
-                last_seating = _parse_time(s.last_seating)
-                if _offset_after(opens, last_seating, allow_equal=True) > close_at:
-                    raise fail(
-                        f"{where}.last_seating", f"must be between open and close ({s.close})"
-                    )
-            service = Service(opens, closes, last_seating)
-            if services and service.open_offset < services[-1].close_offset:
-                raise fail(
-                    f"{where}.open",
-                    f"overlaps or comes before the previous service of {day} "
-                    "(services must be in order and not overlap)",
-                )
-            services.append(service)
-        out[wd] = tuple(services)
+        out[wd] = _service_list(getattr(m.hours, day), f"hours.{day}", day, m, floor, fail)
     # A service running past midnight must end before the next day's first one opens.
     for wd, day in enumerate(WEEKDAYS):
         following = out[(wd + 1) % 7]
@@ -601,6 +714,93 @@ def _services(hours: HoursModel, fail: _Fail) -> dict[int, tuple[Service, ...]]:
                 f"runs into the first service of {WEEKDAYS[(wd + 1) % 7]}",
             )
     return out
+
+
+def _special_days(
+    m: RestaurantModel, floor: FloorPlan, fail: _Fail
+) -> dict[date, tuple[Service, ...]]:
+    out: dict[date, tuple[Service, ...]] = {}
+    for i, special in enumerate(m.special_days):
+        where = f"special_days[{i}]"
+        if special.date in out:
+            raise fail(f"{where}.date", f"{special.date} is listed twice")
+        if special.date in m.closed:
+            raise fail(f"{where}.date", f"{special.date} is also in closed")
+        out[special.date] = _service_list(
+            special.services, f"{where}.services", special.date.isoformat(), m, floor, fail
+        )
+    return out
+
+
+def _service_list(
+    entries: Sequence[ServiceModel],
+    place: str,
+    day: str,
+    m: RestaurantModel,
+    floor: FloorPlan,
+    fail: _Fail,
+) -> tuple[Service, ...]:
+    services: list[Service] = []
+    for i, s in enumerate(entries):
+        where = f"{place}[{i}]"
+        opens, closes = _parse_time(s.open), _parse_time(s.close)
+        if opens == closes:
+            raise fail(f"{where}.close", "must differ from open (a service cannot be 24 hours)")
+        close_at = _offset_after(opens, closes, allow_equal=False)
+        if s.last_seating is None:
+            last = close_at - DEFAULT_LAST_SEATING_BEFORE_CLOSE
+            if last < _minutes(opens):
+                raise fail(
+                    f"{where}.last_seating",
+                    "the default (close minus 60 minutes) is before open; set it",
+                )
+            last_seating = time(last % _DAY // 60, last % 60)
+        else:
+            last_seating = _parse_time(s.last_seating)
+            if _offset_after(opens, last_seating, allow_equal=True) > close_at:
+                raise fail(f"{where}.last_seating", f"must be between open and close ({s.close})")
+        service = Service(
+            opens,
+            closes,
+            last_seating,
+            turns=_service_turns(s, m, floor, where, fail),
+            max_covers=_or(s.max_covers_per_slot, m.pacing.max_covers_per_slot),
+            max_parties=_or(s.max_parties_per_slot, m.pacing.max_parties_per_slot),
+        )
+        if services and service.open_offset < services[-1].close_offset:
+            raise fail(
+                f"{where}.open",
+                f"overlaps or comes before the previous service of {day} "
+                "(services must be in order and not overlap)",
+            )
+        services.append(service)
+    return tuple(services)
+
+
+def _or(value: int | None, default: int | None) -> int | None:
+    return default if value is None else value
+
+
+def _service_turns(
+    s: ServiceModel, m: RestaurantModel, floor: FloorPlan, where: str, fail: _Fail
+) -> tuple[int, ...]:
+    """Turn minutes per party size 1..max_party_size in a service with turn_minutes of its
+    own (a class it leaves out keeps the restaurant's); () without them."""
+    if not s.turn_minutes:
+        return ()
+    seats = {t.seats for t in floor.tables}
+    for key in s.turn_minutes:
+        if key != "large" and int(key) not in seats:
+            raise fail(f"{where}.turn_minutes.{key}", f"no table has {key} seats")
+    large = s.turn_minutes.get("large", m.turn_minutes.get("large", DEFAULT_LARGE_TURN_MINUTES))
+    out: list[int] = []
+    for n in range(1, m.max_party_size + 1):
+        cls = floor.quote_class(n)
+        if floor.is_large(n) or cls is None:
+            out.append(large)
+        else:
+            out.append(s.turn_minutes.get(str(cls), floor.dwell_minutes[cls]))
+    return tuple(out)
 
 
 def _parse_time(value: str) -> time:

@@ -1,0 +1,121 @@
+"""Issue #14's booking rules applied to a day: who sees which floor, per-service turns, pacing.
+
+Partners (feed, lookup, replaces, webhooks, v3) see the online floor (no walk-in tables),
+parties up to `max_online_party_size`, and spots capped by pacing; the host books the whole
+floor up to `max_party_size` and may go beyond pacing only when it says so. Every path gets
+its numbers here, so what the feed shows is what a booking finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from engine import HostStand, config
+from engine.booked import BookedDay
+from engine.floor import FloorPlan
+from feed.floor.availability import Column, Taken, day_opens, day_opens_of_units
+from feed.floor.pacing import NO_BOOKINGS, Counts, capped, counts_by_minute
+from feed.venue import calendar
+from feed.venue.calendar import Slot
+from feed.venue.restaurant import Restaurant
+
+Unit = tuple[str, int, int, int | None]  # (unit, start, end, at) as engine.booked stores them
+
+
+def floor_for(r: Restaurant, host: bool) -> FloorPlan:
+    """The tables a booking may take: all of them for the host, the online ones otherwise."""
+    return r.floor if host else r.online_floor
+
+
+def party_limit(r: Restaurant, host: bool) -> int:
+    return r.max_party_size if host else r.online_limit
+
+
+def seats_of(r: Restaurant, unit: str) -> int:
+    """A unit's seats (a combo: its capacity): a reservation's covers when its size is unknown."""
+    combo = r.floor.combo(unit)
+    if combo is not None:
+        return combo.capacity
+    table = r.floor.table(unit)
+    return table.seats if table is not None else 0
+
+
+def size_or_seats(r: Restaurant, size: Any, unit: str) -> int:
+    return size if isinstance(size, int) and size > 0 else seats_of(r, unit)
+
+
+def stand_counts(
+    r: Restaurant, stand: HostStand, meta: Mapping[str, Mapping[str, Any]], ts: int
+) -> dict[int, Counts]:
+    """(covers, parties) per start minute of the still-booked reservations (any source)."""
+    return counts_by_minute(
+        [
+            (res.at, size_or_seats(r, meta.get(res.id, {}).get("party_size"), res.unit))
+            for res in stand.book.booked()
+            if res.arrived or res.at + config.HOLD_AFTER_MINUTES > ts
+        ]
+    )
+
+
+def folded_counts(r: Restaurant, booked: BookedDay, ts: int) -> dict[int, Counts]:
+    """`stand_counts` of a day read off the store's fold."""
+    return counts_by_minute([(b.at, size_or_seats(r, b.size, b.unit)) for b in booked.bookings(ts)])
+
+
+def opens(
+    r: Restaurant,
+    day: date,
+    floor: FloorPlan,
+    taken: Iterable[Taken] | None,
+    units: Iterable[Unit] | None,
+    slots: Sequence[Slot],
+    sizes: Sequence[int | Column],
+    counts: Mapping[int, Counts] | None,
+) -> list[list[int]]:
+    """spots_open per slot and size: the floor's (each service with its own turns), then
+    capped by the slot's service pacing (`counts`: what is booked per start minute). A
+    size may be a (size, area units) column (issue #14's seating areas): the area's units
+    of `floor`, capped by the same pacing (the caps count the whole restaurant's slot)."""
+    taken = list(taken) if taken is not None else None
+    units = list(units) if units is not None else None
+
+    def floor_rows(part: Sequence[Slot], turns: Mapping[int, int]) -> list[list[int]]:
+        minutes = [s.minute for s in part]
+        if taken is not None:
+            return day_opens(floor, taken, minutes, sizes, turns)
+        return day_opens_of_units(floor, units or [], minutes, sizes, turns)
+
+    services = calendar.services_of(r, day)
+    if not r.varied_turns or len(services) < 2:
+        turns = r.service_turns(services[0]) if services else r.turns
+        rows = floor_rows(slots, turns)
+    else:  # slots come in service order: one run per service with that service's turns
+        rows = []
+        start = 0
+        while start < len(slots):
+            index = slots[start].service
+            end = start
+            while end < len(slots) and slots[end].service == index:
+                end += 1
+            rows += floor_rows(slots[start:end], r.service_turns(services[index]))
+            start = end
+    if r.paced and counts is not None:
+        party_sizes = [c if isinstance(c, int) else c[0] for c in sizes]
+        # Slots share floor rows and most have nothing booked yet: cap each (row, service,
+        # bookings) once, and keep the shared row itself when the caps do not bite.
+        done: dict[tuple[int, int, Counts], list[int]] = {}
+        for i, slot in enumerate(slots):
+            service = services[slot.service] if slot.service < len(services) else None
+            if service is None or not service.paced:
+                continue
+            row = rows[i]
+            booked = counts.get(slot.minute, NO_BOOKINGS)
+            key = (id(row), slot.service, booked)
+            found = done.get(key)
+            if found is None:
+                found = capped(row, party_sizes, service.max_covers, service.max_parties, booked)
+                done[key] = found = row if found == row else found
+            rows[i] = found
+    return rows
