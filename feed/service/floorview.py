@@ -252,6 +252,7 @@ def _reservations(
                 "notes": str(details.get("notes", details.get("additional_request", ""))),
                 "seated_at": sits.get(res.id),
                 "area": area_id(r, res.unit),
+                "over_pacing": details.get("over_pacing") is True,
             }
         )
     return rows

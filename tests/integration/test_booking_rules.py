@@ -19,6 +19,7 @@ from feed.http.statuses import status_of
 from feed.push.outbox import replace_body
 from feed.service import days
 from feed.service.days import Applied, DayBook, Refused
+from feed.service.floorview import FloorViews
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.service.signing import sign
@@ -188,6 +189,9 @@ def test_the_host_is_refused_over_pacing_unless_it_says_so_and_the_list_marks_it
     assert over.code is None, over.body
     rows = rec.host_reservations(harbour.merchant_id, THURSDAY).body["reservations"]
     assert [row["over_pacing"] for row in rows] == [False, False, False, True]
+    # The tablet's floor document marks it too (the page shows "over pacing").
+    floor = FloorViews(rec.books[harbour.merchant_id]).floor(THURSDAY, NOW)
+    assert [row["over_pacing"] for row in floor["reservations"]] == [False, False, False, True]
 
 
 def test_a_webhook_booking_over_pacing_is_409(store: SQLiteStore, harbour: Restaurant) -> None:

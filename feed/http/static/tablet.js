@@ -278,7 +278,8 @@
         h("div", { class: "main" },
           h("span", { class: "name" }, `${r.time} · ${who(r)}`), " ",
           h("span", { class: "meta" }, [r.size ? `party of ${r.size}` : "", r.unit, r.phone, r.notes].filter(Boolean).join(" · ")), " ",
-          h("span", { class: `badge ${r.status}` }, r.status + (r.seated_at ? ` at ${r.seated_at}` : ""))),
+          h("span", { class: `badge ${r.status}` }, r.status + (r.seated_at ? ` at ${r.seated_at}` : "")),
+          r.over_pacing ? h("span", { class: "badge over" }, "over pacing") : null),
         live ? h("div", { class: "acts" },
           b("Check in", "primary", () => checkIn(r)),
           r.status === "booked" ? b("Arrived", "", () => arrive(r)) : null,
@@ -448,7 +449,11 @@
     const size = parseInt(form.size.value, 10);
     if (!form.start.value) { say(`No open slot ${other.day ? "that day" : "today"} for a party of ${size}`, "bad"); return; }
     const body = { party_size: size, start: form.start.value, name: form.name.value.trim(), phone: form.phone.value.trim(), notes: form.notes.value.trim() };
-    const res = await act("POST", "/reservations", body);
+    let res = await act("POST", "/reservations", body);
+    if (!res.ok && res.data?.error?.code === "over pacing" &&
+        confirm(`${res.data.error.message}. Book ${body.name || "the guest"} over pacing anyway?`)) {
+      res = await act("POST", "/reservations", { ...body, over_pacing: true });
+    }
     if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
     form.name.value = ""; form.phone.value = ""; form.notes.value = "";
     const on = other.day ? ` on ${other.day}` : "";
