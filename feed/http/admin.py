@@ -15,6 +15,7 @@ from fastapi import APIRouter, FastAPI, Header, Path
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from feed.http.auth import bearer
 from feed.http.responses import send
 from feed.service import replies
 from feed.service.config_reload import Reloader
@@ -49,13 +50,6 @@ class AttentionList(BaseModel):
     attention: list[AttentionRow]
 
 
-def _bearer(authorization: str | None) -> str | None:
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
-
-
 def _matches(expected: str | None, given: str | None) -> bool:
     if not expected or given is None:
         return False
@@ -78,7 +72,7 @@ def register(app: FastAPI, receiver: Receiver, reloader: Reloader | None) -> Non
         (partners are sent replaces of the days ahead; bookings that no longer fit are
         listed, never cancelled); any problem, nothing changes and every problem is
         listed. Runs on the event loop in one step: a request sees old or new."""
-        if not _matches(receiver.settings.admin_token, _bearer(authorization)):
+        if not _matches(receiver.settings.admin_token, bearer(authorization)):
             return send(unauthorized)
         if reloader is None:  # an app built without the files (a test's, in process)
             return send(problem(replies.NOT_FOUND, "this server has no restaurant files"))
@@ -102,7 +96,7 @@ def register(app: FastAPI, receiver: Receiver, reloader: Reloader | None) -> Non
     async def attention(merchant_id: Id, authorization: Auth = None) -> JSONResponse:
         """Bookings the last reload found no longer fit the restaurant's rules (a removed
         table, a time outside the hours, a closed day): kept, for the host to sort out."""
-        if not receiver.host_authorized(merchant_id, _bearer(authorization)):
+        if not receiver.host_authorized(merchant_id, bearer(authorization)):
             return send(unauthorized)
         book = receiver.books.get(merchant_id)
         if book is None:

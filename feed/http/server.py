@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from feed.http import admin, health, statuses, tablet, v3
+from feed.http.auth import bearer
 from feed.http.hotpaths import HotPaths, Route, busy, too_large
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
@@ -273,13 +274,6 @@ async def _read_body(request: Request) -> bytes | None:
     return b"".join(chunks)
 
 
-def _bearer(authorization: str | None) -> str | None:
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
-
-
 DOCS_ASSETS = {  # the Swagger UI files /docs needs, served from the installed package
     "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
     "swagger-ui.css": "text/css; charset=utf-8",
@@ -390,7 +384,7 @@ def create_app(
 
     async def host_token(merchant_id: Annotated[str, Path()], authorization: Auth = None) -> None:
         """Every host route's first step: the bearer token for this merchant, or 401."""
-        if not receiver.host_authorized(merchant_id, _bearer(authorization)):
+        if not receiver.host_authorized(merchant_id, bearer(authorization)):
             raise Unauthorized
 
     host_routes = APIRouter(prefix=prefix, tags=["host"], dependencies=[Depends(host_token)])

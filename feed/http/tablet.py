@@ -24,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
 from feed.clock import check_day
+from feed.http.auth import bearer
 from feed.http.responses import render, send
 from feed.service import replies
 from feed.service.floorview import FloorViews, slots_of
@@ -64,13 +65,6 @@ FLOOR_RESPONSES: dict[int | str, dict[str, Any]] = {
 class RestaurantName(BaseModel):
     merchant_id: str
     name: str
-
-
-def _bearer(authorization: str | None) -> str | None:
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
 
 
 def _page() -> str:
@@ -137,7 +131,7 @@ def register(app: FastAPI, receiver: Receiver) -> None:
         there (name, size, minutes seated, turn left, overstay) or whose hold, joined
         tables, the waitlist with quotes and next-up units, the day's reservations and the
         open spots of the slots to come. Reading it writes nothing."""
-        if not tablet.authorized(merchant_id, _bearer(authorization)):
+        if not tablet.authorized(merchant_id, bearer(authorization)):
             return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))
         reply = tablet.floor(merchant_id, receiver.clock())
         return send(reply, headers={"Cache-Control": "no-store"})
@@ -148,7 +142,7 @@ def register(app: FastAPI, receiver: Receiver) -> None:
     ) -> Response:
         """A day's slots still to come with the spots open per party size: the choices of
         a phone booking for that day (the tablet's form). Reading it writes nothing."""
-        if not tablet.authorized(merchant_id, _bearer(authorization)):
+        if not tablet.authorized(merchant_id, bearer(authorization)):
             return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))
         book = receiver.books.get(merchant_id)
         if book is None:
@@ -167,7 +161,7 @@ def register(app: FastAPI, receiver: Receiver) -> None:
         authorization: Auth = None,
     ) -> Response:
         """Server-sent events: `floor` with the whole document whenever it changes."""
-        if not tablet.authorized(merchant_id, token or _bearer(authorization)):
+        if not tablet.authorized(merchant_id, token or bearer(authorization)):
             return send(problem(replies.UNAUTHORIZED, "missing or wrong token"))
         return StreamingResponse(
             _stream(tablet, merchant_id),
