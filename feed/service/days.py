@@ -300,6 +300,17 @@ class DayBook:
         with self._lock:
             return dict(self._load(day).meta.get(party_id, {}))
 
+    def booking_ids(self, day: date) -> dict[str, str]:
+        """Engine id -> the booking id we gave out, for the day's moved bookings (one read
+        of the day, not one per party)."""
+        with self._lock:
+            meta = self._load(day).meta
+            return {
+                engine_id: str(d["booking_id"])
+                for engine_id, d in meta.items()
+                if isinstance(d.get("booking_id"), str)
+            }
+
     def op_ts(self, day: date, stand: HostStand, now: datetime) -> int:
         """An operation's ts: the server's clock in minutes since the day's opening, never
         below the log's last ts (PRODUCT.md section 2)."""
@@ -673,6 +684,7 @@ class DayBook:
         earliest = now.timestamp() + r.min_advance_minutes * 60  # and later than now
         width = r.online_limit
         place = {a.id: i + 1 for i, a in enumerate(r.rooms)}  # an area's columns in a row
+        off_grid: list[Taken] | None = None
         for item in wanted:
             slot, n = item[0], item[1]
             area = item[2] if len(item) > 2 else None
@@ -691,9 +703,10 @@ class DayBook:
             elif row is not None or not 1 <= n <= width:
                 out.append(0)  # a party partners cannot book: larger ones call
             else:  # not one of the day's slots: ask the rules directly
-                taken = occupied(r, stand, state.meta, ts, day)
+                if off_grid is None:  # worked out once, for every such slot of the call
+                    off_grid = occupied(r, stand, state.meta, ts, day)
                 turns = calendar.turns_at(r, day, slot.minute)
-                out.append(spots_open(r.online_floor, taken, slot.minute, n, turns, units))
+                out.append(spots_open(r.online_floor, off_grid, slot.minute, n, turns, units))
         return out
 
     def view(self, day: date, now: datetime, name: str, *args: Any) -> Applied:

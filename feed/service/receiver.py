@@ -136,10 +136,12 @@ def _public_board(book: DayBook, day: date, board: Any) -> Any:
     if not isinstance(board, dict):
         return board
 
+    moved = book.booking_ids(day)
+
     def public(value: str) -> str:
         prefix = "held:" if value.startswith("held:") else ""
-        booking_id = book.details(day, value[len(prefix) :]).get("booking_id")
-        return prefix + booking_id if isinstance(booking_id, str) else value
+        engine_id = value[len(prefix) :]
+        return prefix + moved[engine_id] if engine_id in moved else value
 
     tables = {t: (v if v == "free" else public(v)) for t, v in board.get("tables", {}).items()}
     return {**board, "tables": tables, "waiting": [public(p) for p in board.get("waiting", [])]}
