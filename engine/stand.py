@@ -289,7 +289,9 @@ class HostStand:
         self.book.add(Reservation(reservation_id, unit, tables, at, booked_ts=ts))
         return True
 
-    def _check_in(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
+    def _still_booked(self, reservation_id: object) -> Reservation | Rejected:
+        """The still-booked reservation an operation names, or why not (the checks of
+        check_in, cancel and arrive, in that order: its id, whether it exists, its state)."""
         if not is_id(reservation_id):
             return Rejected(errors.INVALID_ARGUMENTS)
         assert isinstance(reservation_id, str)
@@ -298,13 +300,19 @@ class HostStand:
             return Rejected(errors.UNKNOWN_RESERVATION)
         if not reservation.still_booked:
             return Rejected(errors.RESERVATION_NOT_ACTIVE)
+        return reservation
+
+    def _check_in(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
+        reservation = self._still_booked(reservation_id)
+        if isinstance(reservation, Rejected):
+            return reservation
         if ts < reservation.at - config.HOLD_BEFORE_MINUTES:
             return Rejected(errors.TOO_EARLY)
         if any(self.occupant[t] is not None for t in reservation.tables):
             return Rejected(errors.TABLE_BUSY)
         self.book.set_status(reservation, ReservationStatus.SEATED, ts)
-        party = Party(reservation_id, None, ts, reservation=True)
-        self.parties[reservation_id] = party
+        party = Party(reservation.id, None, ts, reservation=True)
+        self.parties[reservation.id] = party
         self._sit(party, reservation.tables, ts)
         return f"seated {unit_name(reservation.tables)}"
 
@@ -316,14 +324,9 @@ class HostStand:
         return quote(ts, size, self._queue_view(), usable, self.floor, self.next_booked(usable))
 
     def _cancel(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
-        if not is_id(reservation_id):
-            return Rejected(errors.INVALID_ARGUMENTS)
-        assert isinstance(reservation_id, str)
-        reservation = self.book.get(reservation_id)
-        if reservation is None:
-            return Rejected(errors.UNKNOWN_RESERVATION)
-        if not reservation.still_booked:
-            return Rejected(errors.RESERVATION_NOT_ACTIVE)
+        reservation = self._still_booked(reservation_id)
+        if isinstance(reservation, Rejected):
+            return reservation
         self.book.set_status(reservation, ReservationStatus.CANCELLED, ts)
         return self._seated_list(seated + self._seating_pass(ts))
 
@@ -400,14 +403,9 @@ class HostStand:
 
     def _arrive(self, ts: int, seated: list[Seating], reservation_id: object) -> Result:
         """The guests of a still-booked reservation are at the door: never a no-show now."""
-        if not is_id(reservation_id):
-            return Rejected(errors.INVALID_ARGUMENTS)
-        assert isinstance(reservation_id, str)
-        reservation = self.book.get(reservation_id)
-        if reservation is None:
-            return Rejected(errors.UNKNOWN_RESERVATION)
-        if not reservation.still_booked:
-            return Rejected(errors.RESERVATION_NOT_ACTIVE)
+        reservation = self._still_booked(reservation_id)
+        if isinstance(reservation, Rejected):
+            return reservation
         self.book.arrive(reservation)
         return True
 
