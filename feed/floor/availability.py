@@ -21,13 +21,14 @@ combo), so a booking there can lower another area's spots, and only then.
 from __future__ import annotations
 
 import functools
-import itertools
 import operator
+import sys
 import weakref
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 
 from engine import config
 from engine.floor import Combo, FloorPlan, Table
@@ -61,6 +62,22 @@ _OPEN_ROWS_SHARED = 1024
 
 
 @dataclass
+class _Plan:
+    """A day's rows when party sizes have different turns: the columns of one turn (a
+    group) see that turn's blocked tables, so a row is its groups' parts, each worked out
+    from its own blocked set (only the tables that matter to it: `keep`) and kept."""
+
+    turns: list[int]  # the groups' turns, shortest first
+    keep: dict[int, int]  # turn -> the tables that matter to its group
+    groups: list[tuple[int, ...]]  # the columns of each group
+    in_order: bool  # the groups, one after another, are the columns in order
+    makers: list[Callable[[int], list[int]]]  # bookable tables -> a group's part
+    parts: list[dict[int, list[int]]]  # per group: blocked tables -> its part; never changed
+    # blocked tables per group -> the whole row; shared like `_Units.day_rows`, never changed
+    rows: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
+
+
+@dataclass
 class _Units:
     """One floor plan as bitmasks: bit i of a table mask is `floor.tables[i]`, bit j of an
     edge mask is `floor.combos[j]`; fit masks per party size are filled in on first use.
@@ -76,9 +93,6 @@ class _Units:
     table_fit: dict[int, int] = field(default_factory=dict)  # n -> tables fitting n
     # blocked tables -> spots_open per column of `day_columns`; rows are shared, never changed
     day_rows: dict[int, list[int]] = field(default_factory=dict)
-    # blocked tables per column (turns differ by size) -> spots_open per column; never changed
-    mixed_rows: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
-    mixed_columns: tuple[Column, ...] = ()
     combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
     unit_masks: dict[str, int] = field(default_factory=dict)  # table or combo id -> tables
     # live combos by the bookable tables that are in some combo (far fewer than all sets)
@@ -86,6 +100,9 @@ class _Units:
     # an area's units -> (its tables mask, its combos mask)
     area_masks: dict[frozenset[str], tuple[int, int]] = field(default_factory=dict)
     day_columns: tuple[Column, ...] = ()
+    # (columns, their turns) -> how a day's rows are put together (`plan`)
+    plans: dict[tuple[tuple[Column, ...], tuple[int, ...]], _Plan] = field(default_factory=dict)
+    last_plan: tuple[tuple[Column, ...], tuple[int, ...], _Plan] | None = None
 
     def in_area(self, n: int, area: AreaUnits) -> int:
         """`fit(n)` kept to the area's units (its tables below the large threshold, its
@@ -134,6 +151,47 @@ class _Units:
         mask = 0
         for tables in self.combo_tables:
             mask |= tables
+        return mask
+
+    def plan(self, columns: tuple[Column, ...], turns: tuple[int, ...]) -> _Plan:
+        """How a day's rows for these columns (with these turns) are put together, worked
+        out once per floor and kept (a server asks the same columns all day)."""
+        last = self.last_plan  # the same columns as the day before, most often
+        if last is not None and last[0] == columns and last[1] == turns:
+            return last[2]
+        found = self.plans.get((columns, turns))
+        if found is None:
+            if len(self.plans) > 64:
+                self.plans.clear()
+            ordered = sorted(set(turns))
+            groups = [tuple(i for i, t in enumerate(turns) if t == u) for u in ordered]
+            found = self.plans[(columns, turns)] = _Plan(
+                turns=ordered,
+                keep={
+                    u: self.relevant(columns[i] for i in g)
+                    for u, g in zip(ordered, groups, strict=True)
+                },
+                groups=groups,
+                in_order=[i for g in groups for i in g] == list(range(len(columns))),
+                makers=[self.row_of(tuple(columns[i] for i in g)) for g in groups],
+                parts=[{} for _ in groups],
+            )
+        self.last_plan = (columns, turns, found)
+        return found
+
+    def relevant(self, columns: Iterable[Column]) -> int:
+        """The tables whose being blocked can change these columns' spots: the fitting
+        tables of a size below the large threshold, the tables of the fitting combos of one
+        at or above. Blocked sets that differ only elsewhere give the same row part."""
+        mask = 0
+        for n, area in columns:
+            fit = self.in_area(n, area)
+            if n < self.large_from:
+                mask |= fit
+            else:
+                for j, tables in enumerate(self.combo_tables):
+                    if fit >> j & 1:
+                        mask |= tables
         return mask
 
     def row_of(self, columns: tuple[Column, ...]) -> Callable[[int], list[int]]:
@@ -318,36 +376,75 @@ def _columns(sizes: Sequence[int | Column]) -> tuple[Column, ...]:
 
 
 def _blocked_per_turn(
-    spans: list[_Span], minutes: list[int], turns: Sequence[int]
+    spans: list[_Span],
+    minutes: list[int],
+    turns: Sequence[int],
+    all_tables: int,
+    keep: Mapping[int, int] | None = None,
 ) -> dict[int, list[int]]:
     """turn -> the tables each slot (in order) finds not free for a party of that turn.
 
     A party of a longer turn finds everything a shorter one does blocked, and more: each
     span's meal blocks the slots in (start - turn, end), a range that only grows to the left
     with the turn. So each span marks its slots once, in layers by turn (the conflict
-    window and the shortest turn's range in the first), and the layers are OR-ed upwards."""
+    window and the shortest turn's range in the first), and the layers are OR-ed upwards.
+
+    A layer is one integer with a lane of bits per slot (lane k holds slot k's tables), so
+    marking a span's slots lo..hi-1 is one multiplication and one OR (`_lanes`), however
+    many slots the meal covers. With `keep` (turn -> tables), a turn's masks hold only
+    those tables (the ones its party sizes can use)."""
     ordered = sorted(set(turns))
     count = len(minutes)
-    layers = [[0] * count for _ in ordered]
-    first = layers[0]
+    width = 64 * max(1, -(-all_tables.bit_length() // 64))  # a lane: whole 64-bit words
+    lanes = _lanes(width, count)
+    layers = [0] * len(ordered)
+    positive = [(i, turn) for i, turn in enumerate(ordered) if turn > 0]
     for mask, start, end, at in spans:
+        first = 0
         if at is not None:  # the engine's conflict rule: within 29 minutes of `at`
-            for k in range(bisect_left(minutes, at - WINDOW), bisect_right(minutes, at + WINDOW)):
-                first[k] |= mask
-        if end <= start:
-            continue
-        upper = bisect_left(minutes, end)  # the meals overlap: start - turn < minute < end
-        for layer, turn in zip(layers, ordered, strict=True):
-            if turn <= 0:
-                continue
-            lower = bisect_right(minutes, start - turn)
-            for k in range(lower, upper):
-                layer[k] |= mask
-            upper = min(upper, lower)
-    for below, above in itertools.pairwise(layers):
-        for k in range(count):
-            above[k] |= below[k]
-    return dict(zip(ordered, layers, strict=True))
+            first = lanes[bisect_left(minutes, at - WINDOW)][bisect_right(minutes, at + WINDOW)]
+        if end > start:
+            upper = bisect_left(minutes, end)  # the meals overlap: start - turn < minute < end
+            for i, turn in positive:
+                lower = bisect_right(minutes, start - turn)
+                if lower < upper:
+                    if i:
+                        layers[i] |= mask * lanes[lower][upper]
+                    else:
+                        first |= lanes[lower][upper]
+                    upper = lower
+        if first:
+            layers[0] |= mask * first
+    for i in range(1, len(layers)):
+        layers[i] |= layers[i - 1]
+    if keep is not None:
+        every = lanes[0][count]
+        layers = [layer & keep[turn] * every for turn, layer in zip(ordered, layers, strict=True)]
+    return {turn: _unpack(layer, width, count) for turn, layer in zip(ordered, layers, strict=True)}
+
+
+@functools.lru_cache(maxsize=64)
+def _lanes(width: int, count: int) -> list[list[int]]:
+    """[lo][hi] -> an integer with bit 0 of lanes lo..hi-1 set (0 when hi <= lo), lanes of
+    `width` bits for a day of `count` slots: a mask times it is the mask in each of those
+    lanes (they never carry into each other, as a mask fits its lane)."""
+    table = []
+    for lo in range(count + 1):
+        row, acc = [0] * (count + 1), 0
+        for hi in range(lo + 1, count + 1):
+            acc |= 1 << (width * (hi - 1))
+            row[hi] = acc
+        table.append(row)
+    return table
+
+
+def _unpack(layer: int, width: int, count: int) -> list[int]:
+    """The lanes of a layer as a list of ints, slot by slot."""
+    if width == 64:  # one C call for the whole day (array reads the machine's byte order)
+        return array("Q", layer.to_bytes(8 * count, sys.byteorder)).tolist()
+    step = width // 8
+    raw = layer.to_bytes(step * count, "little")
+    return [int.from_bytes(raw[k * step : (k + 1) * step], "little") for k in range(count)]
 
 
 def _day_rows(
@@ -360,7 +457,7 @@ def _day_rows(
     """Slots share bookable sets (something occupies a table for a few hours at most), and
     days share them too (an empty floor most of all), so each row is worked out once per
     floor and sizes. Party sizes with another turn see other tables blocked: a slot's row
-    then takes each size's column from the row of its own blocked set."""
+    is then put together from each turn's part (`_Plan`)."""
     key_sizes = columns
     minutes = list(minutes)
     if not all(map(operator.le, minutes, islice(minutes, 1, None))):  # slots come in order
@@ -378,33 +475,48 @@ def _day_rows(
         if 0 not in today:
             today[0] = units.row_of(key_sizes)(units.all_tables)
         return [today[0]] * len(minutes)
-    size_turns = [turns.get(n, 0) if turns is not None else 0 for n, _ in key_sizes]
-    by_turn = _blocked_per_turn(spans, minutes, size_turns)
-    missing = set().union(*by_turn.values()).difference(today)
-    if missing:
-        make_row = units.row_of(key_sizes)
-        all_tables = units.all_tables
-        for mask in missing:
-            today[mask] = make_row(all_tables & ~mask)
-    if len(by_turn) == 1:
-        return [today[mask] for mask in next(iter(by_turn.values()))]
-    per_column = [by_turn[t] for t in size_turns]
-    mixed = units.mixed_rows  # (blocked tables per size) -> row, shared like `today`'s
-    if len(mixed) > _OPEN_ROWS_SHARED or units.mixed_columns != key_sizes:
+    size_turns = tuple(turns.get(n, 0) if turns is not None else 0 for n, _ in key_sizes)
+    if len(set(size_turns)) == 1:
+        (masks,) = _blocked_per_turn(spans, minutes, size_turns, units.all_tables).values()
+        missing = set(masks).difference(today)
+        if missing:
+            make_row = units.row_of(key_sizes)
+            all_tables = units.all_tables
+            for mask in missing:
+                today[mask] = make_row(all_tables & ~mask)
+        return [today[mask] for mask in masks]
+    plan = units.plan(key_sizes, size_turns)
+    by_turn = _blocked_per_turn(spans, minutes, size_turns, units.all_tables, plan.keep)
+    keys = list(zip(*by_turn.values(), strict=True))
+    mixed = plan.rows
+    if len(mixed) > _OPEN_ROWS_SHARED:
         mixed.clear()
-        units.mixed_columns = key_sizes
-    out: list[list[int]] = []
-    for masks in zip(*per_column, strict=True):
-        found = mixed.get(masks)
+    out = [mixed.get(key) for key in keys]
+    if None not in out:
+        return out  # type: ignore[return-value]
+    all_tables = units.all_tables
+    for k, key in enumerate(keys):
+        if out[k] is not None:
+            continue
+        found = mixed.get(key)
         if found is None:
-            first = masks[0]
-            if masks.count(first) == len(masks):
-                found = today[first]
+            pieces = [part.get(mask) for part, mask in zip(plan.parts, key, strict=True)]
+            for g, piece in enumerate(pieces):
+                if piece is None:
+                    mask = key[g]
+                    pieces[g] = plan.parts[g][mask] = plan.makers[g](all_tables & ~mask)
+                    if len(plan.parts[g]) > _OPEN_ROWS_SHARED:
+                        plan.parts[g].clear()
+            if plan.in_order:
+                found = list(chain.from_iterable(pieces))  # type: ignore[arg-type]
             else:
-                found = [today[m][i] for i, m in enumerate(masks)]
-            mixed[masks] = found
-        out.append(found)
-    return out
+                found = [0] * len(key_sizes)
+                for group, piece in zip(plan.groups, pieces, strict=True):
+                    for i, v in zip(group, piece, strict=True):  # type: ignore[arg-type]
+                        found[i] = v
+            mixed[key] = found
+        out[k] = found
+    return out  # type: ignore[return-value]
 
 
 def choose_unit(
