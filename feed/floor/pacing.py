@@ -9,10 +9,12 @@ Pure: the counts are worked out by the caller.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 Counts = tuple[int, int]  # (covers, parties) of the bookings starting in one slot
 NO_BOOKINGS: Counts = (0, 0)
+UNCAPPED = 2**62  # what `rooms` says where no cap applies: more than any spots
 
 
 def room(max_covers: int | None, max_parties: int | None, booked: Counts, n: int) -> int | None:
@@ -27,19 +29,19 @@ def room(max_covers: int | None, max_parties: int | None, booked: Counts, n: int
     return left
 
 
-def capped(
-    row: Sequence[int],
-    sizes: Sequence[int],
-    max_covers: int | None,
-    max_parties: int | None,
-    booked: Counts,
+@functools.lru_cache(maxsize=4096)
+def rooms(
+    max_covers: int | None, max_parties: int | None, booked: Counts, sizes: tuple[int, ...]
 ) -> list[int]:
-    """A slot's spots_open per size in `sizes`, each at most what the caps allow."""
-    out: list[int] = []
-    for spots, n in zip(row, sizes, strict=True):
-        left = room(max_covers, max_parties, booked, n)
-        out.append(spots if left is None else min(spots, left))
-    return out
+    """`room` per size in `sizes`, for `min` with a row of spots: no cap is taken as more
+    than any spots (a floor has fewer than UNCAPPED units). Kept: slots and days repeat the
+    same few counts. The list is shared: never change it."""
+    covers, parties = booked
+    by_parties = UNCAPPED if max_parties is None else max(0, max_parties - parties)
+    if max_covers is None:
+        return [by_parties] * len(sizes)
+    covers_left = max(0, max_covers - covers)
+    return [min(covers_left // n, by_parties) for n in sizes]
 
 
 def counts_by_minute(bookings: Sequence[tuple[int, int]]) -> dict[int, Counts]:

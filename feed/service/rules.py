@@ -16,7 +16,7 @@ from engine import HostStand, config
 from engine.booked import BookedDay
 from engine.floor import FloorPlan
 from feed.floor.availability import Column, Taken, day_opens, day_opens_of_units
-from feed.floor.pacing import NO_BOOKINGS, Counts, capped, counts_by_minute
+from feed.floor.pacing import NO_BOOKINGS, Counts, counts_by_minute, rooms
 from feed.venue import calendar
 from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
@@ -102,10 +102,11 @@ def opens(
             rows += floor_rows(slots[start:end], r.service_turns(services[index]))
             start = end
     if r.paced and counts is not None:
-        party_sizes = [c if isinstance(c, int) else c[0] for c in sizes]
+        party_sizes = tuple(c if isinstance(c, int) else c[0] for c in sizes)
         # Slots share floor rows and most have nothing booked yet: cap each (row, service,
         # bookings) once, and keep the shared row itself when the caps do not bite.
         done: dict[tuple[int, int, Counts], list[int]] = {}
+        caps: dict[tuple[int, Counts], list[int]] = {}  # what the caps allow, per size
         for i, slot in enumerate(slots):
             service = services[slot.service] if slot.service < len(services) else None
             if service is None or not service.paced:
@@ -115,7 +116,12 @@ def opens(
             key = (id(row), slot.service, booked)
             found = done.get(key)
             if found is None:
-                found = capped(row, party_sizes, service.max_covers, service.max_parties, booked)
+                allowed = caps.get((slot.service, booked))
+                if allowed is None:
+                    allowed = caps[(slot.service, booked)] = rooms(
+                        service.max_covers, service.max_parties, booked, party_sizes
+                    )
+                found = list(map(min, row, allowed))
                 done[key] = found = row if found == row else found
             rows[i] = found
     return rows
