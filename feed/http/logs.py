@@ -15,6 +15,7 @@ import logging.handlers
 import queue
 import sys
 import threading
+import time
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -84,6 +85,9 @@ class _Deferred(logging.handlers.QueueHandler):
         return record
 
 
+LINGER_SECONDS = 0.05  # how long a line may wait to be written with the others
+
+
 class _Writer:
     """The log's writer thread: it takes what is queued in one go, formats it and writes it
     with one write and one flush (a write and a flush per line cost the event loop, which
@@ -99,6 +103,10 @@ class _Writer:
     def run(self) -> None:
         while True:
             batch = [self.records.get()]
+            # Then a pause before taking the rest: records queued meanwhile wake nobody. A
+            # put that wakes a waiting thread hands it the GIL soon after, and a busy server
+            # would hand it over once per request, queueing the event loop behind it.
+            time.sleep(LINGER_SECONDS)
             while len(batch) < 2000:
                 try:
                     batch.append(self.records.get_nowait())
