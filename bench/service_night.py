@@ -49,6 +49,14 @@ The model (every number is a constant below or an argument):
   for (now, n) by PRODUCT.md 3, chosen by `choose_unit` as a booking for now would be. The
   engine's pass runs first at every operation, so a freed table nobody holds goes to the
   waitlist before the host acts.
+- Lookahead hosts (`--host look...`): arrived guests at a busy table go to the first empty
+  unit that seats them (fewest seats; roominess overridden, as `seat` allows) where no
+  booking is hurt: no other reservation there starts within their turn, or else every such
+  reservation (none held yet, none arrived) gets another unit at its own `at` by PRODUCT.md
+  3 (`choose_unit` over `occupied`, overstay included, with the guests sitting there and
+  their own booked meal gone). "look-late" also takes what "board" would at the promise's
+  last minute; "-walk" also seats, once a minute, waiting walk-ins the pass leaves out at
+  such a unit (the walk-in's turn by its size).
 - Once a minute the host reads the board: time's own changes (no-shows, roominess after
   30 minutes, claims) apply as the clock's sweep would write them.
 
@@ -57,11 +65,22 @@ back to back (a booked meal on their table ends less than 15 minutes before `at`
 others, and says what sat at the table when guests found it busy: a party past its turn
 (seated + turn <= now) or one within it (seated late itself, or a walk-in let in).
 
+Why promises break (new rule), read at the minute a promise breaks (guests standing 11
+minutes after max(arrival, at)): was a fitting unit empty (held for another booking, and
+could that booking be re-homed), only a larger table, or nothing; could a seated party move
+to an empty table to make room (one seated in the last 15 minutes: "fresh"); how long until
+the guests' own table frees. Who sat there within its turn: a walk-in, the table's booking
+seated late, or a booking the host moved there. For walk-ins: table-minutes a table stood
+empty while a waiting walk-in it seats waited, by what kept the pass off it (a hold,
+protection, roominess, a claim), and how many walk-ins that left the queue had waited by a
+protected table.
+
 Targets reported (not asserted): the door promise at least 95% under the new rule, and its
 covers within 5% of the old rule's.
 
 Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
-[--sigma 0.25] [--demand 1.0] [--host board|api|turn]` (about 15 s by default).
+[--sigma 0.25] [--demand 1.0] [--changeover 0] [--host board|api|turn|look|look-late|look-walk|
+look-late-walk]` (about 15 s by default; the "-walk" hosts about 45 s).
 """
 
 from __future__ import annotations
