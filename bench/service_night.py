@@ -49,6 +49,14 @@ The model (every number is a constant below or an argument):
   for (now, n) by PRODUCT.md 3, chosen by `choose_unit` as a booking for now would be. The
   engine's pass runs first at every operation, so a freed table nobody holds goes to the
   waitlist before the host acts.
+- Lookahead hosts (`--host look...`): arrived guests at a busy table go to the first empty
+  unit that seats them (fewest seats; roominess overridden, as `seat` allows) where no
+  booking is hurt: no other reservation there starts within their turn, or else every such
+  reservation (none held yet, none arrived) gets another unit at its own `at` by PRODUCT.md
+  3 (`choose_unit` over `occupied`, overstay included, with the guests sitting there and
+  their own booked meal gone). "look-late" also takes what "board" would at the promise's
+  last minute; "-walk" also seats, once a minute, waiting walk-ins the pass leaves out at
+  such a unit (the walk-in's turn by its size).
 - Once a minute the host reads the board: time's own changes (no-shows, roominess after
   30 minutes, claims) apply as the clock's sweep would write them.
 
@@ -57,11 +65,22 @@ back to back (a booked meal on their table ends less than 15 minutes before `at`
 others, and says what sat at the table when guests found it busy: a party past its turn
 (seated + turn <= now) or one within it (seated late itself, or a walk-in let in).
 
+Why promises break (new rule), read at the minute a promise breaks (guests standing 11
+minutes after max(arrival, at)): was a fitting unit empty (held for another booking, and
+could that booking be re-homed), only a larger table, or nothing; could a seated party move
+to an empty table to make room (one seated in the last 15 minutes: "fresh"); how long until
+the guests' own table frees. Who sat there within its turn: a walk-in, the table's booking
+seated late, or a booking the host moved there. For walk-ins: table-minutes a table stood
+empty while a waiting walk-in it seats waited, by what kept the pass off it (a hold,
+protection, roominess, a claim), and how many walk-ins that left the queue had waited by a
+protected table.
+
 Targets reported (not asserted): the door promise at least 95% under the new rule, and its
 covers within 5% of the old rule's.
 
 Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
-[--sigma 0.25] [--demand 1.0] [--host board|api|turn]` (about 15 s by default).
+[--sigma 0.25] [--demand 1.0] [--changeover 0] [--host board|api|turn|look|look-late|look-walk|
+look-late-walk]` (about 15 s by default; the "-walk" hosts about 45 s).
 """
 
 from __future__ import annotations
@@ -107,8 +126,27 @@ BOOKING_TS = -10_000  # bookings are made in the days before the service
 HOST_BOARD = "board"  # a fitting unit the board shows free: nobody sits there, no other hold
 HOST_API = "api"  # the first unit DayBook.free_units names: nobody sits there (holds or not)
 HOST_FREE_BY_TURN = "turn"  # a unit free for (now, n) by PRODUCT.md 3, as choose_unit picks
-HOSTS = (HOST_BOARD, HOST_API, HOST_FREE_BY_TURN)
+# Lookahead hosts (the model of PRODUCT.md 3 as `rehome` reads it): arrived guests at a busy
+# table go to any empty unit that seats them (roominess overridden) where no booking would
+# be hurt: every still-booked reservation there that starts within their turn can get
+# another unit at its own time (the guests' own table included, once its party is gone).
+HOST_LOOK = "look"
+HOST_LOOK_LATE = "look-late"  # ... and at the last minute of the promise, as "board" does
+HOST_LOOK_WALK = "look-walk"  # ... and walk-ins too: a waiting walk-in the pass leaves out
+# (protection, roominess, a hold) gets an empty table when the bookings there can be re-homed
+HOST_LOOK_LATE_WALK = "look-late-walk"
+HOSTS = (
+    HOST_BOARD,
+    HOST_API,
+    HOST_FREE_BY_TURN,
+    HOST_LOOK,
+    HOST_LOOK_LATE,
+    HOST_LOOK_WALK,
+    HOST_LOOK_LATE_WALK,
+)
 HARD_STOP = 24 * 60  # a guard against a loop that never ends (a long dwell is no bug)
+
+SHUFFLE_FRESH = 15  # a seated party the host may still move: sat down this recently
 
 TARGET_PROMISE = 95.0
 TARGET_COVERS = 5.0  # percent below the old rule's covers at most
@@ -295,10 +333,33 @@ class Tally:
     tight_shown: int = 0  # came, and its table has a booked meal ending < 15 min before `at`
     tight_on_time: int = 0
     seated_elsewhere: int = 0  # new rule: the host seated arrived guests at another unit
+    walk_ins_by_host: int = 0  # lookahead host: waiting walk-ins it seated by hand
     # Broken promises by what sat at the booked table when the guests came: a party past
     # its turn, or one still inside its turn (seated late, or a walk-in the rule let in).
     broken_overstay: int = 0
     broken_within_turn: int = 0
+    # At the minute a promise breaks (new rule: guests still standing 11 minutes after
+    # max(arrival, at)), what the floor looked like:
+    brk_seen: int = 0
+    # Who sat at the table of a broken promise, within its turn: "walk-in", "booked late"
+    # (the booking of that table, seated late), "booked moved" (a booking the host seated
+    # at a table not its own), "walk-in by host" (a walk-in the host seated).
+    blk: dict[str, int] = field(default_factory=dict)
+    brk_fit_held: int = 0  # a fitting unit stood empty, held for another reservation
+    brk_fit_held_swappable: int = 0  # ... whose reservation the model could re-home
+    brk_bigger: int = 0  # no fitting unit empty, but a larger table that seats them was
+    brk_nothing: int = 0  # no table that seats them stood empty
+    brk_shuffle: int = 0  # nothing empty, but a seated party could move to an empty table
+    brk_shuffle_fresh: int = 0  # ... one seated within the last 15 minutes
+    brk_fit_free: int = 0  # a fitting unit stood empty and unheld (the host missed it)
+    brk_own_frees_in: list[int] = field(default_factory=list)  # minutes until its table frees
+    # Walk-ins: table-minutes a table stood empty while a walk-in it seats waited, by what
+    # kept the pass off it (the first that applies), and walk-ins that left having seen one.
+    idle_held: int = 0
+    idle_protected: int = 0
+    idle_roomy: int = 0  # the only waiting parties it seats are too small for it (< 30 min)
+    idle_claimed: int = 0
+    left_saw_protected: int = 0  # walk-ins that left the queue after a protected table idled
 
 
 @dataclass
@@ -312,6 +373,7 @@ class Door:
     arrived: bool = False  # `arrive` was applied
     waitlisted: str | None = None  # old rule: its walk-in id once its booking expired
     blocker_overstayed: bool | None = None  # at the first `table busy`: was it past its turn?
+    blocker_kind: str = ""  # ... and who sat there (see Tally.blk)
 
 
 @dataclass
@@ -344,7 +406,11 @@ class Evening:
         self.doors: dict[str, Door] = {}
         self.queued: dict[str, Queued] = {}
         self.units = host_units(floor)
+        self.roomy_units = roomy_units(floor)
         self.tight: set[str] = set()
+        self.leaves_at: dict[str, int] = {}  # seated party -> minute its table is freed
+        self.host_seated: set[str] = set()  # walk-ins the host seated by hand
+        self.saw_protected: set[str] = set()  # walk-ins that waited by an idle protected table
 
     def apply(self, *operation: Any) -> Any:
         return self.stand.apply(list(operation))
@@ -423,6 +489,9 @@ class Evening:
                     self.apply("leave", t, pid)
                     self.gone_from_queue(pid)
             self.notice_seated(t)
+            if self.rule.arrive and self.host in (HOST_LOOK_WALK, HOST_LOOK_LATE_WALK):
+                self.host_walk_ins(t)
+            self.idle_tables(t)
             t += 1
         tally = self.tally
         tally.nights = 1
@@ -440,11 +509,12 @@ class Evening:
         if result.code == errors.TABLE_BUSY:
             if door.blocker_overstayed is None:
                 door.blocker_overstayed = self.overstayed(t, rid)
+                door.blocker_kind = self.blocker_kind(t, rid)
             if self.rule.arrive:
                 if not door.arrived:
                     assert self.apply("arrive", t, rid) is True
                     door.arrived = True
-                unit = self.host_unit(t, rid, door.request.size)
+                unit = self.host_unit(t, rid, door.request.size, door.ready)
                 if unit is not None:
                     seated = self.apply("seat", t, rid, unit)
                     assert not isinstance(seated, Rejected), seated
@@ -466,6 +536,8 @@ class Evening:
             return
         else:
             raise AssertionError(f"check_in {rid} at {t}: {result}")
+        if self.rule.arrive and t == door.ready + PROMISE_MINUTES + 1:
+            self.diagnose_break(t, rid, door.request.size)
         if t >= door.ready + BOOKED_PATIENCE:
             assert self.rule.arrive
             self.apply("cancel", t, rid)
@@ -488,27 +560,245 @@ class Evening:
                 return False
         return True
 
+    def diagnose_break(self, t: int, rid: str, size: int) -> None:
+        """The floor at the minute a booked party's promise breaks (see Tally.brk_*)."""
+        tally, stand = self.tally, self.stand
+        tally.brk_seen += 1
+        reservation = stand.book.get(rid)
+        assert reservation is not None
+        ends = [self.leaves_at[p] for x in reservation.tables if (p := stand.occupant[x])]
+        tally.brk_own_frees_in.append(max(ends, default=t) - t)
+        empty = [
+            (unit, tables)
+            for _, _, unit, tables in self.units.get(size, ())
+            if all(stand.occupant[x] is None for x in tables)
+        ]
+        held = [u for u in empty if any(stand.book.holder(x, t) not in (None, rid) for x in u[1])]
+        if len(held) < len(empty):
+            tally.brk_fit_free += 1
+        elif held:
+            tally.brk_fit_held += 1
+            tally.brk_fit_held_swappable += any(
+                self.rehome(t, tables, size, rid) is not None for _, tables in held
+            )
+        elif any(
+            stand.occupant[x.id] is None and x.seats >= size for x in stand.floor.tables
+        ) and not stand.floor.is_large(size):
+            tally.brk_bigger += 1
+        else:
+            tally.brk_nothing += 1
+            shuffle = self.shuffle(t, size)
+            if shuffle is not None:
+                tally.brk_shuffle += 1
+                tally.brk_shuffle_fresh += t - shuffle[3] <= SHUFFLE_FRESH
+
+    def size_of(self, pid: str) -> int:
+        party = self.stand.parties[pid]
+        return party.size if party.size is not None else self.meta[pid]["party_size"]
+
+    def shuffle(self, t: int, size: int) -> tuple[str, str, str, int] | None:
+        """Nothing empty seats `size`: could a seated party move to an empty table that
+        seats it, leaving a table that seats `size`? (party, its table, the empty table,
+        seated at), the most recently seated first; single tables only."""
+        stand = self.stand
+        floor = stand.floor
+        if floor.is_large(size):
+            return None
+        empty = [x for x in floor.tables if stand.occupant[x.id] is None]
+        if not empty:
+            return None
+        best: tuple[str, str, str, int] | None = None
+        for table in floor.tables:
+            pid = stand.occupant[table.id]
+            if pid is None or table.seats < size:
+                continue
+            party = stand.parties[pid]
+            if len(party.tables) != 1 or party.seated_at is None:
+                continue
+            m = self.size_of(pid)
+            to = next((x for x in empty if x.seats >= m), None)
+            if to is None:
+                continue
+            if best is None or party.seated_at > best[3]:
+                best = (pid, table.id, to.id, party.seated_at)
+        return best
+
+    def rehome(
+        self,
+        t: int,
+        tables: tuple[str, ...],
+        size: int,
+        own: str | None = None,
+        floor_now: list[Taken] | None = None,
+    ) -> dict[str, str] | None:
+        """If a party of `size` sat down at `tables` now for its turn, could every
+        still-booked reservation there that starts within that turn (not arrived, not `own`)
+        get another unit at its own `at`, by PRODUCT.md 3 (occupancy with overstay, the
+        conflict rule, choose_unit's table choice)? Returns reservation -> new unit, or None.
+        Reservations already arrived at the door make it None."""
+        stand = self.stand
+        end = t + self.r.turns[size]
+        displaced = [
+            res
+            for res in stand.book.booked()
+            if res.id != own and res.at < end and set(res.tables) & set(tables)
+        ]
+        if any(res.arrived for res in displaced):
+            return None
+        gone = {(res.tables, res.at) for res in displaced}
+        mine = stand.book.get(own) if own is not None else None
+        if mine is not None:
+            gone.add((mine.tables, mine.at))
+        taken = [
+            x
+            for x in (floor_now if floor_now is not None else occupied(self.r, stand, self.meta, t))
+            if x.at is None or (x.tables, x.at) not in gone
+        ]
+        taken.append(Taken(tables, t, end))
+        plan: dict[str, str] = {}
+        for res in sorted(displaced, key=lambda r: r.at):
+            n = self.meta[res.id]["party_size"]
+            unit = choose_unit(stand.floor, taken, res.at, n, self.r.turns)
+            if unit is None:
+                return None
+            plan[res.id] = unit
+            taken.append(
+                Taken(stand._unit(unit) or (unit,), res.at, res.at + self.r.turns[n], res.at)
+            )
+        return plan
+
+    def idle_tables(self, t: int) -> None:
+        """Count this minute's empty tables that a waiting walk-in fits, by what kept the
+        pass off them."""
+        stand, tally = self.stand, self.tally
+        if not stand.waiting:
+            return
+        floor = stand.floor
+        for table in floor.tables:
+            if stand.occupant[table.id] is not None:
+                continue
+            fits = [
+                (p, p.size)
+                for p in stand.waiting.values()
+                if p.size is not None and p.size <= table.seats and not floor.is_large(p.size)
+            ]
+            if not fits:
+                continue
+            if stand.book.holder(table.id, t) is not None:
+                tally.idle_held += 1
+                continue
+            nxt = stand.book.next_at(table.id)
+            protected = {p.id for p, n in fits if nxt is not None and nxt < t + floor.turn(n)}
+            if len(protected) == len(fits):
+                tally.idle_protected += 1
+                self.saw_protected.update(protected)
+            elif all(
+                n < table.smallest_party and t - p.arrival < 30
+                for p, n in fits
+                if p.id not in protected
+            ):
+                tally.idle_roomy += 1
+            else:
+                tally.idle_claimed += 1
+
+    def blocker_kind(self, t: int, rid: str) -> str:
+        reservation = self.stand.book.get(rid)
+        assert reservation is not None
+        for table in reservation.tables:
+            pid = self.stand.occupant[table]
+            if pid is None:
+                continue
+            party = self.stand.parties[pid]
+            if not party.reservation:
+                return "walk-in by host" if pid in self.host_seated else "walk-in"
+            booked = self.stand.book.get(pid)
+            assert booked is not None
+            return "booked late" if booked.tables == party.tables else "booked moved"
+        return "?"
+
     def broken(self, door: Door) -> None:
         if door.blocker_overstayed:
             self.tally.broken_overstay += 1
         else:
             self.tally.broken_within_turn += 1
+            kind = door.blocker_kind
+            self.tally.blk[kind] = self.tally.blk.get(kind, 0) + 1
 
-    def host_unit(self, t: int, rid: str, size: int) -> str | None:
+    def host_unit(self, t: int, rid: str, size: int, ready: int) -> str | None:
         """Where the host seats arrived guests whose own table is busy (see the docstring)."""
+        if self.host.startswith(HOST_LOOK):
+            unit = self.safe_unit(t, size, rid)
+            if unit is not None or "late" not in self.host or t < ready + PROMISE_MINUTES:
+                return unit
+            return self.board_unit(t, rid, size)
         if self.host == HOST_FREE_BY_TURN:  # free for (now, n), as a booking for now is chosen
             taken = occupied(self.r, self.stand, self.meta, t)
             return choose_unit(self.stand.floor, taken, t, size, self.r.turns)
+        return self.board_unit(t, rid, size)
+
+    def board_unit(self, t: int, rid: str, size: int) -> str | None:
         stand = self.stand
         for _, _, unit, tables in self.units.get(size, ()):  # fewest seats, floor order
             if any(stand.occupant[x] is not None for x in tables):
                 continue
-            if self.host == HOST_BOARD and any(
+            if self.host != HOST_API and any(
                 stand.book.holder(x, t) not in (None, rid) for x in tables
             ):
                 continue
             return unit
         return None
+
+    def safe_unit(self, t: int, size: int, own: str | None = None) -> str | None:
+        """The empty unit seating `size` (fewest seats, then floor order; roominess
+        overridden) where sitting down now hurts no booking: first one with no booking to
+        re-home, else one whose bookings `rehome` can place elsewhere."""
+        stand = self.stand
+        later: str | None = None
+        floor_now: list[Taken] | None = None
+        for unit, tables in self.roomy_units[size]:
+            if any(stand.occupant[x] is not None for x in tables):
+                continue
+            if self.clear(t, tables, size, own):
+                return unit
+            if later is not None or any(stand.book.holder(x, t) not in (None, own) for x in tables):
+                continue  # a table held now: its booking is due within 15 minutes, never re-homed
+            if floor_now is None:
+                floor_now = occupied(self.r, stand, self.meta, t)
+            if self.rehome(t, tables, size, own, floor_now) is not None:
+                later = unit
+        return later
+
+    def clear(self, t: int, tables: tuple[str, ...], size: int, own: str | None) -> bool:
+        """No still-booked reservation but `own` on `tables` starts within size's turn."""
+        end = t + self.r.turns[size]
+        for x in tables:
+            if self.stand.book.holder(x, t) not in (None, own):
+                return False
+            for at in self.stand.book._booked_ats.get(x, ()):
+                if at >= end:
+                    break
+                if self.stand.book._booked_at_owner[(x, at)] != own:
+                    return False
+        return True
+
+    def host_walk_ins(self, t: int) -> None:
+        """Lookahead host, walk-ins: seat waiting walk-ins (oldest first) that the pass
+        leaves out at a safe empty table."""
+        stand = self.stand
+        if not stand.waiting or not stand._free:
+            return
+        for pid, party in list(stand.waiting.items()):
+            assert party.size is not None
+            if not stand._free:
+                return
+            unit = self.safe_unit(t, party.size)
+            if unit is None:
+                continue
+            seated = self.apply("seat", t, pid, unit)
+            assert not isinstance(seated, Rejected), seated
+            self.host_seated.add(pid)
+            self.tally.walk_ins_by_host += 1
+        self.notice_seated(t)
 
     def walk_in(self, t: int, w: WalkIn) -> None:
         self.tally.walk_ins += 1
@@ -545,6 +835,7 @@ class Evening:
             del self.doors[q.door.request.rid]
         else:
             self.tally.walked_out += 1
+            self.tally.left_saw_protected += pid in self.saw_protected
 
     def sat(
         self,
@@ -560,6 +851,7 @@ class Evening:
         party = self.stand.parties[pid]
         dwell = max(1, round(self.r.turns[size] * math.exp(self.sigma * dwell_z)))
         self.leaving.setdefault(t + dwell, []).append(party.tables[0])
+        self.leaves_at[pid] = t + dwell
         tally.covers += size
         start, end = max(t, OPEN), min(t + dwell, CLOSE)
         tally.table_minutes += len(party.tables) * max(0, end - start)
@@ -575,6 +867,25 @@ class Evening:
                 self.broken(door)
         elif walk_in:
             tally.walk_in_covers += size
+
+
+def roomy_units(floor: FloorPlan) -> dict[int, list[tuple[str, tuple[str, ...]]]]:
+    """Party size -> the units the host may seat it at, roominess overridden: any table
+    with enough seats (below the large threshold) or any combo with enough capacity, fewest
+    seats first, then floor-plan / COMBOS order."""
+    out: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
+    for n in range(1, floor.max_party + 1):
+        units: list[tuple[int, int, str, tuple[str, ...]]] = []
+        if not floor.is_large(n):
+            for i, t in enumerate(floor.tables):
+                if n <= t.seats:
+                    units.append((t.seats, i, t.id, (t.id,)))
+        else:
+            for j, c in enumerate(floor.combos):
+                if n <= c.capacity:
+                    units.append((c.capacity, len(floor.tables) + j, c.id, c.tables))
+        out[n] = [(unit, tables) for _, _, unit, tables in sorted(units)]
+    return out
 
 
 def host_units(floor: FloorPlan) -> dict[int, list[tuple[int, int, str, tuple[str, ...]]]]:
@@ -603,6 +914,10 @@ def add(total: Tally, one: Tally) -> None:
         value = getattr(one, f.name)
         if isinstance(value, list):
             getattr(total, f.name).extend(value)
+        elif isinstance(value, dict):
+            mine = getattr(total, f.name)
+            for k, v in value.items():
+                mine[k] = mine.get(k, 0) + v
         else:
             setattr(total, f.name, getattr(total, f.name) + value)
 
@@ -666,12 +981,22 @@ def report(venue: Venue, totals: dict[str, Tally], seconds: float) -> None:
         ("booked wait, p95 (min)", lambda t: f"{p95(t.waits):.0f}"),
         ("  broken: table's party past its turn", lambda t: str(t.broken_overstay)),
         ("  broken: table's party within its turn", lambda t: str(t.broken_within_turn)),
+        ("    within: walk-in/booked late/moved", lambda t: blk_row(t)),
         ("  seated at another unit by the host", lambda t: str(t.seated_elsewhere)),
+        ("  at the break (new): a fitting unit empty", lambda t: brk_row(t)),
+        ("    held, its booking re-homeable / not", lambda t: brk_held_row(t)),
+        ("    larger table empty / nothing empty", lambda t: f"{t.brk_bigger}/{t.brk_nothing}"),
+        ("    nothing: a seated party could move / fresh", lambda t: shuffle_row(t)),
+        ("    own table frees in, median/p95 (min)", lambda t: frees_row(t)),
         ("booked turned away at the door", lambda t: str(t.turned_away)),
+        ("walk-ins seated by the host's hand", lambda t: str(t.walk_ins_by_host)),
         ("booked marked no-show while present", lambda t: str(t.no_show_present)),
         ("walk-in quote error, mean abs (min)", lambda t: f"{mean(t.quote_errors):.1f}"),
         ("  walk-ins quoted and seated", lambda t: str(len(t.quote_errors))),
         ("walk-ins / balked at quote / left queue", lambda t: walk_in_row(t)),
+        ("  of those left, saw a protected table idle", lambda t: str(t.left_saw_protected)),
+        ("table-minutes idle, walk-in it fits waits", lambda t: idle_row(t)),
+        ("  held / protected / roomy / claim", lambda t: idle_split(t)),
         ("table utilisation 17:30-23:00 (%)", lambda t: pct(t.table_minutes, t.capacity_minutes)),
     ]
     tables = len(venue.restaurant.floor.tables)
@@ -686,6 +1011,38 @@ def report(venue: Venue, totals: dict[str, Tally], seconds: float) -> None:
     ok_covers = "ok" if drop <= TARGET_COVERS else "MISSED"
     print(f"  target: door promise >= {TARGET_PROMISE:.0f}% (new): {promise:.1f}%  -> {ok_promise}")
     print(f"  target: covers within {TARGET_COVERS:.0f}% of old: {-drop:+.1f}%  -> {ok_covers}")
+
+
+def blk_row(t: Tally) -> str:
+    kinds = ("walk-in", "booked late", "booked moved")
+    return "/".join(str(t.blk.get(k, 0)) for k in kinds)
+
+
+def shuffle_row(t: Tally) -> str:
+    return f"{t.brk_shuffle}/{t.brk_shuffle_fresh}"
+
+
+def brk_row(t: Tally) -> str:
+    return f"{t.brk_fit_free + t.brk_fit_held} of {t.brk_seen}" if t.brk_seen else "-"
+
+
+def brk_held_row(t: Tally) -> str:
+    swappable = t.brk_fit_held_swappable
+    return f"{swappable}/{t.brk_fit_held - swappable}" if t.brk_seen else "-"
+
+
+def frees_row(t: Tally) -> str:
+    values = t.brk_own_frees_in
+    return f"{statistics.median(values):.0f}/{p95(values):.0f}" if values else "-"
+
+
+def idle_row(t: Tally) -> str:
+    total = t.idle_held + t.idle_protected + t.idle_roomy + t.idle_claimed
+    return f"{total / t.nights:.0f}/night"
+
+
+def idle_split(t: Tally) -> str:
+    return f"{t.idle_held}/{t.idle_protected}/{t.idle_roomy}/{t.idle_claimed}"
 
 
 def walk_in_row(t: Tally) -> str:
