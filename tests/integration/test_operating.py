@@ -281,9 +281,15 @@ def test_every_app_has_its_own_registry(tmp_path: Path) -> None:
 
 
 def test_healthz_reports_the_store_the_backlog_and_the_last_export(server: ServerProcess) -> None:
-    reply = requests.get(f"{server.base}/healthz", timeout=TIMEOUT)
-    assert reply.status_code == 200
-    health = reply.json()
+    # The start-up export runs beside the first requests: it is reported once it is done.
+    deadline = time.monotonic() + 30
+    while True:
+        reply = requests.get(f"{server.base}/healthz", timeout=TIMEOUT)
+        assert reply.status_code == 200
+        health = reply.json()
+        if health["last_export"] is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert health["status"] == "ok" and health["store"] == "ok" and health["problems"] == []
     assert set(health["outbox"]) == {"pending", "dead", "oldest_pending_age_seconds"}
     assert health["max_backlog_seconds"] == 600
