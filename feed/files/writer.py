@@ -480,12 +480,11 @@ def write_availability_days(
 
 
 def _room_keys(m: MerchantDays, column: int) -> str:
-    """`,"room_id":...,"room_name":...` of a column's room, escaped for the %-template."""
+    """`,"room_id":...,"room_name":...` of a column's room ("" without rooms)."""
     if not m.rooms:
         return ""
     room_id, room_name = m.rooms[column]
-    text = f',"room_id":{encode_json(room_id)},"room_name":{encode_json(room_name)}'
-    return text.replace("%", "%%")
+    return f',"room_id":{encode_json(room_id)},"room_name":{encode_json(room_name)}'
 
 
 def _entry_chunks(
@@ -515,33 +514,44 @@ class _SlotParts:
     per size. Slots share rows (an empty floor, a quiet hour), so each row is checked and
     encoded once per merchant."""
 
-    START = b"\x00"  # where the start goes: JSON text never holds a raw NUL
-
     def __init__(self, m: MerchantDays) -> None:
         mode = CONFIRMATION_MODE_SYNCHRONOUS
         self.totals = m.totals
-        head = (
+        self.head = (
             f',{{"merchant_id":{encode_json(m.merchant_id)},'
             f'"service_id":{encode_json(m.service_id)},"start_sec":'
-        ).replace("%", "%%")
-        # The slot as a %-template of its spots_open, with a NUL for each start.
-        self.template = "".join(
-            f'{head}\x00,"duration_sec":{d},"spots_total":{t},"spots_open":%d,'
-            f'"resources":{{"party_size":{n}{_room_keys(m, i)}}},"confirmation_mode":"{mode}"}}'
-            for i, (n, d, t) in enumerate(zip(m.sizes, m.durations, m.totals, strict=True))
         ).encode()
+        # Entry i around its spots_open: before[i] %d after[i], then the next entry's head.
+        width = len(m.sizes)
+        self.before: list[bytes] = []
+        self.after: list[bytes] = []
+        for i, (n, d, t) in enumerate(zip(m.sizes, m.durations, m.totals, strict=True)):
+            self.before.append(f',"duration_sec":{d},"spots_total":{t},"spots_open":'.encode())
+            resources = f'{{"party_size":{n}{_room_keys(m, i)}}}'
+            tail = f',"resources":{resources},"confirmation_mode":"{mode}"}}'.encode()
+            self.after.append(tail + (self.head if i < width - 1 else b""))
+        # Per column: spots_open -> its piece (before, the number, after); a row's parts are
+        # its pieces, so a row not seen before costs a look-up per column.
+        self.pieces: list[dict[int, bytes]] = [{} for _ in range(width)]
         self.parts: dict[tuple[int, ...], list[bytes]] = {}
 
     def take(self, keys: list[tuple[int, ...]]) -> bool:
         """Encode the rows not seen before; False if one is not a valid row of spots_open.
         The caller has checked that every value is an int."""
         totals = self.totals
+        pieces, before, after = self.pieces, self.before, self.after
         for key in set(keys).difference(self.parts):
             if not (
                 len(key) == len(totals) and min(key) >= 0 and all(map(operator.le, key, totals))
             ):
                 return False
-            self.parts[key] = (self.template % key).split(self.START)
+            parts = [self.head]
+            for i, v in enumerate(key):
+                piece = pieces[i].get(v)
+                if piece is None:
+                    piece = pieces[i][v] = b"%s%d%s" % (before[i], v, after[i])
+                parts.append(piece)
+            self.parts[key] = parts
         return True
 
 
