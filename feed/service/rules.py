@@ -103,25 +103,21 @@ def opens(
             start = end
     if r.paced and counts is not None:
         party_sizes = tuple(c if isinstance(c, int) else c[0] for c in sizes)
+        caps = [(s.max_covers, s.max_parties) if s.paced else None for s in services]
         # Slots share floor rows and most have nothing booked yet: cap each (row, service,
         # bookings) once, and keep the shared row itself when the caps do not bite.
         done: dict[tuple[int, int, Counts], list[int]] = {}
-        caps: dict[tuple[int, Counts], list[int]] = {}  # what the caps allow, per size
         for i, slot in enumerate(slots):
-            service = services[slot.service] if slot.service < len(services) else None
-            if service is None or not service.paced:
+            index = slot.service
+            cap = caps[index] if index < len(caps) else None
+            if cap is None:
                 continue
             row = rows[i]
             booked = counts.get(slot.minute, NO_BOOKINGS)
-            key = (id(row), slot.service, booked)
+            key = (id(row), index, booked)
             found = done.get(key)
             if found is None:
-                allowed = caps.get((slot.service, booked))
-                if allowed is None:
-                    allowed = caps[(slot.service, booked)] = rooms(
-                        service.max_covers, service.max_parties, booked, party_sizes
-                    )
-                found = list(map(min, row, allowed))
+                found = list(map(min, row, rooms(cap[0], cap[1], booked, party_sizes)))
                 done[key] = found = row if found == row else found
             rows[i] = found
     return rows
