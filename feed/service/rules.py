@@ -8,6 +8,7 @@ its numbers here, so what the feed shows is what a booking finds.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any
@@ -117,7 +118,11 @@ def opens(
             key = (id(row), index, booked)
             found = done.get(key)
             if found is None:
-                found = list(map(min, row, rooms(cap[0], cap[1], booked, party_sizes)))
-                done[key] = found = row if found == row else found
+                limits = rooms(cap[0], cap[1], booked, party_sizes)
+                if any(map(operator.gt, row, limits)):  # a cap bites (min() per cell is slow)
+                    found = [a if a < b else b for a, b in zip(row, limits, strict=True)]
+                else:
+                    found = row
+                done[key] = found
             rows[i] = found
     return rows
