@@ -545,13 +545,12 @@ class _SlotParts:
                 len(key) == len(totals) and min(key) >= 0 and all(map(operator.le, key, totals))
             ):
                 return False
-            parts = [self.head]
-            for i, v in enumerate(key):
-                piece = pieces[i].get(v)
-                if piece is None:
-                    piece = pieces[i][v] = b"%s%d%s" % (before[i], v, after[i])
-                parts.append(piece)
-            self.parts[key] = parts
+            parts = [self.head, *map(dict.get, pieces, key)]
+            if None in parts:
+                for i, v in enumerate(key):
+                    if parts[i + 1] is None:
+                        parts[i + 1] = pieces[i][v] = b"%s%d%s" % (before[i], v, after[i])
+            self.parts[key] = parts  # type: ignore[assignment]
         return True
 
 

@@ -500,7 +500,7 @@ def _day_rows(
             continue
         found = mixed.get(key)
         if found is None:
-            pieces = [part.get(mask) for part, mask in zip(plan.parts, key, strict=True)]
+            pieces = list(map(dict.get, plan.parts, key))
             for g, piece in enumerate(pieces):
                 if piece is None:
                     mask = key[g]
