@@ -17,6 +17,7 @@ from typing import Any
 MAX_DEPTH = 32  # the partner's deepest real body nests 4 levels
 MAX_DIGITS = 40  # an int64 is 19 digits; anything far longer is not a number we use
 
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_DIGITS + 1}}}")  # a run of more digits than allowed
 _LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a surrogate escape: look closer
 
 
@@ -42,18 +43,21 @@ def _constant(name: str) -> Any:
 
 
 def _too_deep(text: str, value: Any) -> bool:
-    """Does the value nest arrays and objects deeper than MAX_DEPTH? (Walked without
-    recursion, and only when the text has enough brackets to be that deep.)"""
+    """Does the value nest arrays and objects deeper than MAX_DEPTH? (Walked a level at a
+    time, without recursion, and only when the text has enough brackets to be that deep.)"""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return False  # cannot be that deep: the usual case costs two counts
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()  # only arrays and objects are pushed
-        if depth > MAX_DEPTH:
-            return True
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+    level = [value]  # the arrays and objects at depth 1, then 2, ...
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) is dict or type(child) is list
+        ]
+        if not level:
+            return False
+    return True  # something sits at depth MAX_DEPTH + 1
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -80,8 +84,11 @@ def loads(body: bytes, empty: Any = None) -> Any:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadBody(f"not JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    # An integer can only be too long where the text has a run of that many digits: without
+    # one, the parser reads integers itself (a call per number costs a lookup its time).
+    parse_int = _int if _LONG_DIGITS.search(text) else None
     try:
-        value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        value = json.loads(text, parse_int=parse_int, parse_float=_float, parse_constant=_constant)
     except BadBody:
         raise
     except RecursionError:  # the C parser's own limit, far above ours
