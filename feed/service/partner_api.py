@@ -185,6 +185,8 @@ _RESOURCE_KEYS = {
     "staff_id": "staff_id",
     "staffId": "staff_id",
 }
+_SLOT_SNAKE = frozenset(_SLOT_KEYS.values())
+_RESOURCE_SNAKE = frozenset(_RESOURCE_KEYS.values())
 _LOOKUP_KEYS = {"merchant_id", "merchantId", "slot_time", "slotTime"}
 _NO_INT = -1
 PlainSlot = tuple[dict[str, Any], str | None, int, int | None, int | None]
@@ -206,16 +208,19 @@ def _plain_str(value: Any) -> bool:
     return value is None or (type(value) is str and value.isascii())
 
 
-def _plain_keys(value: Any, names: dict[str, str]) -> dict[str, Any] | None:
-    """The object with its keys in snake_case, if every key is a known one (once)."""
+def _plain_keys(value: Any, names: dict[str, str], snake: frozenset[str]) -> dict[str, Any] | None:
+    """The object with its keys in snake_case, if every key is a known one (once): the
+    object itself when its keys are all snake_case already (partners mostly send that)."""
     if type(value) is not dict:
         return None
+    if value.keys() <= snake:
+        return value
     out = {names.get(k, ""): v for k, v in value.items()}
     return out if len(out) == len(value) and "" not in out else None
 
 
 def _plain_slot(value: Any) -> PlainSlot | None:
-    slot = _plain_keys(value, _SLOT_KEYS)
+    slot = _plain_keys(value, _SLOT_KEYS, _SLOT_SNAKE)
     if slot is None:
         return None
     service_id, tag = slot.get("service_id"), slot.get("availability_tag")
@@ -229,7 +234,7 @@ def _plain_slot(value: Any) -> PlainSlot | None:
         return None
     size = None
     if "resource_ids" in slot:
-        resources = _plain_keys(slot["resource_ids"], _RESOURCE_KEYS)
+        resources = _plain_keys(slot["resource_ids"], _RESOURCE_KEYS, _RESOURCE_SNAKE)
         if resources is None:
             return None
         if not (_plain_str(resources.get("room_id")) and _plain_str(resources.get("staff_id"))):
@@ -237,7 +242,8 @@ def _plain_slot(value: Any) -> PlainSlot | None:
         size = resources.get("party_size")
         if size is not None and (size := _plain_int(size, 1000)) == _NO_INT:
             return None
-        slot["resource_ids"] = resources
+        if resources is not slot["resource_ids"]:  # renamed: the payload itself stays as sent
+            slot = {**slot, "resource_ids": resources}
     return slot, service_id, start, duration, size
 
 
