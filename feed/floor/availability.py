@@ -399,9 +399,14 @@ def _blocked_per_turn(
     lanes = _lanes(width, count)
     layers = [0] * len(ordered)
     positive = [(i, turn) for i, turn in enumerate(ordered) if turn > 0]
+    # A booked meal of WINDOW minutes or more starting at `at` blocks its conflict window
+    # in the first layer anyway when the shortest turn is longer than WINDOW: (at - turn,
+    # end) holds [at - WINDOW, at + WINDOW].
+    covered = bool(positive) and positive[0] == (0, ordered[0]) and ordered[0] > WINDOW
     for mask, start, end, at in spans:
         first = 0
-        if at is not None:  # the engine's conflict rule: within 29 minutes of `at`
+        if at is not None and not (covered and at == start and end - start > WINDOW):
+            # the engine's conflict rule: within 29 minutes of `at`
             first = lanes[bisect_left(minutes, at - WINDOW)][bisect_right(minutes, at + WINDOW)]
         if end > start:
             upper = bisect_left(minutes, end)  # the meals overlap: start - turn < minute < end
