@@ -68,12 +68,16 @@ class BookedDay:
     def bookings(self, ts: int) -> list[Booking]:
         """The reservations still holding or blocking tables at minute `ts` (a later `ts`
         than the log's last one expires the no-shows due by then; arrived ones never are)."""
+        return list(self.by_id(ts).values())
+
+    def by_id(self, ts: int) -> dict[str, Booking]:
+        """`bookings(ts)` by reservation id."""
         now = ts if self.last_ts is None else max(ts, self.last_ts)
-        return [
-            b
-            for b in self.reservations.values()
+        return {
+            rid: b
+            for rid, b in self.reservations.items()
             if b.arrived or b.at + config.HOLD_AFTER_MINUTES > now
-        ]
+        }
 
     def still_booked(self, ts: int) -> list[tuple[str, int]]:
         """(unit, at) of `bookings(ts)`."""

@@ -34,7 +34,7 @@ from feed.http.metrics import Metrics
 from feed.http.observe import Observed
 from feed.http.server import create_app, hot_app
 from feed.push.outbox import OutboxSender
-from feed.service.config_reload import Reloader
+from feed.service.config_reload import Reloader, list_stored_misfits
 from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
@@ -199,6 +199,15 @@ def build(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Bookings a file changed while the server was down no longer fits: listed for the
+        # host from the start, as a reload would list them (never cancelled).
+        misfits = list_stored_misfits(receiver)
+        if misfits:
+            log.warning(
+                "%d booking(s) no longer fit the restaurant files: see the attention list"
+                " (GET /api/v1/restaurants/{merchant_id}/attention)",
+                misfits,
+            )
         background.start()
         hangup = _on_sighup(reloader)
         app.state.readiness.serving()

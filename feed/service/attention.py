@@ -3,7 +3,8 @@
 A booking is never cancelled or dropped because the restaurant's file changed: one that no
 longer fits the new rules (its table removed, its time outside the hours, its day closed)
 is listed here with why, for the host to call the guest or move it. The check is pure; the
-list is kept in memory by the running server and worked out again at every reload.
+list is kept in memory by the running server, worked out at start from what the log stored
+(a file may have changed while the server was down) and again at every reload.
 """
 
 from __future__ import annotations

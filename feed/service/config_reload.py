@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -222,6 +223,47 @@ def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention)
         if why:
             out.append(dataclasses.replace(earlier, reasons=tuple(why)))
     return out
+
+
+def stored_misfits(book: DayBook, now: datetime) -> list[Misfit]:
+    """The still-booked reservations of the days ahead that do not fit the running rules,
+    read from what the log stored (engine.booked), not from a replay: a replay under the
+    running floor drops a booking on a table removed while the server was down. A server
+    starting on a file changed while it was down lists these for the host, as a reload
+    would have. A day closed since has no opening: its weekday's hours place the bookings
+    (the best reading there is of when they were booked for)."""
+    r = book.restaurant
+    days = _days_ahead(r, r, now)
+    out: list[Misfit] = []
+    for day, folded in book.store.booked(r.merchant_id, days[0], days[-1]).items():
+        opening = calendar.opening_instant(r, day) or calendar.weekday_opening(r, day)
+        if opening is None:
+            continue
+        ts = math.floor((now - opening).total_seconds() / 60)
+        for reservation_id, b in folded.by_id(ts).items():
+            start = opening + timedelta(minutes=b.at)
+            why = reasons(r, day, start, b.unit, b.size)
+            if not why:
+                continue
+            details = book.details(day, reservation_id)
+            booking_id = str(details.get("booking_id", reservation_id))
+            name = str(details.get("name", ""))
+            out.append(
+                Misfit(r.merchant_id, day, booking_id, start, b.unit, b.size, name, tuple(why))
+            )
+    return out
+
+
+def list_stored_misfits(receiver: Receiver) -> int:
+    """`stored_misfits` of every restaurant into the receiver's attention list (at start);
+    how many were found."""
+    now = receiver.clock()
+    found = 0
+    for merchant_id, book in receiver.books.items():
+        misfits = stored_misfits(book, now)
+        receiver.attention.replace(merchant_id, misfits)
+        found += len(misfits)
+    return found
 
 
 def _queue_replaces(

@@ -89,6 +89,14 @@ def opening_instant(r: Restaurant, day: date) -> datetime | None:
     return opening
 
 
+def weekday_opening(r: Restaurant, day: date) -> datetime | None:
+    """Minute 0 the day would have by its weekday's hours, closures and special days
+    aside (None if that weekday has no service): where bookings taken before the day was
+    closed sit."""
+    services = r.hours[day.weekday()]
+    return _instant(r.tz, _wall(day, services[0].open_offset)) if services else None
+
+
 def closing_instant(r: Restaurant, day: date) -> datetime | None:
     """When the day's last service closes (UTC; may be the next calendar day), or None."""
     services = services_of(r, day)

@@ -216,3 +216,51 @@ def test_sighup_reloads_and_a_bad_file_under_sighup_is_logged_and_kept(
     assert f"reload refused: {restaurant}: timezone: unknown time zone" in server.output()
     assert not available(server, LATE)  # still the configuration of the first reload
     assert server.process.poll() is None
+
+
+def test_a_server_started_on_a_file_changed_while_it_was_down_lists_the_misfits(
+    tmp_path: Path, files: tuple[Path, Path]
+) -> None:
+    """A restart instead of a reload: the bookings that no longer fit are listed from the
+    start (read from what the log stored: a replay under the new floor drops the booking
+    on the removed table), kept booked, and the log is not changed."""
+    restaurant, settings = files
+    db = tmp_path / "restart.db"
+    first = start_server(db, settings=settings, configs=(restaurant,), extra=["--no-export"])
+    try:
+        on_t2 = phone_booking(first, 2, "2026-12-05T19:00")
+        late = phone_booking(first, 4, "2026-12-05T21:15")
+        fits = phone_booking(first, 4, "2026-12-05T19:30")
+    finally:
+        first.stop()
+    assert on_t2["unit"] == "T2"
+    store = open_store(str(db))
+    entries_before = [e.operation for e in store.entries(MARLOWES, SATURDAY)]
+    store.close()
+    edit(restaurant, T2, "")
+    edit(restaurant, SATURDAY_HOURS, SATURDAY_HOURS.replace('"21:30" },', '"21:00" },'))
+
+    second = start_server(db, settings=settings, configs=(restaurant,), extra=["--no-export"])
+    try:
+        listed = requests.get(
+            f"{second.base}/api/v1/restaurants/{MARLOWES}/attention",
+            headers=HOST_AUTH,
+            timeout=TIMEOUT,
+        )
+        assert listed.status_code == 200, listed.text
+        rows = listed.json()["attention"]
+        assert {row["reservation_id"]: row["attention"] for row in rows} == {
+            on_t2["reservation_id"]: "no longer fits: table T2 removed",
+            late["reservation_id"]: "no longer fits: 21:15 is now outside the hours",
+        }
+        assert [row["start"][:16] for row in rows] == ["2026-12-05T19:00", "2026-12-05T21:15"]
+        assert {row["name"] for row in rows} == {"Ada"}
+        day = {row["reservation_id"]: row for row in reservations(second, SATURDAY)}
+        assert day[late["reservation_id"]]["status"] == "booked"
+        assert day[fits["reservation_id"]]["attention"] is None
+    finally:
+        second.stop()
+    assert "2 booking(s) no longer fit" in second.output()  # written by the time it exits
+    store = open_store(str(db))
+    assert [e.operation for e in store.entries(MARLOWES, SATURDAY)] == entries_before
+    store.close()
