@@ -140,8 +140,11 @@ def register(app: FastAPI, receiver: Receiver) -> None:
     async def slots(
         merchant_id: Id, day: Annotated[date, Query(alias="date")], authorization: Auth = None
     ) -> Response:
-        """A day's slots still to come with the spots open per party size: the choices of
-        a phone booking for that day (the tablet's form). Reading it writes nothing."""
+        """A day's slots still to come with what the host can book per party size: the
+        choices of a phone booking for that day (the tablet's form). `open`: spots on the
+        whole floor, walk-in tables and parties up to max_party_size included (the host's
+        reach, not the partners'); `over_pacing`: the sizes whose spots are all beyond the
+        slot's pacing (booked when the host says so). Reading it writes nothing."""
         if not tablet.authorized(merchant_id, bearer(authorization)):
             return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))
         book = receiver.books.get(merchant_id)

@@ -944,10 +944,12 @@ class DayBook:
         area: str | None = None,
         *,
         host: bool = False,
+        paced: bool = True,
     ) -> list[tuple[int, int, int, int]]:
         """`cells` as plain (start_sec, party_size, open, total) rows: what partners see
         (the online floor, parties up to max_online_party_size, pacing), or with `host`
-        the whole floor up to max_party_size (still paced: the host is asked to say so).
+        the whole floor up to max_party_size (still paced: the host is asked to say so;
+        `paced` False: what the floor can seat, pacing aside).
         With `area`, the area's units of that floor; an area the restaurant does not have
         has no rows."""
         r = self.restaurant
@@ -963,6 +965,8 @@ class DayBook:
             state = self._load(day)
             taken = occupied(r, state.stand, state.meta, ts, day)
             counts = rules.stand_counts(r, state.stand, state.meta, ts) if r.paced else None
+        if not paced:
+            counts = None
         opens = rules.opens(r, day, floor, taken, None, slots, [(n, units) for n in sizes], counts)
         totals = [spots_total(floor, n, units) for n in sizes]
         grid = {

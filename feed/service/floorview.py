@@ -267,17 +267,26 @@ def slots_of(book: DayBook, day: date, now: datetime) -> list[dict[str, Any]]:
 
 
 def _slots(book: DayBook, day: date, now: datetime) -> list[dict[str, Any]]:
-    """The day's slots still to come, with the spots open for each party size."""
+    """The day's slots still to come with what the host can book in each, per party size:
+    `open`, the spots on the whole floor (walk-in tables too, parties up to max_party_size:
+    the host's reach, not the partners'), and `over_pacing`, the sizes whose spots are all
+    beyond the slot's pacing (booked only when the host says so)."""
     r = book.restaurant
     by_start: dict[int, dict[str, int]] = {}
-    for start_sec, n, spots_open, _total in book.rows(day, now):
+    for start_sec, n, spots_open, _total in book.rows(day, now, host=True, paced=False):
         if start_sec > now.timestamp():
             by_start.setdefault(start_sec, {})[str(n)] = spots_open
+    over: dict[int, list[str]] = {}
+    if r.paced:
+        for start_sec, n, spots_open, _total in book.rows(day, now, host=True):
+            if start_sec in by_start and spots_open == 0 and by_start[start_sec][str(n)] > 0:
+                over.setdefault(start_sec, []).append(str(n))
     return [
         {
             "time": datetime.fromtimestamp(start, r.tz).strftime("%H:%M"),
             "start": datetime.fromtimestamp(start, r.tz).strftime("%Y-%m-%dT%H:%M"),
             "open": opens,
+            "over_pacing": over.get(start, []),
         }
         for start, opens in sorted(by_start.items())
     ]

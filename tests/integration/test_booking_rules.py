@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from feed.files.export import export_feeds
+from feed.floor.availability import spots_total
 from feed.http.statuses import status_of
 from feed.push.outbox import replace_body
 from feed.service import days
 from feed.service.days import Applied, DayBook, Refused
-from feed.service.floorview import FloorViews
+from feed.service.floorview import FloorViews, slots_of
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.service.signing import sign
@@ -192,6 +193,37 @@ def test_the_host_is_refused_over_pacing_unless_it_says_so_and_the_list_marks_it
     # The tablet's floor document marks it too (the page shows "over pacing").
     floor = FloorViews(rec.books[harbour.merchant_id]).floor(THURSDAY, NOW)
     assert [row["over_pacing"] for row in floor["reservations"]] == [False, False, False, True]
+
+
+def test_the_tablets_slots_offer_what_the_host_can_book_and_mark_over_pacing(
+    store: SQLiteStore, harbour: Restaurant
+) -> None:
+    """The phone booking form's slots are the host's reach, not the partners': walk-in
+    tables and parties above max_online_party_size count, and a size whose spots are all
+    beyond pacing is marked (the host books it by saying so)."""
+    rec = receiver(store, harbour)
+    book = rec.books[harbour.merchant_id]
+    views = FloorViews(book)
+
+    def six_pm() -> dict[str, Any]:
+        [found] = [s for s in views.floor(THURSDAY, NOW)["slots"] if s["time"] == "18:00"]
+        return found
+
+    before = six_pm()
+    seated = [n for n in range(1, harbour.max_party_size + 1) if spots_total(harbour.floor, n)]
+    assert set(before["open"]) == {str(n) for n in seated}
+    assert before["open"]["2"] == 6  # H1-H4 and the walk-in tables W1, W2
+    assert book.spots(THURSDAY, slot(harbour, THURSDAY, "18:00"), 2, NOW) == 4  # partners
+    assert before["open"]["8"] > 0 and harbour.max_online_party_size == 6  # by phone only
+    assert before["over_pacing"] == []
+    for _ in range(4):  # dinner paces 4 parties a slot
+        assert rec.host_book(harbour.merchant_id, 2, "2026-12-03T18:00", "Bo", "1").code is None
+    after = six_pm()
+    assert after["open"]["2"] == 2  # W1 and W2 are left
+    assert after["over_pacing"] == [n for n, spots in after["open"].items() if spots > 0]
+    assert after["over_pacing"]  # ... and the host may still book them
+    other = [s for s in slots_of(book, THURSDAY, NOW) if s["time"] == "18:00"]
+    assert other == [after]  # GET /slots?date= answers the same
 
 
 def test_a_webhook_booking_over_pacing_is_409(store: SQLiteStore, harbour: Restaurant) -> None:

@@ -294,8 +294,13 @@
     const sizes = Array.from({ length: floor.max_party_size }, (_, i) => String(i + 1));
     const head = h("tr", {}, h("th", { scope: "col" }, "Guests"), next.map((s) => h("th", { scope: "col" }, s.time)));
     const rows = sizes.map((n) => h("tr", {}, h("th", { scope: "row" }, n),
-      next.map((s) => { const v = s.open[n] ?? 0; return h("td", { class: v ? "" : "none" }, String(v)); })));
-    $("spots").replaceChildren(h("caption", { class: "meta" }, next.length ? "Open spots by party size" : "No more slots today"), head, ...rows);
+      next.map((s) => {
+        const v = s.open[n] ?? 0;
+        const over = v > 0 && (s.over_pacing || []).includes(n);
+        return h("td", { class: v ? (over ? "over" : "") : "none", title: over ? "over pacing" : "" }, over ? `${v}*` : String(v));
+      })));
+    const caption = next.length ? "Open spots by party size (* over pacing)" : "No more slots today";
+    $("spots").replaceChildren(h("caption", { class: "meta" }, caption), head, ...rows);
   }
 
   // The phone booking's day: today (the floor document's slots) or another day, whose
@@ -319,7 +324,8 @@
     const slots = other.day ? other.slots : (st.floor?.slots || []);
     const when = other.day ? "that day" : "today";
     const options = slots.filter((s) => (s.open[size] ?? 0) > 0)
-      .map((s) => h("option", { value: s.start }, `${s.time} (${s.open[size]} open)`));
+      .map((s) => h("option", { value: s.start },
+        `${s.time} (${s.open[size]} open${(s.over_pacing || []).includes(size) ? ", over pacing" : ""})`));
     select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, `No open slot ${when}`)]));
     if ([...select.options].some((o) => o.value === was)) select.value = was;
   }
