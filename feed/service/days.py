@@ -98,6 +98,16 @@ class Cell:
 Wanted = tuple[Slot, int] | tuple[Slot, int, str | None]
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """What a lookup's answers depend on besides each day: `now`, read once per call."""
+
+    last_day: date  # the last day within the horizon
+    now_sec: float
+    earliest: float  # the first start bookable (min_advance_minutes)
+    place: dict[str, int]  # area id -> the index of its columns in a grid's row
+
+
 def area_units(r: Restaurant, area_id: str | None) -> AreaUnits | Refused:
     """The units a booking or lookup naming `area_id` (a partner's room_id) may have: None
     for any unit (no area named, or the restaurant is one area); SLOT_UNAVAILABLE for an
@@ -650,13 +660,27 @@ class DayBook:
         A day's whole grid is worked out once per minute and log length and then read,
         so a burst of lookups (partners poll) costs a dictionary look-up per slot."""
         out: dict[date, list[int]] = {}
+        r = self.restaurant
+        # What depends on `now` only, worked out once for every day asked.
+        now_sec = now.timestamp()
+        asked = _Asked(
+            last_day=calendar.last_bookable_day(r, now),
+            now_sec=now_sec,
+            earliest=now_sec + r.min_advance_minutes * 60,  # and later than now
+            place={a.id: i + 1 for i, a in enumerate(r.rooms)},  # an area's columns in a row
+        )
         with self._lock:
             version = self.store.version()  # read before the entries: a later commit bumps it
-            for day, asked in wanted.items():
-                out[day] = self._spots(day, asked, now, version)
+            for day, wanted_of_day in wanted.items():
+                out[day] = self._spots(day, wanted_of_day, now, version, asked)
         return out
 
-    def _spots(self, day: date, wanted: Sequence[Wanted], now: datetime, version: int) -> list[int]:
+    def _spots(
+        self, day: date, wanted: Sequence[Wanted], now: datetime, version: int, asked: _Asked
+    ) -> list[int]:
+        r = self.restaurant
+        if day > asked.last_day:  # beyond the horizon: nothing is bookable yet
+            return [0] * len(wanted)
         state = self._load(day, version)
         stand = state.stand
         ts = self.op_ts(day, stand, now)
@@ -664,7 +688,6 @@ class DayBook:
         # outbox delivery) bumps the version, and the grid does not change with those.
         key = (ts, state.next_seq)
         cached = self._grids.get(day)
-        r = self.restaurant
         if cached is None or cached[0] != key:
             taken = occupied(r, stand, state.meta, ts, day)
             slots = calendar.slots(r, day)
@@ -679,11 +702,8 @@ class DayBook:
             cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
         grid = cached[1]
         out: list[int] = []
-        if not calendar.within_horizon(r, day, now):
-            return [0] * len(wanted)
-        earliest = now.timestamp() + r.min_advance_minutes * 60  # and later than now
+        earliest, now_sec, place = asked.earliest, asked.now_sec, asked.place
         width = r.online_limit
-        place = {a.id: i + 1 for i, a in enumerate(r.rooms)}  # an area's columns in a row
         off_grid: list[Taken] | None = None
         for item in wanted:
             slot, n = item[0], item[1]
@@ -695,7 +715,7 @@ class DayBook:
                 isinstance(units, Refused)
                 or slot.minute <= ts
                 or slot.start_sec < earliest
-                or slot.start_sec <= now.timestamp()
+                or slot.start_sec <= now_sec
             ):
                 out.append(0)
             elif row is not None and 1 <= n <= width:

@@ -261,8 +261,12 @@ def next_opening(r: Restaurant, instant: datetime, days: int = 366) -> datetime 
 def within_horizon(r: Restaurant, day: date, now: datetime) -> bool:
     """Is `day` no more than `horizon_days` ahead (the days the feed publishes)? The local
     date of `now` is the first of them; a service day still running after midnight counts."""
-    first = _aware(now).astimezone(r.tz).date()
-    return day <= first + timedelta(days=r.horizon_days - 1)
+    return day <= last_bookable_day(r, now)
+
+
+def last_bookable_day(r: Restaurant, now: datetime) -> date:
+    """The last day within `horizon_days` of `now` (its local date is the first)."""
+    return _aware(now).astimezone(r.tz).date() + timedelta(days=r.horizon_days - 1)
 
 
 def days_ahead(r: Restaurant, now: datetime, days: int) -> list[date]:
