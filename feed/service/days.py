@@ -685,8 +685,11 @@ class DayBook:
         stand = state.stand
         ts = self.op_ts(day, stand, now)
         # The log's length, not the store's version: any commit (another day's booking, an
-        # outbox delivery) bumps the version, and the grid does not change with those.
-        key = (ts, state.next_seq)
+        # outbox delivery) bumps the version, and the grid does not change with those. Nor
+        # does it change with the minute before the day opens while nobody is on its floor
+        # (no reservation is due to expire, no arrived party's meal grows): a day ahead's
+        # grid is kept across minutes, not worked out again for every day at each minute.
+        key = (-1 if ts < 0 and not stand.parties else ts, state.next_seq)
         cached = self._grids.get(day)
         if cached is None or cached[0] != key:
             taken = occupied(r, stand, state.meta, ts, day)

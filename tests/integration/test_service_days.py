@@ -504,3 +504,34 @@ def test_cached_spots_follow_bookings_made_here_and_by_another_process(
     finally:
         first.close()
         second.close()
+
+
+def test_a_day_aheads_lookup_grid_outlives_the_minute_and_answers_as_a_fresh_one(
+    store: SQLiteStore, marlowes: Restaurant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before a day opens nothing on its floor changes with the clock: lookups at later
+    minutes read the grid worked out at the first (rules.opens runs once), and answer what
+    a DayBook with nothing kept answers. Today's grid is worked out again each minute."""
+    from feed.service import rules
+
+    day = date(2026, 12, 5)
+    first = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+    book = DayBook(store, marlowes)
+    seven = slot_at(marlowes, day, 19, 0)
+    for size in (6, 4, 2):
+        booked(book.book(day, seven, size, first))
+    asked = [(s, n) for s in calendar.slots(marlowes, day) for n in (2, 4, 6)]
+    calls: list[date] = []
+    opens = rules.opens
+    monkeypatch.setattr(rules, "opens", lambda r, d, *a: calls.append(d) or opens(r, d, *a))
+    answers = [book.spots_many(day, asked, first + timedelta(minutes=m)) for m in (0, 1, 90)]
+    assert calls == [day]  # once, for three minutes
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0] == DayBook(store, marlowes).spots_many(day, asked, first)
+    assert 0 in answers[0] and max(answers[0]) > 0
+    calls.clear()
+    opening = calendar.opening_instant(marlowes, day)
+    assert opening is not None
+    for m in (1, 2):  # the day under way: its floor changes with the minute
+        book.spots_many(day, asked, opening + timedelta(minutes=m))
+    assert calls == [day, day]
