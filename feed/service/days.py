@@ -568,7 +568,7 @@ class DayBook:
         online tables. Pacing counts the whole restaurant's slot, whatever the area."""
         r = self.restaurant
         when = slot.local.strftime("%Y-%m-%d %H:%M")
-        refused = self.unbookable(day, slot, now, ts)
+        refused = self.unbookable(day, slot, now, ts, host=host)
         if refused is not None:
             return refused
         if party_size > rules.party_limit(r, host):
@@ -620,7 +620,9 @@ class DayBook:
             )
         return None
 
-    def unbookable(self, day: date, slot: Slot, now: datetime, ts: int) -> Refused | None:
+    def unbookable(
+        self, day: date, slot: Slot, now: datetime, ts: int, *, host: bool = False
+    ) -> Refused | None:
         """Why a booking at `slot` cannot be taken at `now` whatever the floor (the past,
         closer than min_advance_minutes, beyond horizon_days), or None. The same rule as
         the feed's: what it shows 0 for, no path books."""
@@ -633,10 +635,13 @@ class DayBook:
                 BEYOND_HORIZON, f"{when} is more than {r.horizon_days} days ahead: not bookable yet"
             )
         if slot.start_sec < now.timestamp() + r.min_advance_minutes * 60:
+            advice = (
+                "nothing is booked that close (min_advance_minutes): seat them as walk-ins"
+                if host  # the host is the restaurant: "call the restaurant" is no help
+                else "too late to book online, call the restaurant"
+            )
             return Refused(
-                TOO_SOON,
-                f"{when} is less than {r.min_advance_minutes} minutes away: "
-                "too late to book online, call the restaurant",
+                TOO_SOON, f"{when} is less than {r.min_advance_minutes} minutes away: {advice}"
             )
         return None
 

@@ -112,6 +112,10 @@ def test_a_booking_closer_than_min_advance_is_refused(store: SQLiteStore) -> Non
     now = at(SATURDAY, "18:15")
     soon = book.book(SATURDAY, slot(strict, SATURDAY, "19:00"), 2, now)
     assert isinstance(soon, Refused) and soon.code == days.TOO_SOON
+    assert "call the restaurant" in soon.message  # a partner's guest is told whom to ask
+    by_host = book.book(SATURDAY, slot(strict, SATURDAY, "19:00"), 2, now, host=True)
+    assert isinstance(by_host, Refused) and by_host.code == days.TOO_SOON  # one rule
+    assert "walk-ins" in by_host.message and "call the restaurant" not in by_host.message
     assert book.spots(SATURDAY, slot(strict, SATURDAY, "19:00"), 2, now) == 0
     assert book.spots(SATURDAY, slot(strict, SATURDAY, "19:15"), 2, now) == 5
     assert isinstance(book.book(SATURDAY, slot(strict, SATURDAY, "19:15"), 2, now), Applied)
