@@ -267,14 +267,18 @@ def slots_of(book: DayBook, day: date, now: datetime) -> list[dict[str, Any]]:
 
 
 def _slots(book: DayBook, day: date, now: datetime) -> list[dict[str, Any]]:
-    """The day's slots still to come with what the host can book in each, per party size:
+    """The day's slots the host can still book, with what it can book in each, per size:
     `open`, the spots on the whole floor (walk-in tables too, parties up to max_party_size:
     the host's reach, not the partners'), and `over_pacing`, the sizes whose spots are all
     beyond the slot's pacing (booked only when the host says so)."""
     r = book.restaurant
+    # Slots closer than min_advance_minutes are left out: nobody books them (one rule for
+    # every path), and the host seats those guests as walk-ins.
+    now_sec = now.timestamp()
+    earliest = now_sec + r.min_advance_minutes * 60
     by_start: dict[int, dict[str, int]] = {}
     for start_sec, n, spots_open, _total in book.rows(day, now, host=True, paced=False):
-        if start_sec > now.timestamp():
+        if start_sec > now_sec and start_sec >= earliest:
             by_start.setdefault(start_sec, {})[str(n)] = spots_open
     over: dict[int, list[str]] = {}
     if r.paced:

@@ -224,6 +224,10 @@ def test_the_tablets_slots_offer_what_the_host_can_book_and_mark_over_pacing(
     assert after["over_pacing"]  # ... and the host may still book them
     other = [s for s in slots_of(book, THURSDAY, NOW) if s["time"] == "18:00"]
     assert other == [after]  # GET /slots?date= answers the same
+    # Slots closer than min_advance_minutes (120) are not offered: nobody books them.
+    at_four = datetime(2026, 12, 3, 16, 30, tzinfo=UTC)
+    times = [s["time"] for s in views.floor(THURSDAY, at_four)["slots"]]
+    assert times and times[0] == "18:30" and "18:00" not in times
 
 
 def test_a_webhook_booking_over_pacing_is_409(store: SQLiteStore, harbour: Restaurant) -> None:

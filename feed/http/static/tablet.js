@@ -291,7 +291,8 @@
 
   function drawSpots(floor) {
     const next = floor.slots.slice(0, 4);
-    const sizes = Array.from({ length: floor.max_party_size }, (_, i) => String(i + 1));
+    // The sizes the floor seats (a slot lists those), smallest first.
+    const sizes = [...new Set(next.flatMap((s) => Object.keys(s.open)))].sort((a, b) => a - b);
     const head = h("tr", {}, h("th", { scope: "col" }, "Guests"), next.map((s) => h("th", { scope: "col" }, s.time)));
     const rows = sizes.map((n) => h("tr", {}, h("th", { scope: "row" }, n),
       next.map((s) => {
