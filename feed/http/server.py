@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from feed.http import admin, health, statuses, tablet, v3
@@ -83,6 +83,16 @@ class WalkIn(BaseModel):
     )
     name: str = Field(default="", max_length=200)
     phone: str = Field(default="", max_length=50)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _party_size(cls, data: Any) -> Any:
+        """`party_size`, as a phone booking spells it, is read as `size` (not both)."""
+        if isinstance(data, dict) and "party_size" in data:
+            if "size" in data:
+                raise ValueError("give size or party_size, not both")
+            data = {("size" if k == "party_size" else k): v for k, v in data.items()}
+        return data
 
 
 class PhoneReservation(BaseModel):

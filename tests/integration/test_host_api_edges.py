@@ -111,6 +111,14 @@ def test_a_walk_in_larger_than_the_restaurant_seats_says_its_limit(server: Serve
     assert "1 to 10" in assert_error(quote, 422, "bad party size")
 
 
+def test_a_walk_in_takes_party_size_as_a_phone_booking_spells_it(fresh: ServerProcess) -> None:
+    seated = post(fresh, "/walk-ins", {"party_size": 2, "party_id": "w-ps"})
+    assert seated.status_code == 200, seated.text
+    assert seated.json()["operation"][2:] == ["w-ps", 2]
+    both = post(fresh, "/walk-ins", {"party_size": 2, "size": 2, "party_id": "w-both"})
+    assert "not both" in assert_error(both, 422, "invalid request")
+
+
 # -- ids we accept are ids we can address ---------------------------------------------------
 
 
