@@ -145,6 +145,21 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
             "until": None if res.arrived else hhmm(res.at + 15),
         }
 
+    # Each table's next still-booked reservation (not yet held): the host sees why a free
+    # table is kept from the waitlist, and by when a seated party must be gone.
+    upcoming: dict[str, dict[str, Any]] = {}
+    for res in sorted(stand.book.booked(), key=lambda res: res.at):
+        for table in res.tables:
+            if table not in upcoming and res.at - 15 > ts:  # held from at - 15: `hold`
+                details = who(res.id)
+                upcoming[table] = {
+                    "reservation_id": str(details.get("booking_id", res.id)),
+                    "name": str(details.get("name", "")),
+                    "size": details.get("party_size"),
+                    "at": hhmm(res.at),
+                    "in_minutes": res.at - ts,
+                }
+
     positions = r.positions
     columns = 3 if len(r.floor.tables) <= 9 else 4
     tables: list[dict[str, Any]] = []
@@ -159,6 +174,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
                 "y": y,
                 "occupant": here,
                 "hold": hold_of(t.id) if here is None else None,
+                "next": upcoming.get(t.id),
             }
         )
     combos = [

@@ -201,3 +201,42 @@ def test_time_alone_moving_availability_tells_partners(
     clock[0] = at(SATURDAY, "17:46")  # the 17:45 slot has started: it closes
     assert watch.sweep() == 1
     assert [item.kind for item in store.pending(10**12)] == [AVAILABILITY]
+
+
+def test_the_tablets_tables_say_the_booking_due_next_and_whether_the_party_will_be_done(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    """A free table kept from the waitlist says for whom and when; a seated party that
+    would still be eating when the table's next booking is due is flagged by the page
+    (turn_left > in_minutes). A held table shows its hold instead."""
+    from feed.service.floorview import FloorViews
+
+    book = DayBook(store, marlowes)
+    ann = book.book(SATURDAY, slot(marlowes, SATURDAY, "19:00"), 2, BEFORE, {"name": "Ann"})
+    assert isinstance(ann, Applied)
+    table = ann.operation[3]
+    now = at(SATURDAY, "18:15")
+    tables = {t["id"]: t for t in FloorViews(book).floor(SATURDAY, now)["tables"]}
+    assert tables[table]["occupant"] is None and tables[table]["hold"] is None
+    assert tables[table]["next"] == {
+        "reservation_id": ann.operation[2],
+        "name": "Ann",
+        "size": 2,
+        "at": "19:00",
+        "in_minutes": 45,
+    }
+    assert all(t["next"] is None for t in tables.values() if t["id"] != table)
+    # The host moves a walk-in there anyway (the host is not stopped by protection): it
+    # would still be eating at 19:00, which the document lets the page say.
+    later = at(SATURDAY, "18:30")
+    walk_in = book.operate(SATURDAY, later, "walk_in", "w-1", 2)
+    assert isinstance(walk_in, Applied) and walk_in.result.startswith("seated ")  # not here
+    moved = book.operate(SATURDAY, later, "move", "w-1", table)
+    assert isinstance(moved, Applied) and moved.result == []
+    tight = {t["id"]: t for t in FloorViews(book).floor(SATURDAY, later)["tables"]}[table]
+    assert tight["occupant"]["party_id"] == "w-1"
+    assert tight["occupant"]["turn_left"] == 45 > tight["next"]["in_minutes"] == 30
+    back = book.operate(SATURDAY, at(SATURDAY, "18:46"), "move", "w-1", walk_in.result[7:])
+    assert isinstance(back, Applied) and back.result == []
+    held = {t["id"]: t for t in FloorViews(book).floor(SATURDAY, at(SATURDAY, "18:50"))["tables"]}
+    assert held[table]["hold"]["name"] == "Ann" and held[table]["next"] is None

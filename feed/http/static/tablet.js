@@ -203,6 +203,12 @@
     } else {
       kids.push(h("span", { class: "state" }, "Free"));
     }
+    const nx = t.next;
+    if (nx && !t.hold) {  // the booking due next here: why a free table is kept, by when to be done
+      const tight = o && o.turn_left > nx.in_minutes;
+      kids.push(h("span", { class: tight ? "next tight" : "next" },
+        `next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${tight ? " · still eating then" : ""}`));
+    }
     return kids;
   }
   function tableClass(t) {
