@@ -92,7 +92,7 @@ import random
 import statistics
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -545,15 +545,18 @@ class Evening:
             self.broken(door)
             del self.doors[rid]
 
-    def overstayed(self, t: int, rid: str) -> bool:
-        """Is a party sitting at `rid`'s tables past its turn (seated + turn <= now)?"""
+    def sitting_at(self, rid: str) -> Iterator[tuple[str, Any]]:
+        """(party id, party) of each party sitting at `rid`'s tables."""
         reservation = self.stand.book.get(rid)
         assert reservation is not None
         for table in reservation.tables:
             pid = self.stand.occupant[table]
-            if pid is None:
-                continue
-            party = self.stand.parties[pid]
+            if pid is not None:
+                yield pid, self.stand.parties[pid]
+
+    def overstayed(self, t: int, rid: str) -> bool:
+        """Is a party sitting at `rid`'s tables past its turn (seated + turn <= now)?"""
+        for pid, party in self.sitting_at(rid):
             size = party.size if party.size is not None else self.meta[pid]["party_size"]
             assert party.seated_at is not None
             if party.seated_at + self.r.turns[size] > t:
@@ -702,13 +705,7 @@ class Evening:
                 tally.idle_claimed += 1
 
     def blocker_kind(self, t: int, rid: str) -> str:
-        reservation = self.stand.book.get(rid)
-        assert reservation is not None
-        for table in reservation.tables:
-            pid = self.stand.occupant[table]
-            if pid is None:
-                continue
-            party = self.stand.parties[pid]
+        for pid, party in self.sitting_at(rid):
             if not party.reservation:
                 return "walk-in by host" if pid in self.host_seated else "walk-in"
             booked = self.stand.book.get(pid)
