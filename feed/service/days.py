@@ -268,7 +268,7 @@ class DayBook:
         """The day's state as of the store's `version` (read now when not given)."""
         cached = self._days.pop(day, None)
         if cached is None:
-            cached = _Day(HostStand(self.restaurant.floor))
+            cached = _Day(HostStand(calendar.floor_of_day(self.restaurant, day)))
             while len(self._days) >= DAYS_KEPT:  # least recently used first
                 del self._days[next(iter(self._days))]
         self._days[day] = cached  # (re)inserted last: dict order is recency

@@ -78,7 +78,8 @@ class FloorViews:
                 quotes = None  # quotes given on the old floor: start again on the new one
             if quotes is None:
                 quotes = self._quotes[day] = _QuotesGiven(
-                    HostStand(self.book.restaurant.floor), generation=self.book.generation
+                    HostStand(calendar.floor_of_day(self.book.restaurant, day)),
+                    generation=self.book.generation,
                 )
             quotes.catch_up(self.book, day)
             doc = build(self.book, day, now, quotes.given)

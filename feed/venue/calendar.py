@@ -6,12 +6,14 @@ is one slot, its first occurrence) and are strictly increasing. Pure: "now" is a
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from engine.floor import FloorPlan
 from feed.venue.restaurant import Restaurant, Service
 
 _MINUTE = timedelta(minutes=1)
@@ -32,6 +34,35 @@ def services_of(r: Restaurant, day: date) -> tuple[Service, ...]:
         return ()
     special = r.special_days.get(day)
     return special if special is not None else r.hours[day.weekday()]
+
+
+def floor_of_day(r: Restaurant, day: date) -> FloorPlan:
+    """The floor the day's host stand runs on: the restaurant's, with the turns of the
+    day's services where they have their own (a special day's slower dinner). The engine
+    has one turn per class for the whole day, so with several services the longest of
+    their turns is taken: the waitlist's protection and quotes then never count on a
+    faster turn than the service's (at a lunch faster than dinner they are cautious)."""
+    services = services_of(r, day)
+    if not any(s.turns for s in services):
+        return r.floor
+    known = r.memo.setdefault("floor_of_day", {})
+    key = tuple(s.turns for s in services)
+    found = known.get(key)
+    if found is None:
+        floor = r.floor
+        turns = [r.service_turns(s) for s in services]
+        large = floor.large_from
+        found = known[key] = dataclasses.replace(
+            floor,
+            dwell_minutes={
+                c: max(t.get(c, minutes) for t in turns)
+                for c, minutes in floor.dwell_minutes.items()
+            },
+            large_turn_minutes=max(t[large] for t in turns)
+            if large <= r.max_party_size
+            else floor.large_turn_minutes,
+        )
+    return found  # type: ignore[no-any-return]
 
 
 def service_of(r: Restaurant, day: date, slot: Slot) -> Service | None:

@@ -388,6 +388,36 @@ def test_a_special_day_has_its_own_services_turns_and_pacing(
     assert calendar.closing_instant(harbour, NYE) == datetime(2027, 1, 1, 1, 0, tzinfo=UTC)
 
 
+def test_the_waitlist_protects_bookings_with_the_days_own_turns(
+    store: SQLiteStore, harbour: Restaurant
+) -> None:
+    """On New Year's Eve a party of 2 keeps its table 120 minutes, not the usual 75: a
+    walk-in at 18:30 is not given a table booked at 20:00 (it would still be eating), and
+    its quote counts on the slower turn too. A day with lunch turns of its own runs on the
+    longer of its services' turns."""
+    assert calendar.floor_of_day(harbour, NYE).turn(2) == 120
+    assert calendar.floor_of_day(harbour, NYE).turn(8) == 180  # large
+    assert harbour.floor.turn(2) == 75
+    sunday = date(2026, 12, 6)  # lunch only, with turns of its own: 50 for 2
+    assert calendar.floor_of_day(harbour, sunday).turn(2) == 50
+    # Thursday's lunch turns 2 in 50 minutes, its dinner in the restaurant's 75: the longer.
+    assert calendar.turns_at(harbour, THURSDAY, 0)[2] < 75
+    assert calendar.floor_of_day(harbour, THURSDAY).turn(2) == 75
+    now = datetime(2026, 12, 30, 10, 0, tzinfo=UTC)
+    book = DayBook(store, harbour)
+    eight = slot(harbour, NYE, "20:00")
+    tables = []
+    while isinstance(
+        outcome := book.book(NYE, eight, 2, now, host=True, over_pacing=True), Applied
+    ):
+        tables.append(outcome.operation[3])
+    assert {"H1", "H2", "W1"} <= set(tables)  # every table a party of 2 may have
+    assert book.stand(NYE).floor.turn(2) == 120
+    walk_in = book.operate(NYE, datetime(2026, 12, 31, 18, 30, tzinfo=UTC), "walk_in", "w-1", 2)
+    assert isinstance(walk_in, Applied)
+    assert walk_in.result == "queued 1"  # 18:30 + 75 would have fit before 20:00; + 120 not
+
+
 def test_availability_replaces_follow_the_rules(store: SQLiteStore, harbour: Restaurant) -> None:
     book = DayBook(store, harbour)
     noon = slot(harbour, THURSDAY, "12:00")
