@@ -81,6 +81,9 @@ is): the contract's candidates tied on fewest seats and most spots left for the 
 "slack" the unit with the most free minutes before `at` (since the previous meal on it ends;
 none: infinite), "slack-both" the largest min(gap before, gap after the meal), then the
 largest max, "pack" the least free minutes before `at`. Then floor-plan / COMBOS order.
+"unstack" ranks all of choose_unit's candidates (more seats allowed): first a unit whose
+meal is at least 15 minutes clear of the meals before and after it, then the contract's
+keys, then as "slack-both".
 Measures what a contract change would buy; the contract is the product owner's.
 
 Targets reported (not asserted): the door promise at least 95% under the new rule, and its
@@ -88,7 +91,7 @@ covers within 5% of the old rule's.
 
 Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
 [--sigma 0.25] [--demand 1.0] [--changeover 0] [--host board|api|turn|look|look-late|look-walk|
-look-late-walk] [--choice contract|slack|slack-both|pack] [--check-choice]` (about 15 s by
+look-late-walk] [--choice contract|slack|slack-both|pack|unstack] [--check-choice]` (about 15 s by
 default; the "-walk" hosts about 45 s).
 """
 
@@ -315,16 +318,30 @@ CHOICE_CONTRACT = "contract"  # PRODUCT.md 3 as it is: floor-plan / COMBOS order
 CHOICE_SLACK = "slack"  # most free minutes before `at` on the unit, then floor order
 CHOICE_SLACK_BOTH = "slack-both"  # the larger min(gap before, gap after), then the larger max
 CHOICE_PACK = "pack"  # least free minutes before `at` first: the opposite direction
-CHOICES = (CHOICE_CONTRACT, CHOICE_SLACK, CHOICE_SLACK_BOTH, CHOICE_PACK)
+# Beyond the last tie-break: among all of choose_unit's candidates (any fitting bookable
+# table, any combo in some maximum matching: each lowers spots_open(at, n) by one), first a
+# unit whose meal sits at least 15 minutes clear of the meals before and after it there,
+# then the contract's keys (fewest seats, most spots left for others), then "slack-both".
+CHOICE_UNSTACK = "unstack"
+CHOICES = (CHOICE_CONTRACT, CHOICE_SLACK, CHOICE_SLACK_BOTH, CHOICE_PACK, CHOICE_UNSTACK)
+
+
+Scored = tuple[int, int, str, tuple[str, ...]]  # seats, spots left for others, unit, tables
 
 
 def tied_candidates(
-    floor: FloorPlan, taken: Sequence[Taken], at: int, n: int, turns: Mapping[int, int]
-) -> list[tuple[str, tuple[str, ...]]]:
+    floor: FloorPlan,
+    taken: Sequence[Taken],
+    at: int,
+    n: int,
+    turns: Mapping[int, int],
+    every: bool = False,
+) -> list[Scored]:
     """`choose_unit`'s candidates that tie on its first two keys (fewest seats, then the
-    most spots left for the other party sizes at `at`), as (unit, tables), in floor-plan /
-    COMBOS order: the first is `choose_unit`'s pick. Mirrors feed/floor/availability.py
-    step by step on its own floor masks (`_units`); `choose_what_if` checks the first."""
+    most spots left for the other party sizes at `at`), in floor-plan / COMBOS order: the
+    first is `choose_unit`'s pick; with `every`, all its candidates, scored. Mirrors
+    feed/floor/availability.py step by step on its own floor masks (`_units`);
+    `choose_what_if --check-choice` checks the pick."""
     units = _units(floor)
     spans = units.spans(taken)
     free_by_turn: dict[int, int] = {}
@@ -360,9 +377,13 @@ def tied_candidates(
             left += units.open(rest, units.live_combos(rest), m, None)
         return left
 
-    scored = [(left_for_others(c[3]), c) for c in candidates if c[0] == fewest]
-    most = max(left for left, _ in scored)
-    return [(c[1], c[2]) for left, c in scored if left == most]
+    scored = [
+        (c[0], left_for_others(c[3]), c[1], c[2]) for c in candidates if every or c[0] == fewest
+    ]
+    if every:
+        return scored
+    most = max(c[1] for c in scored)
+    return [c for c in scored if c[1] == most]
 
 
 def gaps(taken: Sequence[Taken], tables: tuple[str, ...], at: int, end: int) -> tuple[float, float]:
@@ -387,34 +408,48 @@ def choose_what_if(
     turns: Mapping[int, int],
     choice: str,
 ) -> str | None:
-    """The contract's tied candidates re-ranked by `choice` (see CHOICES); ties left, and
-    an equal key, go to floor-plan / COMBOS order (max and min keep the first)."""
-    tied = tied_candidates(floor, taken, at, n, turns)
-    if not tied:
+    """The contract's tied candidates (with "unstack", all its candidates) ranked by
+    `choice` (see CHOICES); an equal key goes to floor-plan / COMBOS order (max and min
+    keep the first)."""
+    ranked = tied_candidates(floor, taken, at, n, turns, every=choice == CHOICE_UNSTACK)
+    if not ranked:
         return None
+    # the contract's pick: fewest seats, then most spots left for others, then the first
+    pick = min(ranked, key=lambda c: (c[0], -c[1]))[2]
     if CHECK_CHOICE:
-        assert tied[0][0] == choose_unit(floor, taken, at, n, turns), (at, n)
+        assert pick == choose_unit(floor, taken, at, n, turns), (at, n)
     CHOICE_COUNTS["booked"] += 1
-    if len(tied) == 1:
-        return tied[0][0]
+    if len(ranked) == 1:
+        return pick
     CHOICE_COUNTS["tied"] += 1
     end = at + turns.get(n, 0)
-    keyed = [(gaps(taken, tables, at, end), unit) for unit, tables in tied]
+    keyed = [(gaps(taken, c[3], at, end), c) for c in ranked]
     if choice == CHOICE_SLACK:
-        unit = max(keyed, key=lambda k: k[0][0])[1]
+        unit = max(keyed, key=lambda k: k[0][0])[1][2]
     elif choice == CHOICE_SLACK_BOTH:
-        unit = max(keyed, key=lambda k: (min(k[0]), max(k[0])))[1]
+        unit = max(keyed, key=lambda k: (min(k[0]), max(k[0])))[1][2]
     elif choice == CHOICE_PACK:
-        unit = min(keyed, key=lambda k: k[0][0])[1]
+        unit = min(keyed, key=lambda k: k[0][0])[1][2]
+    elif choice == CHOICE_UNSTACK:
+        unit = min(
+            keyed,
+            key=lambda k: (
+                min(k[0]) < TIGHT_SLACK,
+                k[1][0],
+                -k[1][1],
+                -min(k[0]),
+                -max(k[0]),
+            ),
+        )[1][2]
     else:
         raise ValueError(f"unknown choice {choice!r}")
-    CHOICE_COUNTS["moved"] += unit != tied[0][0]
+    CHOICE_COUNTS["moved"] += unit != pick
     return unit
 
 
 CHECK_CHOICE = False  # --check-choice: assert the mirror's first candidate is choose_unit's
-# New-rule bookings a what-if choice made (per floor): all, those where more than one
-# candidate was left for the last tie-break, those given another unit than the contract's.
+# New-rule bookings a what-if choice made (per floor): all, those where it had more than one
+# candidate to rank (the contract's tie; "unstack": all), those given another unit.
 CHOICE_COUNTS = {"booked": 0, "tied": 0, "moved": 0}
 
 
@@ -1140,7 +1175,7 @@ def report(venue: Venue, totals: dict[str, Tally], seconds: float) -> None:
     if CHOICE != CHOICE_CONTRACT and CHOICE_COUNTS["booked"]:
         c = CHOICE_COUNTS
         print(f"  choice {CHOICE}: of {c['booked']} bookings (new) {pct(c['tied'], c['booked'])}% "
-              f"had a tie to break, {pct(c['moved'], c['booked'])}% got another unit")  # fmt: skip
+              f"had options, {pct(c['moved'], c['booked'])}% got another unit")  # fmt: skip
 
 
 def blk_row(t: Tally) -> str:
