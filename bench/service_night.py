@@ -75,12 +75,24 @@ empty while a waiting walk-in it seats waited, by what kept the pass off it (a h
 protection, roominess, a claim), and how many walk-ins that left the queue had waited by a
 protected table.
 
+What-if table choices (`--choice`, new rule only; default `contract`, PRODUCT.md 3 as it
+is): the contract's candidates tied on fewest seats and most spots left for the other sizes
+(so each still lowers spots_open(at, n) by exactly one) are re-ranked, not the floor order:
+"slack" the unit with the most free minutes before `at` (since the previous meal on it ends;
+none: infinite), "slack-both" the largest min(gap before, gap after the meal), then the
+largest max, "pack" the least free minutes before `at`. Then floor-plan / COMBOS order.
+"unstack" ranks all of choose_unit's candidates (more seats allowed): first a unit whose
+meal is at least 15 minutes clear of the meals before and after it, then the contract's
+keys, then as "slack-both".
+Measures what a contract change would buy; the contract is the product owner's.
+
 Targets reported (not asserted): the door promise at least 95% under the new rule, and its
 covers within 5% of the old rule's.
 
 Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
 [--sigma 0.25] [--demand 1.0] [--changeover 0] [--host board|api|turn|look|look-late|look-walk|
-look-late-walk]` (about 15 s by default; the "-walk" hosts about 45 s).
+look-late-walk] [--choice contract|slack|slack-both|pack|unstack] [--check-choice]` (about 15 s by
+default; the "-walk" hosts about 45 s).
 """
 
 from __future__ import annotations
@@ -92,14 +104,14 @@ import random
 import statistics
 import time
 import tomllib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine import HostStand, PartyState, Rejected, errors
 from engine.floor import FloorPlan
-from feed.floor.availability import Booking, Taken, choose_unit
+from feed.floor.availability import Booking, Taken, _units, choose_unit
 from feed.service.days import occupied, still_booked
 from feed.venue.restaurant import Restaurant, load_restaurant, parse_restaurant
 
@@ -282,14 +294,163 @@ def choose_new(
     `--changeover C`, every meal is booked as if it lasted C minutes longer (a reset buffer
     between parties: what it would buy, not a restaurant setting yet)."""
     taken: list[Taken] = occupied(r, stand, meta, ts)
-    if not CHANGEOVER:
-        return choose_unit(r.floor, taken, at, n, r.turns)
-    padded = [Taken(t.tables, t.start, t.end + CHANGEOVER, t.at) for t in taken]
-    turns = {size: minutes + CHANGEOVER for size, minutes in r.turns.items()}
-    return choose_unit(r.floor, padded, at, n, turns)
+    turns: dict[int, int] = dict(r.turns)
+    if CHANGEOVER:
+        taken = [Taken(t.tables, t.start, t.end + CHANGEOVER, t.at) for t in taken]
+        turns = {size: minutes + CHANGEOVER for size, minutes in turns.items()}
+    if CHOICE == CHOICE_CONTRACT:
+        return choose_unit(r.floor, taken, at, n, turns)
+    return choose_what_if(r.floor, taken, at, n, turns, CHOICE)
 
 
 CHANGEOVER = 0  # minutes; set by --changeover
+CHOICE = "contract"  # the NEW rule's table choice for a booking; set by --choice
+
+
+# ---------------------------------------------------------------- what-if table choices
+# PRODUCT.md 3 breaks the last tie in floor-plan / COMBOS order, which stacks bookings back
+# to back on the first table while an equal one may stay empty all evening. The variants
+# below measure other last tie-breaks (a contract change is the product owner's to make):
+# they re-rank only the contract's tied candidates (fewest seats, then most spots left for
+# the other sizes), so each still lowers spots_open(at, n) by exactly one: the promise holds.
+
+CHOICE_CONTRACT = "contract"  # PRODUCT.md 3 as it is: floor-plan / COMBOS order
+CHOICE_SLACK = "slack"  # most free minutes before `at` on the unit, then floor order
+CHOICE_SLACK_BOTH = "slack-both"  # the larger min(gap before, gap after), then the larger max
+CHOICE_PACK = "pack"  # least free minutes before `at` first: the opposite direction
+# Beyond the last tie-break: among all of choose_unit's candidates (any fitting bookable
+# table, any combo in some maximum matching: each lowers spots_open(at, n) by one), first a
+# unit whose meal sits at least 15 minutes clear of the meals before and after it there,
+# then the contract's keys (fewest seats, most spots left for others), then "slack-both".
+CHOICE_UNSTACK = "unstack"
+CHOICES = (CHOICE_CONTRACT, CHOICE_SLACK, CHOICE_SLACK_BOTH, CHOICE_PACK, CHOICE_UNSTACK)
+
+
+Scored = tuple[int, int, str, tuple[str, ...]]  # seats, spots left for others, unit, tables
+
+
+def tied_candidates(
+    floor: FloorPlan,
+    taken: Sequence[Taken],
+    at: int,
+    n: int,
+    turns: Mapping[int, int],
+    every: bool = False,
+) -> list[Scored]:
+    """`choose_unit`'s candidates that tie on its first two keys (fewest seats, then the
+    most spots left for the other party sizes at `at`), in floor-plan / COMBOS order: the
+    first is `choose_unit`'s pick; with `every`, all its candidates, scored. Mirrors
+    feed/floor/availability.py step by step on its own floor masks (`_units`);
+    `choose_what_if --check-choice` checks the pick."""
+    units = _units(floor)
+    spans = units.spans(taken)
+    free_by_turn: dict[int, int] = {}
+
+    def free(m: int) -> int:
+        t = turns.get(m, 0)
+        if t not in free_by_turn:
+            free_by_turn[t] = units.all_tables & ~units.blocked(spans, at, t)
+        return free_by_turn[t]
+
+    bookable = free(n)
+    fit = units.in_area(n, None)
+    candidates: list[tuple[int, str, tuple[str, ...], int]] = []  # seats, id, tables, mask
+    if n < floor.large_from:
+        fitting = fit & bookable
+        for i, table in enumerate(floor.tables):
+            if fitting >> i & 1:
+                candidates.append((table.seats, table.id, (table.id,), 1 << i))
+    else:
+        usable = fit & units.live_combos(bookable)
+        for j, combo in enumerate(floor.combos):
+            if units.matcher.in_some_maximum(usable, j):
+                candidates.append((combo.capacity, combo.id, combo.tables, units.combo_tables[j]))
+    if not candidates:
+        return []
+    fewest = min(c[0] for c in candidates)
+    others = [m for m in range(1, floor.max_party + 1) if m != n]
+
+    def left_for_others(chosen: int) -> int:
+        left = 0
+        for m in others:
+            rest = free(m) & ~chosen
+            left += units.open(rest, units.live_combos(rest), m, None)
+        return left
+
+    scored = [
+        (c[0], left_for_others(c[3]), c[1], c[2]) for c in candidates if every or c[0] == fewest
+    ]
+    if every:
+        return scored
+    most = max(c[1] for c in scored)
+    return [c for c in scored if c[1] == most]
+
+
+def gaps(taken: Sequence[Taken], tables: tuple[str, ...], at: int, end: int) -> tuple[float, float]:
+    """Free minutes on `tables` before `at` (since the previous occupation there ends) and
+    after `end` (until the next one starts); math.inf where there is none."""
+    before = after = math.inf
+    for item in taken:
+        if not any(x in item.tables for x in tables):
+            continue
+        if item.start < at:
+            before = min(before, at - item.end)
+        else:
+            after = min(after, item.start - end)
+    return before, after
+
+
+def choose_what_if(
+    floor: FloorPlan,
+    taken: Sequence[Taken],
+    at: int,
+    n: int,
+    turns: Mapping[int, int],
+    choice: str,
+) -> str | None:
+    """The contract's tied candidates (with "unstack", all its candidates) ranked by
+    `choice` (see CHOICES); an equal key goes to floor-plan / COMBOS order (max and min
+    keep the first)."""
+    ranked = tied_candidates(floor, taken, at, n, turns, every=choice == CHOICE_UNSTACK)
+    if not ranked:
+        return None
+    # the contract's pick: fewest seats, then most spots left for others, then the first
+    pick = min(ranked, key=lambda c: (c[0], -c[1]))[2]
+    if CHECK_CHOICE:
+        assert pick == choose_unit(floor, taken, at, n, turns), (at, n)
+    CHOICE_COUNTS["booked"] += 1
+    if len(ranked) == 1:
+        return pick
+    CHOICE_COUNTS["tied"] += 1
+    end = at + turns.get(n, 0)
+    keyed = [(gaps(taken, c[3], at, end), c) for c in ranked]
+    if choice == CHOICE_SLACK:
+        unit = max(keyed, key=lambda k: k[0][0])[1][2]
+    elif choice == CHOICE_SLACK_BOTH:
+        unit = max(keyed, key=lambda k: (min(k[0]), max(k[0])))[1][2]
+    elif choice == CHOICE_PACK:
+        unit = min(keyed, key=lambda k: k[0][0])[1][2]
+    elif choice == CHOICE_UNSTACK:
+        unit = min(
+            keyed,
+            key=lambda k: (
+                min(k[0]) < TIGHT_SLACK,
+                k[1][0],
+                -k[1][1],
+                -min(k[0]),
+                -max(k[0]),
+            ),
+        )[1][2]
+    else:
+        raise ValueError(f"unknown choice {choice!r}")
+    CHOICE_COUNTS["moved"] += unit != pick
+    return unit
+
+
+CHECK_CHOICE = False  # --check-choice: assert the mirror's first candidate is choose_unit's
+# New-rule bookings a what-if choice made (per floor): all, those where it had more than one
+# candidate to rank (the contract's tie; "unstack": all), those given another unit.
+CHOICE_COUNTS = {"booked": 0, "tied": 0, "moved": 0}
 
 
 @dataclass(frozen=True)
@@ -1008,6 +1169,10 @@ def report(venue: Venue, totals: dict[str, Tally], seconds: float) -> None:
     ok_covers = "ok" if drop <= TARGET_COVERS else "MISSED"
     print(f"  target: door promise >= {TARGET_PROMISE:.0f}% (new): {promise:.1f}%  -> {ok_promise}")
     print(f"  target: covers within {TARGET_COVERS:.0f}% of old: {-drop:+.1f}%  -> {ok_covers}")
+    if CHOICE != CHOICE_CONTRACT and CHOICE_COUNTS["booked"]:
+        c = CHOICE_COUNTS
+        print(f"  choice {CHOICE}: of {c['booked']} bookings (new) {pct(c['tied'], c['booked'])}% "
+              f"had options, {pct(c['moved'], c['booked'])}% got another unit")  # fmt: skip
 
 
 def blk_row(t: Tally) -> str:
@@ -1062,9 +1227,22 @@ def main() -> None:
         default=HOST_BOARD,
         help="where the host seats arrived guests at a busy table (new rule)",
     )
+    parser.add_argument(
+        "--choice",
+        choices=CHOICES,
+        default=CHOICE_CONTRACT,
+        help="what-if table choice for a booking under the new rule (last tie-break)",
+    )
+    parser.add_argument(
+        "--check-choice",
+        action="store_true",
+        help="assert the what-if choices start from choose_unit's own pick (slower)",
+    )
     args = parser.parse_args()
-    global CHANGEOVER
+    global CHANGEOVER, CHOICE, CHECK_CHOICE
     CHANGEOVER = args.changeover
+    CHOICE = args.choice
+    CHECK_CHOICE = args.check_choice
     with MARLOWES_FILE.open("rb") as f:
         data = tomllib.load(f)
     venues = [
@@ -1075,11 +1253,13 @@ def main() -> None:
         f"service nights, seed {args.seed}, dwell sigma {args.sigma}, "
         f"demand x{args.demand}, host seats arrived guests at: {args.host}, "
         f"changeover {args.changeover} min"
+        + ("" if args.choice == CHOICE_CONTRACT else f", booking table choice: {args.choice}")
     )
     for venue, nights in venues:
         if nights <= 0:
             continue
         start = time.perf_counter()
+        CHOICE_COUNTS.update(dict.fromkeys(CHOICE_COUNTS, 0))
         totals = simulate(venue, nights, args.seed, args.sigma, args.host)
         report(venue, totals, time.perf_counter() - start)
 
