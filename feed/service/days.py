@@ -8,6 +8,7 @@ first, the state is rebuilt from the log and the operation is worked out again.
 from __future__ import annotations
 
 import copy
+import math
 import secrets
 import threading
 import time
@@ -248,6 +249,9 @@ class DayBook:
         self._days: dict[date, _Day] = {}
         # day -> ((minute, next seq), slot minute -> spots_open by party size)
         self._grids: dict[date, tuple[tuple[int, int], dict[int, list[int]]]] = {}
+        # day -> (store version, minutes since opening, the day's state, its op ts, its grid):
+        # while neither moves, a lookup reads the day without replaying or checking anything
+        self._read: dict[date, tuple[int, int, _Day, int, dict[int, list[int]]]] = {}
         # Server threads share a DayBook; the cached states are not safe to change concurrently.
         self._lock = threading.RLock()
         self.generation = 0  # moves with each new configuration (reconfigure)
@@ -260,6 +264,7 @@ class DayBook:
             self.restaurant = restaurant
             self._days.clear()
             self._grids.clear()
+            self._read.clear()
             self.generation += 1
 
     # -- state --------------------------------------------------------------------
@@ -686,29 +691,19 @@ class DayBook:
         r = self.restaurant
         if day > asked.last_day:  # beyond the horizon: nothing is bookable yet
             return [0] * len(wanted)
-        state = self._load(day, version)
+        opening = calendar.opening_instant(r, day)
+        if opening is None:  # closed: no slot of it is bookable
+            return [0] * len(wanted)
+        minute = math.floor((asked.now_sec - opening.timestamp()) / 60)
+        read = self._read.get(day)
+        if read is not None and read[0] == version and read[1] == minute:
+            state, ts, grid = read[2], read[3], read[4]
+        else:
+            state, ts, grid = self._grid(day, now, version)
+            if len(self._read) >= DAYS_KEPT:
+                self._read.clear()
+            self._read[day] = (version, minute, state, ts, grid)
         stand = state.stand
-        ts = self.op_ts(day, stand, now)
-        # The log's length, not the store's version: any commit (another day's booking, an
-        # outbox delivery) bumps the version, and the grid does not change with those. Nor
-        # does it change with the minute before the day opens while nobody is on its floor
-        # (no reservation is due to expire, no arrived party's meal grows): a day ahead's
-        # grid is kept across minutes, not worked out again for every day at each minute.
-        key = (-1 if ts < 0 and not stand.parties else ts, state.next_seq)
-        cached = self._grids.get(day)
-        if cached is None or cached[0] != key:
-            taken = occupied(r, stand, state.meta, ts, day)
-            slots = calendar.slots(r, day)
-            minutes = [s.minute for s in slots]
-            sizes = range(1, r.online_limit + 1)
-            # The whole online floor's sizes, then each area's (a row holds them all: one pass).
-            columns = [(n, a) for a in (None, *(x.units for x in r.rooms)) for n in sizes]
-            counts = rules.stand_counts(r, stand, state.meta, ts) if r.paced else None
-            rows = rules.opens(r, day, r.online_floor, taken, None, slots, columns, counts)
-            if len(self._grids) >= DAYS_KEPT:
-                self._grids.clear()
-            cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
-        grid = cached[1]
         out: list[int] = []
         earliest, now_sec, place = asked.earliest, asked.now_sec, asked.place
         width = r.online_limit
@@ -736,6 +731,36 @@ class DayBook:
                 turns = calendar.turns_at(r, day, slot.minute)
                 out.append(spots_open(r.online_floor, off_grid, slot.minute, n, turns, units))
         return out
+
+    def _grid(
+        self, day: date, now: datetime, version: int
+    ) -> tuple[_Day, int, dict[int, list[int]]]:
+        """The day's state as of `version`, its op ts at `now`, and its grid (slot minute ->
+        spots_open per column: the online floor's sizes, then each area's)."""
+        r = self.restaurant
+        state = self._load(day, version)
+        stand = state.stand
+        ts = self.op_ts(day, stand, now)
+        # The log's length, not the store's version: any commit (another day's booking, an
+        # outbox delivery) bumps the version, and the grid does not change with those. Nor
+        # does it change with the minute before the day opens while nobody is on its floor
+        # (no reservation is due to expire, no arrived party's meal grows): a day ahead's
+        # grid is kept across minutes, not worked out again for every day at each minute.
+        key = (-1 if ts < 0 and not stand.parties else ts, state.next_seq)
+        cached = self._grids.get(day)
+        if cached is None or cached[0] != key:
+            taken = occupied(r, stand, state.meta, ts, day)
+            slots = calendar.slots(r, day)
+            minutes = [s.minute for s in slots]
+            sizes = range(1, r.online_limit + 1)
+            # The whole online floor's sizes, then each area's (a row holds them all: one pass).
+            columns = [(n, a) for a in (None, *(x.units for x in r.rooms)) for n in sizes]
+            counts = rules.stand_counts(r, stand, state.meta, ts) if r.paced else None
+            rows = rules.opens(r, day, r.online_floor, taken, None, slots, columns, counts)
+            if len(self._grids) >= DAYS_KEPT:
+                self._grids.clear()
+            cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
+        return state, ts, cached[1]
 
     def view(self, day: date, now: datetime, name: str, *args: Any) -> Applied:
         """A reading operation (board, quote) at `now`, answered as the day stands once
