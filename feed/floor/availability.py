@@ -70,7 +70,8 @@ class _Plan:
     turns: list[int]  # the groups' turns, shortest first
     keep: dict[int, int]  # turn -> the tables that matter to its group
     groups: list[tuple[int, ...]]  # the columns of each group
-    in_order: bool  # the groups, one after another, are the columns in order
+    # the groups' parts, one after another -> the row (None: they are the row already)
+    reorder: Callable[[list[int]], tuple[int, ...]] | None
     makers: list[Callable[[int], list[int]]]  # bookable tables -> a group's part
     parts: list[dict[int, list[int]]]  # per group: blocked tables -> its part; never changed
     # blocked tables per group -> the whole row; shared like `_Units.day_rows`, never changed
@@ -172,7 +173,7 @@ class _Units:
                     for u, g in zip(ordered, groups, strict=True)
                 },
                 groups=groups,
-                in_order=[i for g in groups for i in g] == list(range(len(columns))),
+                reorder=_reorder([i for g in groups for i in g]),
                 makers=[self.row_of(tuple(columns[i] for i in g)) for g in groups],
                 parts=[{} for _ in groups],
             )
@@ -443,6 +444,15 @@ def _lanes(width: int, count: int) -> list[list[int]]:
     return table
 
 
+def _reorder(flat: list[int]) -> Callable[[list[int]], tuple[int, ...]] | None:
+    """For groups whose columns (`flat`: the column of each value, group after group) are
+    not the row's order: values group after group -> the row, in one C call."""
+    if flat == list(range(len(flat))):
+        return None
+    where = {column: i for i, column in enumerate(flat)}
+    return operator.itemgetter(*(where[column] for column in range(len(flat))))
+
+
 def _unpack(layer: int, width: int, count: int) -> list[int]:
     """The lanes of a layer as a list of ints, slot by slot."""
     if width == 64:  # one C call for the whole day (array reads the machine's byte order)
@@ -512,13 +522,9 @@ def _day_rows(
                     pieces[g] = plan.parts[g][mask] = plan.makers[g](all_tables & ~mask)
                     if len(plan.parts[g]) > _OPEN_ROWS_SHARED:
                         plan.parts[g].clear()
-            if plan.in_order:
-                found = list(chain.from_iterable(pieces))  # type: ignore[arg-type]
-            else:
-                found = [0] * len(key_sizes)
-                for group, piece in zip(plan.groups, pieces, strict=True):
-                    for i, v in zip(group, piece, strict=True):  # type: ignore[arg-type]
-                        found[i] = v
+            found = list(chain.from_iterable(pieces))  # type: ignore[arg-type]
+            if plan.reorder is not None:  # the groups' columns are not in the row's order
+                found = list(plan.reorder(found))
             mixed[key] = found
         out[k] = found
     return out  # type: ignore[return-value]
