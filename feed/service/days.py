@@ -99,16 +99,6 @@ class Cell:
 Wanted = tuple[Slot, int] | tuple[Slot, int, str | None]
 
 
-@dataclass(frozen=True)
-class _Asked:
-    """What a lookup's answers depend on besides each day: `now`, read once per call."""
-
-    last_day: date  # the last day within the horizon
-    now_sec: float
-    earliest: float  # the first start bookable (min_advance_minutes)
-    place: dict[str, int]  # area id -> the index of its columns in a grid's row
-
-
 def area_units(r: Restaurant, area_id: str | None) -> AreaUnits | Refused:
     """The units a booking or lookup naming `area_id` (a partner's room_id) may have: None
     for any unit (no area named, or the restaurant is one area); SLOT_UNAVAILABLE for an
@@ -665,72 +655,85 @@ class DayBook:
         self, wanted: dict[date, Sequence[Wanted]], now: datetime
     ) -> dict[date, list[int]]:
         """`spots` for several (slot, party size[, area]) of several days, as of one store
-        version. An area the restaurant does not have is 0 open.
+        version. An area the restaurant does not have is 0 open."""
+        items = [
+            (day, w[0], w[1], w[2] if len(w) > 2 else None)
+            for day, ws in wanted.items()
+            for w in ws
+        ]
+        flat = iter(self.spots_flat(items, now))
+        return {day: [next(flat) for _ in ws] for day, ws in wanted.items()}
 
-        A day's whole grid is worked out once per minute and log length and then read,
-        so a burst of lookups (partners poll) costs a dictionary look-up per slot."""
-        out: dict[date, list[int]] = {}
+    def spots_flat(
+        self, wanted: Sequence[tuple[date, Slot, int, str | None]], now: datetime
+    ) -> list[int]:
+        """`spots` for each (day, slot, party size, area or None), in order, as of one store
+        version: what a lookup asks (some 50 slots over some 20 days).
+
+        A day's whole grid is worked out once per minute and log length and then read, so
+        a burst of lookups (partners poll) costs a dictionary look-up per slot."""
         r = self.restaurant
-        # What depends on `now` only, worked out once for every day asked.
-        now_sec = now.timestamp()
-        asked = _Asked(
-            last_day=calendar.last_bookable_day(r, now),
-            now_sec=now_sec,
-            earliest=now_sec + r.min_advance_minutes * 60,  # and later than now
-            place={a.id: i + 1 for i, a in enumerate(r.rooms)},  # an area's columns in a row
-        )
+        now_sec = now.timestamp()  # what depends on `now` only, once for every day asked
+        last_day = calendar.last_bookable_day(r, now)
+        earliest = now_sec + r.min_advance_minutes * 60  # and later than now
+        place = {a.id: i + 1 for i, a in enumerate(r.rooms)}  # an area's columns in a row
+        width = r.online_limit
+        out: list[int] = []
         with self._lock:
             version = self.store.version()  # read before the entries: a later commit bumps it
-            for day, wanted_of_day in wanted.items():
-                out[day] = self._spots(day, wanted_of_day, now, version, asked)
+            days: dict[date, tuple[_Day, int, dict[int, list[int]]] | None] = {}
+            off_grid: dict[date, list[Taken]] = {}
+            for day, slot, n, area in wanted:
+                if day in days:
+                    read = days[day]
+                else:
+                    read = days[day] = self._read_day(day, now, now_sec, version, last_day)
+                if read is None:  # beyond the horizon or closed: nothing is bookable
+                    out.append(0)
+                    continue
+                state, ts, grid = read
+                units = area_units(r, area)
+                if (
+                    isinstance(units, Refused)
+                    or slot.minute <= ts
+                    or slot.start_sec < earliest
+                    or slot.start_sec <= now_sec
+                ):
+                    out.append(0)
+                    continue
+                row = grid.get(slot.minute)
+                if not 1 <= n <= width:
+                    out.append(0)  # a party partners cannot book: larger ones call
+                elif row is not None:
+                    out.append(row[n - 1 + width * place.get(area or "", 0)])
+                else:  # not one of the day's slots: ask the rules directly
+                    taken = off_grid.get(day)
+                    if taken is None:  # worked out once a day, for every such slot asked
+                        taken = off_grid[day] = occupied(r, state.stand, state.meta, ts, day)
+                    turns = calendar.turns_at(r, day, slot.minute)
+                    out.append(spots_open(r.online_floor, taken, slot.minute, n, turns, units))
         return out
 
-    def _spots(
-        self, day: date, wanted: Sequence[Wanted], now: datetime, version: int, asked: _Asked
-    ) -> list[int]:
-        r = self.restaurant
-        if day > asked.last_day:  # beyond the horizon: nothing is bookable yet
-            return [0] * len(wanted)
-        opening = calendar.opening_instant(r, day)
-        if opening is None:  # closed: no slot of it is bookable
-            return [0] * len(wanted)
-        minute = math.floor((asked.now_sec - opening.timestamp()) / 60)
+    def _read_day(
+        self, day: date, now: datetime, now_sec: float, version: int, last_day: date
+    ) -> tuple[_Day, int, dict[int, list[int]]] | None:
+        """The day's state, op ts and grid for a lookup at `now` (None beyond the horizon
+        or on a closed day). While neither the store version nor the minute moves, the last
+        read's are kept: the next lookup reads the day without replaying or checking."""
+        if day > last_day:
+            return None
+        opening = calendar.opening_instant(self.restaurant, day)
+        if opening is None:
+            return None
+        minute = math.floor((now_sec - opening.timestamp()) / 60)
         read = self._read.get(day)
         if read is not None and read[0] == version and read[1] == minute:
-            state, ts, grid = read[2], read[3], read[4]
-        else:
-            state, ts, grid = self._grid(day, now, version)
-            if len(self._read) >= DAYS_KEPT:
-                self._read.clear()
-            self._read[day] = (version, minute, state, ts, grid)
-        stand = state.stand
-        out: list[int] = []
-        earliest, now_sec, place = asked.earliest, asked.now_sec, asked.place
-        width = r.online_limit
-        off_grid: list[Taken] | None = None
-        for item in wanted:
-            slot, n = item[0], item[1]
-            area = item[2] if len(item) > 2 else None
-            units = area_units(r, area)
-            row = grid.get(slot.minute)
-            column = n - 1 + width * place.get(area or "", 0)
-            if (
-                isinstance(units, Refused)
-                or slot.minute <= ts
-                or slot.start_sec < earliest
-                or slot.start_sec <= now_sec
-            ):
-                out.append(0)
-            elif row is not None and 1 <= n <= width:
-                out.append(row[column])
-            elif row is not None or not 1 <= n <= width:
-                out.append(0)  # a party partners cannot book: larger ones call
-            else:  # not one of the day's slots: ask the rules directly
-                if off_grid is None:  # worked out once, for every such slot of the call
-                    off_grid = occupied(r, stand, state.meta, ts, day)
-                turns = calendar.turns_at(r, day, slot.minute)
-                out.append(spots_open(r.online_floor, off_grid, slot.minute, n, turns, units))
-        return out
+            return read[2], read[3], read[4]
+        state, ts, grid = self._grid(day, now, version)
+        if len(self._read) >= DAYS_KEPT:
+            self._read.clear()
+        self._read[day] = (version, minute, state, ts, grid)
+        return state, ts, grid
 
     def _grid(
         self, day: date, now: datetime, version: int

@@ -26,6 +26,7 @@ from feed.service.days import BOOKING_SCOPE, DayBook, Refused, new_booking_id
 from feed.service.replies import Reply, problem
 from feed.settings import Partner
 from feed.venue import calendar
+from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
 from store.log import DuplicateKey, LogStore, Remember
 
@@ -189,6 +190,7 @@ _SLOT_SNAKE = frozenset(_SLOT_KEYS.values())
 _RESOURCE_SNAKE = frozenset(_RESOURCE_KEYS.values())
 _LOOKUP_KEYS = {"merchant_id", "merchantId", "slot_time", "slotTime"}
 _NO_INT = -1
+_UNSEEN = object()  # a slot _slot_of has not been asked about yet
 PlainSlot = tuple[dict[str, Any], str | None, int, int | None, int | None]
 
 
@@ -246,14 +248,22 @@ def _plain_slot(value: Any) -> PlainSlot | None:
             return None
     size = None
     if "resource_ids" in slot:
-        resources = _plain_keys(slot["resource_ids"], _RESOURCE_KEYS, _RESOURCE_SNAKE)
-        if resources is None:
-            return None
-        if not (_plain_str(resources.get("room_id")) and _plain_str(resources.get("staff_id"))):
+        resources: dict[str, Any] | None = slot["resource_ids"]
+        if type(resources) is not dict or not resources.keys() <= _RESOURCE_SNAKE:
+            resources = _plain_keys(resources, _RESOURCE_KEYS, _RESOURCE_SNAKE)
+            if resources is None:
+                return None
+        room, staff = resources.get("room_id"), resources.get("staff_id")
+        if not (
+            (room is None or (type(room) is str and room.isascii()))
+            and (staff is None or (type(staff) is str and staff.isascii()))
+        ):
             return None
         size = resources.get("party_size")
-        if size is not None and (size := _plain_int(size, 1000)) == _NO_INT:
-            return None
+        if size is not None and not (type(size) is int and 0 <= size <= 1000):
+            size = _plain_int(size, 1000)
+            if size == _NO_INT:
+                return None
         if resources is not slot["resource_ids"]:  # renamed: the payload itself stays as sent
             slot = {**slot, "resource_ids": resources}
     return slot, service_id, start, duration, size
@@ -492,24 +502,20 @@ class PartnerApi:
             return book
         r, now = book.restaurant, self.clock()
         available = [False] * len(asked_slots)
-        # one log read per day asked; a room_id asks within that area (an unknown one: none)
-        by_day: dict[date, list[tuple[int, Any, int, str | None]]] = {}
+        # A room_id asks within that area (an unknown one: nothing open).
+        known = r.memo.setdefault("v3_slot_of", {})  # see _slot_of
+        where: list[int] = []
+        items: list[tuple[date, Slot, int, str | None]] = []
         for i, (_, service_id, start_sec, duration_sec, size) in enumerate(asked_slots):
             if size and (service_id is None or service_id == r.service_id):
-                found = self._slot_of(r, start_sec, duration_sec, size)
+                found = known.get((start_sec, duration_sec, size), _UNSEEN)
+                if found is _UNSEEN:
+                    found = self._slot_of(r, start_sec, duration_sec, size)
                 if found is not None:
-                    day, slot = found
-                    by_day.setdefault(day, []).append((i, slot, size, rooms[i]))
-        spots = book.spots_days(
-            {
-                day: [(slot, size, room) for _, slot, size, room in asked]
-                for day, asked in by_day.items()
-            },
-            now,
-        )
-        for day, asked in by_day.items():
-            for (i, _, _, _), open_ in zip(asked, spots[day], strict=True):
-                available[i] = open_ > 0
+                    where.append(i)
+                    items.append((found[0], found[1], size, rooms[i]))
+        for i, open_ in zip(where, book.spots_flat(items, now), strict=True):
+            available[i] = open_ > 0
         answers = [
             {"slot_time": asked[0], "available": ok}
             for asked, ok in zip(asked_slots, available, strict=True)
