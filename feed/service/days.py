@@ -1009,6 +1009,8 @@ class DayBook:
         With `area`, the area's units of that floor; an area the restaurant does not have
         has no rows."""
         r = self.restaurant
+        if not host and paced and sizes is None and slots is None:
+            return self._partner_rows(day, now, area)
         slots = calendar.slots(r, day) if slots is None else slots
         units = area_units(r, area)
         if not slots or isinstance(units, Refused):
@@ -1043,6 +1045,42 @@ class DayBook:
                 open_, total = grid[(minute, n)]
                 if total > 0:
                     rows.append((slot.start_sec, n, open_ if future else 0, total))
+        return rows
+
+    def _partner_rows(
+        self, day: date, now: datetime, area: str | None
+    ) -> list[tuple[int, int, int, int]]:
+        """`rows` as partners see them, read off the day's lookup grid (`_grid`): a replace
+        sent to partners and the lookups around it work the day out once between them, and
+        tell the same (a slot at or before the op ts is not open, as a lookup says)."""
+        r = self.restaurant
+        slots = calendar.slots(r, day)
+        units = area_units(r, area)
+        if not slots or isinstance(units, Refused):
+            return []
+        width = r.online_limit
+        place = next((i + 1 for i, a in enumerate(r.rooms) if a.id == area), 0)
+        floor = r.online_floor
+        totals = [spots_total(floor, n, units) for n in range(1, width + 1)]
+        now_sec = int(now.timestamp())
+        earliest = now_sec + r.min_advance_minutes * 60
+        last_day = calendar.last_bookable_day(r, now)
+        with self._lock:  # None beyond the horizon: nothing open there yet
+            read = self._read_day(day, now, now.timestamp(), self.store.version(), last_day)
+        rows: list[tuple[int, int, int, int]] = []
+        for slot in slots:
+            row = None
+            if (
+                read is not None
+                and slot.start_sec > now_sec
+                and slot.start_sec >= earliest
+                and slot.minute > read[1]
+            ):
+                row = read[2].get(slot.minute)
+            for n, total in enumerate(totals, start=1):
+                if total > 0:
+                    spots = row[n - 1 + width * place] if row is not None else 0
+                    rows.append((slot.start_sec, n, spots, total))
         return rows
 
     def day_block(

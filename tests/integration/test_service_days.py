@@ -535,3 +535,40 @@ def test_a_day_aheads_lookup_grid_outlives_the_minute_and_answers_as_a_fresh_one
     for m in (1, 2):  # the day under way: its floor changes with the minute
         book.spots_many(day, asked, opening + timedelta(minutes=m))
     assert calls == [day, day]
+
+
+@pytest.mark.parametrize("sample", ["marlowes.toml", "harbour.toml", "terrace.toml"])
+def test_partners_rows_read_off_the_lookup_grid_are_the_rules_rows(
+    store: SQLiteStore, sample: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a replace sends (rows as partners see them) comes from the grid lookups read,
+    worked out once for both, and is what the general path works out (every size and area,
+    before the day and while it runs, with the floor live)."""
+    from feed.service import rules
+
+    r = load_restaurant(REPO / "samples" / sample)
+    book = DayBook(store, r)
+    day = date(2026, 12, 5)
+    before = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
+    for hhmm, size in (("19:00", 2), ("19:00", 4), ("19:30", 6), ("20:00", 2)):
+        found = calendar.slot_at(r, datetime.fromisoformat(f"{day.isoformat()}T{hhmm}"))
+        assert found is not None
+        book.book(day, found[1], size, before, host=True, over_pacing=True)
+    opening = calendar.opening_instant(r, day)
+    assert opening is not None
+    during = opening + timedelta(hours=7)
+    areas = [None, *(a.id for a in r.rooms)]
+    calls: list[date] = []
+    opens = rules.opens
+    monkeypatch.setattr(rules, "opens", lambda rr, d, *a: calls.append(d) or opens(rr, d, *a))
+    for now in (before, during):
+        if now == during:  # the floor is live: somebody sits down
+            assert isinstance(book.operate(day, during, "walk_in", "w-1", 2), Applied)
+        calls.clear()
+        for area in areas:
+            fast = book.rows(day, now, area=area)
+            assert fast == book.rows(day, now, range(1, r.online_limit + 1), area=area)
+            assert any(spots for _, _, spots, _ in fast)
+        asked = [(s, 2) for s in calendar.slots(r, day)]
+        book.spots_many(day, asked, now)
+        assert calls.count(day) == 1 + len(areas)  # the grid once; the general path per area
