@@ -206,6 +206,12 @@ class LogStore(Protocol):
         holding state skip re-reading the log while it stays the same."""
         ...
 
+    def log_version(self) -> int:
+        """A number that changes whenever an entry is appended to any log, by any writer
+        (it may change more often, never less): readers of the logs skip re-reading them
+        while it stays the same, whatever else (outbox, idempotency records) is written."""
+        ...
+
     def service_dates(self, merchant_id: str) -> list[date]:
         """The days that have at least one entry, in order."""
         ...

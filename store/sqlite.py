@@ -78,6 +78,9 @@ CREATE TABLE IF NOT EXISTS outbox (
     delivered_at REAL,
     last_error   TEXT
 );
+-- log_version(): moved by every transaction that appends log entries, and only by those
+CREATE TABLE IF NOT EXISTS log_version (n INTEGER NOT NULL);
+INSERT INTO log_version (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM log_version);
 CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (state, id);
 CREATE INDEX IF NOT EXISTS outbox_key ON outbox (partner, kind, key, state);
 CREATE TABLE IF NOT EXISTS exports (
@@ -216,7 +219,9 @@ class SQLiteStore:
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._group = threading.Condition()  # guards _queue and _writing (group commit)
-        self._watch: sqlite3.Connection | None = None  # only reads PRAGMA data_version
+        # only reads: PRAGMA data_version, and the log's counter when that moved
+        self._watch: sqlite3.Connection | None = None
+        self._log_seen: tuple[int, int] | None = None  # (data_version, log_version) last read
         self._watch_lock = threading.Lock()
         self._queue: list[_Job] = []
         self._writing = False
@@ -390,6 +395,8 @@ class SQLiteStore:
             stored = self._insert_or_get(conn, scope, key, _dumps(value))
             if stored is not None:
                 raise DuplicateKey(scope, key, json.loads(stored))
+        if job.appends:
+            conn.execute("UPDATE log_version SET n = n + 1")
         for one in job.appends:
             day = one.service_date.isoformat()
             # The key stops a writer at a taken seq; this stops one that would leave a gap.
@@ -628,6 +635,23 @@ class SQLiteStore:
                 self._watch = self._connect()
             try:
                 return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise translate(exc) from exc
+
+    def log_version(self) -> int:
+        # The log's counter is read only when data_version says something was committed
+        # (data_version first: a commit between the two reads is seen at the next call).
+        with self._watch_lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            if self._watch is None:
+                self._watch = self._connect()
+            try:
+                seen = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+                if self._log_seen is None or self._log_seen[0] != seen:
+                    row = self._watch.execute("SELECT n FROM log_version").fetchone()
+                    self._log_seen = (seen, int(row[0]))
+                return self._log_seen[1]
             except sqlite3.Error as exc:
                 raise translate(exc) from exc
 

@@ -129,8 +129,8 @@ class Background:
         self.receiver = receiver
         self.watch = AvailabilityWatch(receiver)
         # One sweep per interval across the processes on this store, not one per process.
-        # A turn is a write (it moves store.version()), which costs a reader one empty read
-        # of each day's log tail; the day grids key on the log's length and stay cached.
+        # A turn is a write but no log append: readers keyed on store.log_version() (the day
+        # states and grids) are not moved by it.
         self.sweep_turns = Turns(receiver.store, "sweep", SWEEP_SECONDS)
         self.threads: list[threading.Thread] = []
 

@@ -268,7 +268,7 @@ class DayBook:
                 del self._days[next(iter(self._days))]
         self._days[day] = cached  # (re)inserted last: dict order is recency
         if version is None:
-            version = self.store.version()  # read before the entries: a later commit bumps it
+            version = self.store.log_version()  # read before the entries: a later commit bumps it
         if cached.version != version:
             merchant = self.restaurant.merchant_id
             cached.replay(self.store.entries(merchant, day, after_seq=cached.next_seq - 1))
@@ -680,7 +680,7 @@ class DayBook:
         width = r.online_limit
         out: list[int] = []
         with self._lock:
-            version = self.store.version()  # read before the entries: a later commit bumps it
+            version = self.store.log_version()  # read before the entries: a later commit bumps it
             days: dict[date, tuple[_Day, int, dict[int, list[int]]] | None] = {}
             off_grid: dict[date, list[Taken]] = {}
             for day, slot, n, area in wanted:
@@ -1066,7 +1066,7 @@ class DayBook:
         earliest = now_sec + r.min_advance_minutes * 60
         last_day = calendar.last_bookable_day(r, now)
         with self._lock:  # None beyond the horizon: nothing open there yet
-            read = self._read_day(day, now, now.timestamp(), self.store.version(), last_day)
+            read = self._read_day(day, now, now.timestamp(), self.store.log_version(), last_day)
         rows: list[tuple[int, int, int, int]] = []
         for slot in slots:
             row = None

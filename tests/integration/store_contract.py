@@ -272,6 +272,16 @@ class StoreContract:
         store.remember("webhook", "k", 1)
         assert store.version() != after
 
+    def test_the_log_version_changes_with_every_append(self, store: LogStore) -> None:
+        before = store.log_version()
+        store.entries(MERCHANT, DAY)  # reading changes nothing
+        assert store.log_version() == before
+        store.append(MERCHANT, DAY, 0, [entry(0)])
+        after = store.log_version()
+        assert after != before
+        store.append_all([LogAppend(MERCHANT, NEXT_DAY, 0, [entry(0)])])
+        assert store.log_version() != after
+
     def test_replaying_the_stored_log_gives_the_stored_results(self, store: LogStore) -> None:
         stand = HostStand()
         for seq, operation in enumerate(SERVICE):

@@ -345,6 +345,9 @@ class _RacedStore:
     def version(self) -> int:
         return self.inner.version()
 
+    def log_version(self) -> int:
+        return self.inner.log_version()
+
     def operations(self, merchant_id: str, service_date: date) -> list[list[object]]:
         return self.inner.operations(merchant_id, service_date)
 

@@ -459,3 +459,23 @@ def test_the_test_run_leaves_no_database_files_in_the_repository() -> None:
         if not (path.parent == REPO and path.name in made_by_make_run)
     ]
     assert stray == []
+
+
+def test_the_log_version_moves_with_appends_only_and_sees_other_writers(db: Path) -> None:
+    """Readers of the logs key on log_version: the outbox and idempotency records, written
+    all the time by the sender and the receivers, must not make them re-read the logs; an
+    append by another store on the same file (another process) must."""
+    from store.log import OutboxMessage
+
+    with SQLiteStore(db) as store, SQLiteStore(db) as other:
+        before, committed = store.log_version(), store.version()
+        other.remember("webhook", "k", 1)
+        other.append_all([], outbox=[OutboxMessage("p", "booking", "k", {"a": 1}, 0.0)])
+        assert store.version() != committed  # something was committed ...
+        assert store.log_version() == before  # ... but no log grew
+        other.append(MERCHANT, DAY, 0, [entry(0)])
+        moved = store.log_version()
+        assert moved != before
+        assert store.log_version() == moved
+        other.append(MERCHANT, DAY, 1, [entry(1)])
+        assert store.log_version() not in (before, moved)
