@@ -379,6 +379,8 @@ class SQLiteStore:
                         conn.execute("ROLLBACK TO job")
                         job.error = translate(exc) if isinstance(exc, sqlite3.Error) else exc
                     conn.execute("RELEASE job")
+                if any(job.appends and job.error is None for job in batch):
+                    conn.execute("UPDATE log_version SET n = n + 1")  # once for the batch
         except StoreError as exc:  # BEGIN or COMMIT failed: nothing of the batch was written
             for job in batch:
                 if job.error is None:
@@ -395,8 +397,6 @@ class SQLiteStore:
             stored = self._insert_or_get(conn, scope, key, _dumps(value))
             if stored is not None:
                 raise DuplicateKey(scope, key, json.loads(stored))
-        if job.appends:
-            conn.execute("UPDATE log_version SET n = n + 1")
         for one in job.appends:
             day = one.service_date.isoformat()
             # The key stops a writer at a taken seq; this stops one that would leave a gap.

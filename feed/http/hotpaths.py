@@ -46,6 +46,13 @@ class Route:
     handler: Handler
     headers: tuple[str, ...] = ()  # lower-case names of the request headers it reads
     accepts_tail: Callable[[str], bool] | None = None  # a prefix route: which tails it takes
+    # A prefix route's template and the name of its tail ("/webhooks/{partner_id}",
+    # "partner_id"): what the request's log line and metrics call the route.
+    template: str = ""
+    param: str = ""
+
+
+ROUTE_KEY = "hoststand.route"  # scope key: (template, path params) of a hot prefix route
 
 
 def busy(exc: Exception) -> Answer:
@@ -94,6 +101,8 @@ class HotPaths:
             await self.app(scope, receive, send)
             return
         route, tail = found
+        if route.template:  # named here: matching it against every route again is costly
+            scope[ROUTE_KEY] = (route.template, {route.param: tail})
         wanted = route.headers
         headers: dict[str, str] = {}
         declared: int | None = None

@@ -19,7 +19,7 @@ from typing import Any
 from starlette.routing import BaseRoute, Match
 
 from feed.http.health import Readiness
-from feed.http.hotpaths import ASGIApp, Message, Receive, Scope, Send
+from feed.http.hotpaths import ROUTE_KEY, ASGIApp, Message, Receive, Scope, Send
 from feed.http.metrics import Metrics
 from feed.service import events
 from feed.service.events import HOST, V3, WEBHOOK, Events, RequestContext
@@ -123,6 +123,9 @@ class Observed:
         route = scope.get("route")
         if route is not None:
             return getattr(route, "path", UNMATCHED), scope.get("path_params", {})
+        hot = scope.get(ROUTE_KEY)
+        if hot is not None:
+            return hot  # type: ignore[no-any-return]
         path = scope["path"]
         if path in self.exact:
             return path, {}

@@ -611,6 +611,14 @@ def hot_app(app: FastAPI, receiver: Receiver) -> HotPaths:
     return HotPaths(
         app,
         exact=v3.hot_routes(api, receiver.settings),
-        prefixes={"/webhooks/": Route(webhook, headers=(header,), accepts_tail=partner_id)},
+        prefixes={
+            "/webhooks/": Route(
+                webhook,
+                headers=(header,),
+                accepts_tail=partner_id,
+                template="/webhooks/{partner_id}",
+                param="partner_id",
+            )
+        },
         max_body=MAX_BODY_BYTES,
     )
