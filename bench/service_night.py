@@ -111,7 +111,7 @@ from typing import Any
 
 from engine import HostStand, PartyState, Rejected, errors
 from engine.floor import FloorPlan
-from feed.floor.availability import Booking, Taken, _units, choose_unit
+from feed.floor.availability import Booking, Taken, choose_unit, scored_units
 from feed.service.days import occupied, still_booked
 from feed.venue.restaurant import Restaurant, load_restaurant, parse_restaurant
 
@@ -339,48 +339,19 @@ def tied_candidates(
 ) -> list[Scored]:
     """`choose_unit`'s candidates that tie on its first two keys (fewest seats, then the
     most spots left for the other party sizes at `at`), in floor-plan / COMBOS order: the
-    first is `choose_unit`'s pick; with `every`, all its candidates, scored. Mirrors
-    feed/floor/availability.py step by step on its own floor masks (`_units`);
-    `choose_what_if --check-choice` checks the pick."""
-    units = _units(floor)
-    spans = units.spans(taken)
-    free_by_turn: dict[int, int] = {}
+    first is `choose_unit`'s pick; with `every`, all its candidates, scored. Read from
+    feed/floor/availability.py's `scored_units`; `choose_what_if --check-choice` checks
+    the pick."""
 
-    def free(m: int) -> int:
-        t = turns.get(m, 0)
-        if t not in free_by_turn:
-            free_by_turn[t] = units.all_tables & ~units.blocked(spans, at, t)
-        return free_by_turn[t]
-
-    bookable = free(n)
-    fit = units.in_area(n, None)
-    candidates: list[tuple[int, str, tuple[str, ...], int]] = []  # seats, id, tables, mask
-    if n < floor.large_from:
-        fitting = fit & bookable
-        for i, table in enumerate(floor.tables):
-            if fitting >> i & 1:
-                candidates.append((table.seats, table.id, (table.id,), 1 << i))
-    else:
-        usable = fit & units.live_combos(bookable)
-        for j, combo in enumerate(floor.combos):
-            if units.matcher.in_some_maximum(usable, j):
-                candidates.append((combo.capacity, combo.id, combo.tables, units.combo_tables[j]))
-    if not candidates:
-        return []
-    fewest = min(c[0] for c in candidates)
-    others = [m for m in range(1, floor.max_party + 1) if m != n]
-
-    def left_for_others(chosen: int) -> int:
-        left = 0
-        for m in others:
-            rest = free(m) & ~chosen
-            left += units.open(rest, units.live_combos(rest), m, None)
-        return left
+    def tables_of(unit: str) -> tuple[str, ...]:
+        combo = floor.combo(unit)
+        return combo.tables if combo is not None else (unit,)
 
     scored = [
-        (c[0], left_for_others(c[3]), c[1], c[2]) for c in candidates if every or c[0] == fewest
+        (seats, left, unit, tables_of(unit))
+        for seats, left, _, unit, _ in scored_units(floor, taken, at, n, turns, every=every)
     ]
-    if every:
+    if every or not scored:
         return scored
     most = max(c[1] for c in scored)
     return [c for c in scored if c[1] == most]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -628,30 +628,29 @@ class SQLiteStore:
     def version(self) -> int:
         # PRAGMA data_version on a connection that never writes changes whenever any other
         # connection, in this process or another, commits: a cheap "has anything changed".
-        with self._watch_lock:
-            if self._closed:
-                raise StoreError("store is closed")
-            if self._watch is None:
-                self._watch = self._connect()
-            try:
-                return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
-            except sqlite3.Error as exc:
-                raise translate(exc) from exc
+        return self._watched(lambda watch: int(watch.execute("PRAGMA data_version").fetchone()[0]))
 
     def log_version(self) -> int:
         # The log's counter is read only when data_version says something was committed
         # (data_version first: a commit between the two reads is seen at the next call).
+        def read(watch: sqlite3.Connection) -> int:
+            seen = int(watch.execute("PRAGMA data_version").fetchone()[0])
+            if self._log_seen is None or self._log_seen[0] != seen:
+                row = watch.execute("SELECT n FROM log_version").fetchone()
+                self._log_seen = (seen, int(row[0]))
+            return self._log_seen[1]
+
+        return self._watched(read)
+
+    def _watched(self, read: Callable[[sqlite3.Connection], int]) -> int:
+        """`read` on the connection that only watches (opened on first use), under its lock."""
         with self._watch_lock:
             if self._closed:
                 raise StoreError("store is closed")
             if self._watch is None:
                 self._watch = self._connect()
             try:
-                seen = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
-                if self._log_seen is None or self._log_seen[0] != seen:
-                    row = self._watch.execute("SELECT n FROM log_version").fetchone()
-                    self._log_seen = (seen, int(row[0]))
-                return self._log_seen[1]
+                return read(self._watch)
             except sqlite3.Error as exc:
                 raise translate(exc) from exc
 

@@ -547,6 +547,30 @@ def choose_unit(
     combo), then the most spots left for the other party sizes at `at`, then floor-plan
     order for tables and COMBOS order for combos.
     """
+    scored = scored_units(floor, taken, at, n, turns, area)
+    if not scored:
+        return None
+    return max(scored, key=lambda c: (c[1], -c[2]))[3]
+
+
+# A candidate unit for a booking: (seats or capacity, spots it leaves for the other party
+# sizes at that slot, floor-plan or COMBOS order, unit id, its tables mask)
+ScoredUnit = tuple[int, int, int, str, int]
+
+
+def scored_units(
+    floor: FloorPlan,
+    taken: Iterable[Taken | Booking],
+    at: int,
+    n: int,
+    turns: Turns | None = None,
+    area: AreaUnits = None,
+    *,
+    every: bool = False,
+) -> list[ScoredUnit]:
+    """`choose_unit`'s candidates with the fewest seats (with `every`: all of them), each
+    scored with the spots it leaves for the other party sizes at `at`, in floor-plan /
+    COMBOS order. (bench/service_night.py ranks them other ways, for what-ifs.)"""
     units = _units(floor)
     spans = units.spans(taken)
 
@@ -575,7 +599,7 @@ def choose_unit(
             if units.matcher.in_some_maximum(usable, j):
                 candidates.append((combo.capacity, j, combo.id, units.combo_tables[j]))
     if not candidates:
-        return None
+        return []
     fewest = min(c[0] for c in candidates)
     others = [m for m in range(1, floor.max_party + 1) if m != n]
 
@@ -586,8 +610,8 @@ def choose_unit(
             left += units.open(rest, units.live_combos(rest), m, area)
         return left
 
-    best = max(
-        (c for c in candidates if c[0] == fewest),
-        key=lambda c: (left_for_others(c[3]), -c[1]),
-    )
-    return best[2]
+    return [
+        (c[0], left_for_others(c[3]), c[1], c[2], c[3])
+        for c in candidates
+        if every or c[0] == fewest
+    ]
