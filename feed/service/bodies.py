@@ -17,7 +17,6 @@ from typing import Any
 MAX_DEPTH = 32  # the partner's deepest real body nests 4 levels
 MAX_DIGITS = 40  # an int64 is 19 digits; anything far longer is not a number we use
 
-_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_DIGITS + 1}}}")  # a run of more digits than allowed
 _LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a surrogate escape: look closer
 
 
@@ -84,11 +83,8 @@ def loads(body: bytes, empty: Any = None) -> Any:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadBody(f"not JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    # An integer can only be too long where the text has a run of that many digits: without
-    # one, the parser reads integers itself (a call per number costs a lookup its time).
-    parse_int = _int if _LONG_DIGITS.search(text) else None
     try:
-        value = json.loads(text, parse_int=parse_int, parse_float=_float, parse_constant=_constant)
+        value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
     except BadBody:
         raise
     except RecursionError:  # the C parser's own limit, far above ours
