@@ -222,6 +222,18 @@ class _Day:
             self.meta.setdefault(operation[2], dict(meta))
 
 
+@dataclass
+class _Grid:
+    """A day's grid for lookups and what it was read at (DayBook._read_day)."""
+
+    key: tuple[int, int]  # (minute, or -1 before the day opens; the log's length)
+    grid: dict[int, list[int]]  # slot minute -> spots_open per column
+    version: int  # the log version and the minute of the last read
+    minute: int
+    state: _Day
+    ts: int
+
+
 class DayBook:
     """The service days of one restaurant over a log store."""
 
@@ -237,11 +249,7 @@ class DayBook:
         self.notifier = notifier
         self.events = events or Events()  # bookings, cancels and retries, logged and counted
         self._days: dict[date, _Day] = {}
-        # day -> ((minute, next seq), slot minute -> spots_open by party size)
-        self._grids: dict[date, tuple[tuple[int, int], dict[int, list[int]]]] = {}
-        # day -> (store version, minutes since opening, the day's state, its op ts, its grid):
-        # while neither moves, a lookup reads the day without replaying or checking anything
-        self._read: dict[date, tuple[int, int, _Day, int, dict[int, list[int]]]] = {}
+        self._grids: dict[date, _Grid] = {}  # each day's last lookup read (see _read_day)
         # Server threads share a DayBook; the cached states are not safe to change concurrently.
         self._lock = threading.RLock()
         self.generation = 0  # moves with each new configuration (reconfigure)
@@ -254,7 +262,6 @@ class DayBook:
             self.restaurant = restaurant
             self._days.clear()
             self._grids.clear()
-            self._read.clear()
             self.generation += 1
 
     # -- state --------------------------------------------------------------------
@@ -717,53 +724,44 @@ class DayBook:
     def _read_day(
         self, day: date, now: datetime, now_sec: float, version: int, last_day: date
     ) -> tuple[_Day, int, dict[int, list[int]]] | None:
-        """The day's state, op ts and grid for a lookup at `now` (None beyond the horizon
-        or on a closed day). While neither the store version nor the minute moves, the last
-        read's are kept: the next lookup reads the day without replaying or checking."""
+        """The day's state as of `version`, its op ts at `now` and its grid (slot minute ->
+        spots_open per column: the online floor's sizes, then each area's), for a lookup;
+        None beyond the horizon or on a closed day.
+
+        While neither the log version nor the minute moves, the last read is the answer:
+        the next lookup reads the day without replaying or checking. The grid itself is
+        kept while the day's log keeps its length (another day's booking does not change
+        it), and, before the day opens while nobody is on its floor, across minutes too
+        (no reservation is due to expire, no arrived party's meal grows)."""
         if day > last_day:
             return None
         opening = calendar.opening_instant(self.restaurant, day)
         if opening is None:
             return None
         minute = math.floor((now_sec - opening.timestamp()) / 60)
-        read = self._read.get(day)
-        if read is not None and read[0] == version and read[1] == minute:
-            return read[2], read[3], read[4]
-        state, ts, grid = self._grid(day, now, version)
-        if len(self._read) >= DAYS_KEPT:
-            self._read.clear()
-        self._read[day] = (version, minute, state, ts, grid)
-        return state, ts, grid
-
-    def _grid(
-        self, day: date, now: datetime, version: int
-    ) -> tuple[_Day, int, dict[int, list[int]]]:
-        """The day's state as of `version`, its op ts at `now`, and its grid (slot minute ->
-        spots_open per column: the online floor's sizes, then each area's)."""
+        kept = self._grids.get(day)
+        if kept is not None and kept.version == version and kept.minute == minute:
+            return kept.state, kept.ts, kept.grid
         r = self.restaurant
         state = self._load(day, version)
         stand = state.stand
         ts = self.op_ts(day, stand, now)
-        # The log's length, not the store's version: any commit (another day's booking, an
-        # outbox delivery) bumps the version, and the grid does not change with those. Nor
-        # does it change with the minute before the day opens while nobody is on its floor
-        # (no reservation is due to expire, no arrived party's meal grows): a day ahead's
-        # grid is kept across minutes, not worked out again for every day at each minute.
         key = (-1 if ts < 0 and not stand.parties else ts, state.next_seq)
-        cached = self._grids.get(day)
-        if cached is None or cached[0] != key:
+        if kept is not None and kept.key == key:
+            grid = kept.grid
+        else:
             taken = occupied(r, stand, state.meta, ts, day)
             slots = calendar.slots(r, day)
-            minutes = [s.minute for s in slots]
             sizes = range(1, r.online_limit + 1)
             # The whole online floor's sizes, then each area's (a row holds them all: one pass).
             columns = [(n, a) for a in (None, *(x.units for x in r.rooms)) for n in sizes]
             counts = rules.stand_counts(r, stand, state.meta, ts) if r.paced else None
             rows = rules.opens(r, day, r.online_floor, taken, None, slots, columns, counts)
-            if len(self._grids) >= DAYS_KEPT:
-                self._grids.clear()
-            cached = self._grids[day] = (key, dict(zip(minutes, rows, strict=True)))
-        return state, ts, cached[1]
+            grid = {s.minute: row for s, row in zip(slots, rows, strict=True)}
+        if kept is None and len(self._grids) >= DAYS_KEPT:
+            self._grids.clear()
+        self._grids[day] = _Grid(key, grid, version, minute, state, ts)
+        return state, ts, grid
 
     def view(self, day: date, now: datetime, name: str, *args: Any) -> Applied:
         """A reading operation (board, quote) at `now`, answered as the day stands once
