@@ -99,6 +99,35 @@ class Cell:
 Wanted = tuple[Slot, int] | tuple[Slot, int, str | None]
 
 
+def _open_rows(
+    slots: Sequence[Slot],
+    sizes: Sequence[int],
+    totals: Sequence[int],
+    by_minute: Mapping[int, Sequence[int]] | None,
+    offset: int,
+    ts: int,
+    now_sec: int,
+    earliest: int,
+) -> list[tuple[int, int, int, int]]:
+    """(start_sec, party size, open, total) for each slot and size with a total: open from
+    the slot's row of `by_minute` (the sizes' columns from `offset`) while the slot can
+    still be booked (after now and `ts`, not before `earliest`), else 0 (None: nothing)."""
+    out: list[tuple[int, int, int, int]] = []
+    for slot in slots:
+        row = None
+        if (
+            by_minute is not None
+            and slot.start_sec > now_sec
+            and slot.start_sec >= earliest
+            and slot.minute > ts
+        ):
+            row = by_minute.get(slot.minute)
+        for i, (n, total) in enumerate(zip(sizes, totals, strict=True)):
+            if total > 0:
+                out.append((slot.start_sec, n, row[offset + i] if row is not None else 0, total))
+    return out
+
+
 def area_units(r: Restaurant, area_id: str | None) -> AreaUnits | Refused:
     """The units a booking or lookup naming `area_id` (a partner's room_id) may have: None
     for any unit (no area named, or the restaurant is one area); SLOT_UNAVAILABLE for an
@@ -1025,30 +1054,17 @@ class DayBook:
             counts = None
         opens = rules.opens(r, day, floor, taken, None, slots, [(n, units) for n in sizes], counts)
         totals = [spots_total(floor, n, units) for n in sizes]
-        grid = {
-            (slot.minute, n): (spots, total)
-            for slot, row in zip(slots, opens, strict=True)
-            for n, spots, total in zip(sizes, row, totals, strict=True)
-        }
+        by_minute = None
+        if calendar.within_horizon(r, day, now):
+            by_minute = {slot.minute: row for slot, row in zip(slots, opens, strict=True)}
         now_sec = int(now.timestamp())
         earliest = now_sec + r.min_advance_minutes * 60
-        in_horizon = calendar.within_horizon(r, day, now)
-        rows: list[tuple[int, int, int, int]] = []
-        for slot in slots:
-            future = (
-                in_horizon and slot.start_sec > now_sec and slot.minute > ts
-            ) and slot.start_sec >= earliest
-            minute = slot.minute
-            for n in sizes:
-                open_, total = grid[(minute, n)]
-                if total > 0:
-                    rows.append((slot.start_sec, n, open_ if future else 0, total))
-        return rows
+        return _open_rows(slots, sizes, totals, by_minute, 0, ts, now_sec, earliest)
 
     def _partner_rows(
         self, day: date, now: datetime, area: str | None
     ) -> list[tuple[int, int, int, int]]:
-        """`rows` as partners see them, read off the day's lookup grid (`_grid`): a replace
+        """`rows` as partners see them, read off the day's lookup grid (`_read_day`): a replace
         sent to partners and the lookups around it work the day out once between them, and
         tell the same (a slot at or before the op ts is not open, as a lookup says)."""
         r = self.restaurant
@@ -1058,28 +1074,15 @@ class DayBook:
             return []
         width = r.online_limit
         place = next((i + 1 for i, a in enumerate(r.rooms) if a.id == area), 0)
-        floor = r.online_floor
-        totals = [spots_total(floor, n, units) for n in range(1, width + 1)]
+        sizes = range(1, width + 1)
+        totals = [spots_total(r.online_floor, n, units) for n in sizes]
         now_sec = int(now.timestamp())
         earliest = now_sec + r.min_advance_minutes * 60
         last_day = calendar.last_bookable_day(r, now)
         with self._lock:  # None beyond the horizon: nothing open there yet
             read = self._read_day(day, now, now.timestamp(), self.store.log_version(), last_day)
-        rows: list[tuple[int, int, int, int]] = []
-        for slot in slots:
-            row = None
-            if (
-                read is not None
-                and slot.start_sec > now_sec
-                and slot.start_sec >= earliest
-                and slot.minute > read[1]
-            ):
-                row = read[2].get(slot.minute)
-            for n, total in enumerate(totals, start=1):
-                if total > 0:
-                    spots = row[n - 1 + width * place] if row is not None else 0
-                    rows.append((slot.start_sec, n, spots, total))
-        return rows
+        grid, ts = (read[2], read[1]) if read is not None else (None, 0)
+        return _open_rows(slots, sizes, totals, grid, width * place, ts, now_sec, earliest)
 
     def day_block(
         self,
