@@ -23,10 +23,9 @@ from feed.files.export import availability_entries, export_feeds, merchant_days
 from feed.push.outbox import replace_body
 from feed.service import days
 from feed.service.days import Applied, DayBook, Refused
-from feed.venue import calendar
-from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant, parse_restaurant
 from store.sqlite import SQLiteStore
+from tests.integration.slots import slot
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # Thursday morning (Lisbon = UTC in winter)
@@ -51,12 +50,6 @@ def terrace(*, lunch_turns: bool = True, **extra: Any) -> Restaurant:
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     with SQLiteStore(tmp_path / "hoststand.db") as store:
         yield store
-
-
-def slot(r: Restaurant, day: date, hhmm: str) -> Slot:
-    found = calendar.slot_at(r, datetime.fromisoformat(f"{day.isoformat()}T{hhmm}"))
-    assert found is not None, hhmm
-    return found[1]
 
 
 def exported(r: Restaurant, store: SQLiteStore, out: Path) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from feed.venue import calendar
 from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
+from tests.integration.slots import slot
 
 REPO = Path(__file__).resolve().parents[2]
 HARBOUR = REPO / "samples" / "harbour.toml"
@@ -50,12 +51,6 @@ def harbour() -> Restaurant:
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     with SQLiteStore(tmp_path / "hoststand.db") as store:
         yield store
-
-
-def slot(r: Restaurant, day: date, hhmm: str) -> Slot:
-    found = calendar.slot_at(r, datetime.fromisoformat(f"{day.isoformat()}T{hhmm}"))
-    assert found is not None, hhmm
-    return found[1]
 
 
 def receiver(store: SQLiteStore, r: Restaurant, now: datetime = NOW) -> Receiver:

@@ -15,10 +15,9 @@ from feed.service.days import Applied, DayBook, Refused
 from feed.service.notify import AVAILABILITY, Notifier
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
-from feed.venue import calendar
-from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
+from tests.integration.slots import slot
 
 REPO = Path(__file__).resolve().parents[2]
 SATURDAY = date(2026, 12, 5)  # Marlowe's, London (GMT): lunch 12:00-15:00, dinner 17:30-23:00
@@ -34,12 +33,6 @@ def marlowes() -> Restaurant:
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     with SQLiteStore(tmp_path / "hoststand.db") as store:
         yield store
-
-
-def slot(r: Restaurant, day: date, hhmm: str) -> Slot:
-    found = calendar.slot_at(r, datetime.fromisoformat(f"{day.isoformat()}T{hhmm}"))
-    assert found is not None, hhmm
-    return found[1]
 
 
 def at(day: date, hhmm: str) -> datetime:
