@@ -344,6 +344,33 @@ def test_a_database_locked_past_the_busy_timeout_is_store_unavailable(
         impatient.append(MERCHANT, DAY, 0, [entry(0)])  # unavailable was temporary
 
 
+def test_a_writer_of_this_process_waits_its_turn_and_gives_up_at_the_busy_timeout(
+    db: Path,
+) -> None:
+    # Writers of one process take turns on the store's own lock (no SQLite busy sleeps):
+    # one held past busy_timeout by another thread is the same StoreUnavailable.
+    with SQLiteStore(db, busy_timeout=0.05) as store:
+        holding, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with store._transaction():
+                holding.set()
+                release.wait(5)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert holding.wait(5)
+        try:
+            with pytest.raises(StoreUnavailable, match="held"):
+                store.append(MERCHANT, DAY, 0, [entry(0)])
+        finally:
+            release.set()
+            holder.join(5)
+        assert store.entries(MERCHANT, DAY) == []  # nothing was written
+        store.append(MERCHANT, DAY, 0, [entry(0)])  # the turn came back
+        assert len(store.entries(MERCHANT, DAY)) == 1
+
+
 def test_a_file_that_cannot_be_opened_is_store_unavailable(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable):
         SQLiteStore(tmp_path / "no-such-directory" / "hoststand.db")
