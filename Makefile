@@ -33,7 +33,6 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 bench: $(STAMP)
-	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/availability_day.py
 	$(BIN)/python bench/service_night.py

@@ -16,7 +16,7 @@ floor; peak under 300 MB and flat in the number of restaurants; a restaurant-day
 Run: `.venv/bin/python bench/feed_bench.py [--restaurants 200] [--days 30] [--seed 1]`;
 `--rules` turns pacing on for every restaurant (issue #14: 60 covers and 12 parties per slot,
 so spots are capped from the stored bookings on every slot; target within 3x the floor).
-(`--profile` adds a cProfile of the export; orjson comes from the bench extra).
+(`--profile` adds a cProfile of the export).
 `--areas 2` splits each restaurant's tables into two seating areas (issue #14; table Tn in
 area n mod 2, a combo across them `cross_area`): the feed then has an entry per slot,
 party size and area, and the export is held to TARGET_AREAS_FLOOR_RATIO of its floor.
