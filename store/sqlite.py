@@ -386,6 +386,9 @@ class SQLiteStore:
 
     def _commit(self, batch: list[_Job]) -> None:
         try:
+            if len(batch) == 1:  # alone: its failure rolls back the transaction, no savepoint
+                self._commit_one(batch[0])
+                return
             with self._transaction() as conn:
                 for job in batch:
                     conn.execute("SAVEPOINT job")
@@ -407,6 +410,18 @@ class SQLiteStore:
             with self._group:
                 for job in batch:
                     job.done = True
+
+    def _commit_one(self, job: _Job) -> None:
+        """A batch of one job (a server answering on its event loop never has more): the
+        job's own transaction, no savepoint. Its failure rolls the transaction back and is
+        the job's error, as a failed BEGIN or COMMIT is (driver errors arrive translated)."""
+        try:
+            with self._transaction() as conn:
+                self._write(conn, job)
+                if job.appends:
+                    conn.execute("UPDATE log_version SET n = n + 1")
+        except StoreError as exc:
+            job.error = exc
 
     def _write(self, conn: sqlite3.Connection, job: _Job) -> None:
         for scope, key, value in job.remember:
@@ -440,11 +455,12 @@ class SQLiteStore:
                     for i, e in enumerate(one.entries)
                 ],
             )
-        conn.executemany(
-            "INSERT INTO idempotency (scope, key, value) VALUES (?, ?, ?)"
-            " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
-            [(scope, key, _dumps(value)) for scope, key, value in job.put],
-        )
+        if job.put:
+            conn.executemany(
+                "INSERT INTO idempotency (scope, key, value) VALUES (?, ?, ?)"
+                " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
+                [(scope, key, _dumps(value)) for scope, key, value in job.put],
+            )
         for message in job.outbox:
             self._enqueue(conn, message)
 
