@@ -95,6 +95,21 @@ _CANNOT_OPEN = {"SQLITE_CANTOPEN", "SQLITE_CANTOPEN_ISDIR", "SQLITE_CANTOPEN_NOT
 _UNIQUE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
 
 
+# outbox.pending: the due messages that are first of their key among the pending ones,
+# found by SQLite (outbox_key's range below each row's id). A sender asks every round; it read
+# every pending row into Python before, replaces waiting out their coalescing window too:
+# 2.5 ms of the GIL a round in receiver_bench, beside the requests being served.
+_PENDING_SQL = """
+SELECT id, partner, kind, key, payload, created_at, attempts FROM outbox AS o
+WHERE state = 'pending' AND retry_at <= ? AND (claimed_at IS NULL OR claimed_at <= ?)
+  AND NOT EXISTS (
+    SELECT 1 FROM outbox AS e
+    WHERE e.partner = o.partner AND e.kind = o.kind AND e.key = o.key
+      AND e.state = 'pending' AND e.id < o.id
+  )
+ORDER BY id LIMIT ?
+"""
+
 # outbox_backlog: pending and dead messages per partner (the delivered ones are not read).
 _BACKLOG_SQL = (
     "SELECT partner, state, count(*), min(created_at) FROM outbox"
@@ -492,38 +507,14 @@ class SQLiteStore:
     def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
         """Due messages, oldest first, at most one per key (see `claim`).
 
-        Rows are read in pages so messages waiting out a back-off never use up the limit.
-        A claim older than CLAIM_SECONDS is a sender that died: the message is due again."""
-        items: list[OutboxItem] = []
-        blocked: set[tuple[str, str, str]] = set()
-        stale = now - CLAIM_SECONDS
+        A message in back-off or being sent holds back the ones behind it with its key. A
+        claim older than CLAIM_SECONDS is a sender that died: the message is due again."""
         with self._connection() as conn:
-            after = 0
-            while len(items) < limit:
-                rows = conn.execute(
-                    "SELECT id, partner, kind, key, payload, created_at, attempts, retry_at,"
-                    " claimed_at FROM outbox WHERE state = 'pending' AND id > ?"
-                    " ORDER BY id LIMIT 500",
-                    (after,),
-                ).fetchall()
-                if not rows:
-                    break
-                for id_, partner, kind, key, payload, created, attempts, retry_at, claimed in rows:
-                    after = id_
-                    ident = (partner, kind, key)
-                    # In order per key: a message in back-off or being sent holds back the
-                    # ones behind it.
-                    if ident in blocked:
-                        continue
-                    blocked.add(ident)
-                    if retry_at > now or (claimed is not None and claimed > stale):
-                        continue
-                    items.append(
-                        OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
-                    )
-                    if len(items) == limit:
-                        break
-        return items
+            rows = conn.execute(_PENDING_SQL, (now, now - CLAIM_SECONDS, limit)).fetchall()
+        return [
+            OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
+            for id_, partner, kind, key, payload, created, attempts in rows
+        ]
 
     def claim(self, message_ids: Sequence[int], now: float) -> list[int]:
         # One writer at a time (BEGIN IMMEDIATE): a message another sender claimed since
