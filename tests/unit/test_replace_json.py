@@ -15,22 +15,26 @@ from feed.venue import calendar
 from feed.venue.restaurant import Restaurant, parse_restaurant
 from store.sqlite import SQLiteStore
 
-SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLE = SAMPLES / "marlowes.toml"
 DAY = date(2026, 12, 4)  # a Friday
 
 
-def restaurant(merchant_id: str) -> Restaurant:
-    config = tomllib.loads(SAMPLE.read_text(encoding="utf-8"))
+def restaurant(merchant_id: str, sample: Path = SAMPLE) -> Restaurant:
+    config = tomllib.loads(sample.read_text(encoding="utf-8"))
     config["merchant_id"] = merchant_id
     return parse_restaurant(config, "test")
 
 
 @pytest.mark.parametrize("merchant_id", ["marlowes", 'odd "quoted" \\ id', "café-ünïcode"])
 @pytest.mark.parametrize("hours_before", [30, 0, -2])  # the day before, at opening, mid-service
+# Marlowe's; the terrace's two seating areas (a window per area's rows, each with its room);
+# the harbour's lunch and dinner with turns of their own, and pacing.
+@pytest.mark.parametrize("sample", ["marlowes.toml", "terrace.toml", "harbour.toml"])
 def test_the_replace_sent_is_the_replace_built(
-    tmp_path: Path, merchant_id: str, hours_before: int
+    tmp_path: Path, merchant_id: str, hours_before: int, sample: str
 ) -> None:
-    r = restaurant(merchant_id)
+    r = restaurant(merchant_id, SAMPLES / sample)
     opening = calendar.opening_instant(r, DAY)
     assert opening is not None
     booked_at = opening - timedelta(days=2)
