@@ -53,6 +53,25 @@ RETRIES = 5  # runs of a transaction that lost a deadlock or a serialization che
 Conn = psycopg.Connection[Any]
 T = TypeVar("T")
 
+# outbox.pending: the due messages that are first of their key among the pending ones, in
+# one query (outbox_key below each row's id), not every pending row read each round. A fresh
+# claim holds unless its sender's session is gone (pg_stat_activity has no such backend).
+_PENDING_SQL = """
+SELECT id, partner, kind, key, payload, created_at, attempts FROM outbox AS o
+WHERE state = 'pending' AND retry_at <= %s
+  AND (
+    claimed_at IS NULL OR claimed_at <= %s
+    OR (claimed_by IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = o.claimed_by))
+  )
+  AND NOT EXISTS (
+    SELECT 1 FROM outbox AS e
+    WHERE e.partner = o.partner AND e.kind = o.kind AND e.key = o.key
+      AND e.state = 'pending' AND e.id < o.id
+  )
+ORDER BY id LIMIT %s
+"""
+
 # SQLSTATE classes: 08 connection, 53 insufficient resources, 57 operator intervention
 # (shutdown, cancel), 58 system error; 55P03 lock_not_available (lock_timeout).
 _UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
@@ -415,52 +434,16 @@ class PostgresStore:
     # -- the outbox and export records ---------------------------------------------------
 
     def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
-        """Due messages, oldest first, at most one per key (see `claim`). Rows are read in
-        pages so messages waiting out a back-off never use up the limit. A claim is void
+        """Due messages, oldest first, at most one per key (see `claim`): a message in
+        back-off or being sent holds back the ones behind it with its key. A claim is void
         once CLAIM_SECONDS old or once its sender's session has ended (a process killed
         mid-send): the live processes send the message again at once."""
-        items: list[OutboxItem] = []
-        blocked: set[tuple[str, str, str]] = set()
-        stale = now - CLAIM_SECONDS
-        live: set[int] | None = None  # backend pids, read only if a claim is met
         with self._connection() as conn:
-            after = 0
-            while len(items) < limit:
-                rows = conn.execute(
-                    "SELECT id, partner, kind, key, payload, created_at, attempts, retry_at,"
-                    " claimed_at, claimed_by FROM outbox WHERE state = 'pending' AND id > %s"
-                    " ORDER BY id LIMIT 500",
-                    (after,),
-                ).fetchall()
-                if not rows:
-                    break
-                for row in rows:
-                    id_, partner, kind, key, payload, created, attempts, retry_at = row[:8]
-                    claimed, claimed_by = row[8:]
-                    after = id_
-                    ident = (partner, kind, key)
-                    # In order per key: one in back-off or being sent holds back the rest.
-                    if ident in blocked:
-                        continue
-                    blocked.add(ident)
-                    if retry_at > now:
-                        continue
-                    if claimed is not None and claimed > stale:
-                        if live is None:
-                            live = self._live_pids(conn)
-                        if claimed_by is None or claimed_by in live:
-                            continue
-                    items.append(
-                        OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
-                    )
-                    if len(items) == limit:
-                        break
-        return items
-
-    @staticmethod
-    def _live_pids(conn: Conn) -> set[int]:
-        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL").fetchall()
-        return {int(row[0]) for row in rows}
+            rows = conn.execute(_PENDING_SQL, (now, now - CLAIM_SECONDS, limit)).fetchall()
+        return [
+            OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
+            for id_, partner, kind, key, payload, created, attempts in rows
+        ]
 
     def _sender_pid(self) -> int:
         """The backend pid of this store's own session: claims carry it, so a sender

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.booked import NO_CHANGE
 from store import open_store, redact
@@ -25,8 +27,9 @@ from store.log import (
     StoreError,
     StoreUnavailable,
 )
-from store.postgres import PostgresStore, translate
+from store.postgres import CLAIM_SECONDS, PostgresStore, translate
 from store.postgres_schema import FOLD_COLUMNS, SCHEMA_VERSION
+from tests.integration.outbox_rule import OUTBOX_ROWS, StoredRow, first_due_of_each_key
 from tests.integration.postgres import fresh_schema
 from tests.integration.server_process import free_port
 from tests.integration.store_contract import DAY, MERCHANT, StoreContract, entry
@@ -357,3 +360,44 @@ def test_of_several_processes_appending_at_one_seq_one_wins_and_the_rest_conflic
                 worker.stdout.close()
     assert outcomes == ["conflict", "conflict", "won"]
     assert [e.seq for e in store.entries(MERCHANT, DAY)] == [0]
+
+
+# -- the outbox's due messages, found by SQL ---------------------------------------------------
+
+DEAD_SESSION = 2**31 - 1  # no backend has this pid
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    OUTBOX_ROWS,
+    st.lists(st.sampled_from(["live", "dead", None]), min_size=25, max_size=25),
+    st.sampled_from([100.0, 100.0 + CLAIM_SECONDS]),
+    st.integers(min_value=1, max_value=6),
+)
+def test_pending_is_the_first_due_message_of_each_key_as_a_row_by_row_read_finds(
+    store: PostgresStore,
+    raw: psycopg.Connection[tuple[object, ...]],
+    rows: list[tuple[str, str, str, str, float, float | None]],
+    sessions: list[str | None],
+    now: float,
+    limit: int,
+) -> None:
+    # A fresh claim by a session that has ended is void: the rule reads pg_stat_activity.
+    live_pid = raw.info.backend_pid
+    raw.execute("DELETE FROM outbox")
+    stored: list[StoredRow] = []
+    for (partner, kind, key, state, retry_at, claimed), session in zip(
+        rows, sessions, strict=False
+    ):
+        pid = {"live": live_pid, "dead": DEAD_SESSION, None: None}[session]
+        row = raw.execute(
+            "INSERT INTO outbox (partner, kind, key, payload, created_at, state, retry_at,"
+            " claimed_at, claimed_by) VALUES (%s, %s, %s, '{}', 0, %s, %s, %s, %s) RETURNING id",
+            (partner, kind, key, state, retry_at, claimed, pid),
+        ).fetchone()
+        assert row is not None
+        stored.append((int(str(row[0])), partner, kind, key, state, retry_at, claimed, pid))
+    found = [item.id for item in store.pending(now, limit)]
+    assert found == first_due_of_each_key(stored, now, limit, CLAIM_SECONDS, {live_pid})

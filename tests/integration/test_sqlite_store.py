@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from engine.booked import fold
 from store.log import ConcurrencyConflict, LogStore, NewEntry, StoreError, StoreUnavailable
 from store.sqlite import CLAIM_SECONDS, SCHEMA_VERSION, SQLiteStore, translate
+from tests.integration.outbox_rule import OUTBOX_ROWS, StoredRow, first_due_of_each_key
 from tests.integration.store_contract import DAY, MERCHANT, StoreContract, entry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -513,37 +514,12 @@ def test_the_log_version_moves_with_appends_only_and_sees_other_writers(db: Path
 
 # -- the outbox's due messages, found by SQL ---------------------------------------------------
 
-OUTBOX_ROW = st.tuples(
-    st.sampled_from(["p1", "p2"]),  # partner
-    st.sampled_from(["booking", "availability"]),  # kind
-    st.sampled_from(["k1", "k2", "k3"]),  # key
-    st.sampled_from(["pending", "pending", "delivered", "dead"]),  # state
-    st.sampled_from([0.0, 50.0, 150.0]),  # retry_at
-    st.sampled_from([None, 10.0, 90.0]),  # claimed_at
-)
-
-
-def pending_by_rows(
-    rows: list[tuple[int, str, str, str, str, float, float | None]], now: float, limit: int
-) -> list[int]:
-    """The rule `pending` keeps, row by row in id order (the loop it replaced): the first
-    pending message of each key, if it is due and not freshly claimed; at most `limit`."""
-    seen: set[tuple[str, str, str]] = set()
-    due: list[int] = []
-    for id_, partner, kind, key, state, retry_at, claimed in sorted(rows):
-        if state != "pending" or (partner, kind, key) in seen:
-            continue
-        seen.add((partner, kind, key))
-        if retry_at <= now and (claimed is None or claimed <= now - CLAIM_SECONDS):
-            due.append(id_)
-    return due[:limit]
-
 
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    st.lists(OUTBOX_ROW, max_size=25),
+    OUTBOX_ROWS,
     st.sampled_from([100.0, 100.0 + CLAIM_SECONDS]),
     st.integers(min_value=1, max_value=6),
 )
@@ -553,15 +529,16 @@ def test_pending_is_the_first_due_message_of_each_key_as_a_row_by_row_read_finds
     now: float,
     limit: int,
 ) -> None:
+    stored: list[StoredRow] = []
     db = tmp_path_factory.mktemp("outbox") / "hoststand.db"
     with SQLiteStore(db) as store, closing(sqlite3.connect(db, isolation_level=None)) as raw:
-        stored = []
         for partner, kind, key, state, retry_at, claimed in rows:
             cursor = raw.execute(
                 "INSERT INTO outbox (partner, kind, key, payload, created_at, state, retry_at,"
                 " claimed_at) VALUES (?, ?, ?, '{}', 0, ?, ?, ?)",
                 (partner, kind, key, state, retry_at, claimed),
             )
-            stored.append((cursor.lastrowid, partner, kind, key, state, retry_at, claimed))
+            assert cursor.lastrowid is not None
+            stored.append((cursor.lastrowid, partner, kind, key, state, retry_at, claimed, None))
         found = [item.id for item in store.pending(now, limit)]
-    assert found == pending_by_rows(stored, now, limit)
+    assert found == first_due_of_each_key(stored, now, limit, CLAIM_SECONDS)
