@@ -1,6 +1,7 @@
 """The running service: the HTTP app plus its background work, started and stopped together.
 
-Background threads: the outbox sender (partner notifications), the export scheduler, and
+Background threads: the outbox sender (partner notifications; its HTTP requests are made
+by a child process, feed.push.sendproc), the export scheduler, and
 the clock's sweep, which writes what time alone changes (no-shows, waits reaching 30
 minutes, claims) with nobody at the stand to trigger it, and tells partners when time
 alone moves today's availability. SIGTERM stops uvicorn
@@ -33,7 +34,8 @@ from feed.http.hotpaths import ASGIApp
 from feed.http.metrics import Metrics
 from feed.http.observe import Observed
 from feed.http.server import create_app, hot_app
-from feed.push.outbox import OutboxSender
+from feed.push.outbox import SENDERS, OutboxSender
+from feed.push.sendproc import SendProcess
 from feed.service.config_reload import Reloader, list_stored_misfits
 from feed.service.events import Events
 from feed.service.notify import Notifier
@@ -105,6 +107,9 @@ class Background:
     ) -> None:
         self.stop = threading.Event()
         base = settings.export.retry_base_seconds
+        # The partners' requests are made by a child process (started at the first one):
+        # their HTTP client must not share the GIL with the requests being served.
+        self.requests = SendProcess(SENDERS)
         self.sender = OutboxSender(
             receiver.store,
             receiver.books,
@@ -112,6 +117,7 @@ class Background:
             clock=receiver.clock,
             base_delay=base,
             events=receiver.events,
+            transport=self.requests.send,
         )
         self.scheduler = (
             ExportScheduler(
@@ -168,6 +174,7 @@ class Background:
             self.scheduler.stop.set()
         for thread in self.threads:
             thread.join(timeout=30)
+        self.requests.close()
 
 
 def build(

@@ -9,6 +9,7 @@ carries its message ids (one per day of a replace), so a partner can drop a dupl
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
@@ -17,9 +18,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
-from feed.push.delivery import backoff, environ_proxies, lean_session, send
+from feed.push.delivery import Outcome, backoff, environ_proxies, lean_session, send
 from feed.service.days import DayBook
 from feed.service.events import Events
 from feed.service.notify import AVAILABILITY, BOOKING, UPDATE_MASK, rfc3339
@@ -162,6 +163,21 @@ def batches(items: Sequence[OutboxItem]) -> list[list[OutboxItem]]:
     return out
 
 
+class Transport(Protocol):
+    """`delivery.send` without its session: one attempt, never raising."""
+
+    def __call__(
+        self,
+        method: str,
+        url: str,
+        *,
+        json_body: Any = None,
+        data: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        proxies: dict[str, str] | None = None,
+    ) -> Outcome: ...
+
+
 class OutboxSender:
     def __init__(
         self,
@@ -173,7 +189,10 @@ class OutboxSender:
         base_delay: float = 1.0,
         rng: random.Random | None = None,
         events: Events | None = None,
+        transport: Transport | None = None,
     ) -> None:
+        """`transport` makes the requests (a `sendproc.SendProcess` in the server); by
+        default this process does, on a session of its own."""
         self.store = store
         self.events = events or Events()
         self.books = books
@@ -182,6 +201,7 @@ class OutboxSender:
         self.base_delay = base_delay
         self.rng = rng or random.Random()
         self.session = lean_session(SENDERS)
+        self.transport: Transport = transport or functools.partial(send, self.session)
         self.proxies = {
             p.id: environ_proxies(p.notify_url) for p in partners.values() if p.notify_url
         }
@@ -261,11 +281,9 @@ class OutboxSender:
         proxies = self.proxies.get(partner.id)
         if isinstance(body, bytes):  # already JSON (availability replaces)
             headers["Content-Type"] = "application/json"
-            outcome = send(self.session, method, url, data=body, headers=headers, proxies=proxies)
+            outcome = self.transport(method, url, data=body, headers=headers, proxies=proxies)
         else:
-            outcome = send(
-                self.session, method, url, json_body=body, headers=headers, proxies=proxies
-            )
+            outcome = self.transport(method, url, json_body=body, headers=headers, proxies=proxies)
         now = time.time()
         if outcome.ok:
             return now, None, ""

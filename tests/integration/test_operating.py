@@ -358,8 +358,43 @@ def test_a_partner_that_is_down_logs_each_failure_and_turns_healthz_503_past_the
         )
         # still serving: the load balancer keeps sending it requests
         assert requests.get(f"{server.base}/readyz", timeout=TIMEOUT).status_code == 200
+        # the requests were made by the server's sender process, which ends with it (as
+        # does multiprocessing's resource tracker, the other child)
+        helpers = children(server.process.pid)
+        assert any(b"spawn_main" in command(pid) for pid in helpers)
     finally:
         assert server.stop() == 0
+    poll(lambda: not any(map(running, helpers)), "end of the server's child processes", server)
+
+
+def running(pid: int) -> bool:
+    """Is the process there and not ended (a zombie has ended: only its parent has not
+    collected it, and an orphan's parent here is whatever runs as pid 1)?"""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def command(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def test_a_store_that_stays_locked_turns_healthz_and_readyz_503(tmp_path: Path) -> None:

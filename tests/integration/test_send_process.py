@@ -1,0 +1,135 @@
+"""The partners' requests made by a child process (feed.push.sendproc), against a partner on
+127.0.0.1: the same outcomes as sending in-process, many at once, and a child that dies
+costs a retry, not a message."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from feed.push.sendproc import SendProcess
+from tests.integration.partner_stub import (
+    BOOKING,
+    FORBIDDEN,
+    MESSAGE_ID_HEADER,
+    TOO_MANY,
+    UNAVAILABLE,
+    PartnerStub,
+)
+
+
+@pytest.fixture
+def partner() -> Iterator[PartnerStub]:
+    with PartnerStub() as stub:
+        yield stub
+
+
+@pytest.fixture
+def sender() -> Iterator[SendProcess]:
+    sender = SendProcess(workers=4)
+    yield sender
+    sender.close()
+
+
+def booking_url(partner: PartnerStub, booking_id: str) -> str:
+    return f"{partner.base}/v1alpha/notification/partners/p1/bookings/{booking_id}"
+
+
+def test_a_notification_arrives_as_sent_from_the_child(
+    partner: PartnerStub, sender: SendProcess
+) -> None:
+    outcome = sender.send(
+        "PATCH",
+        booking_url(partner, "b1") + "?updateMask=status",
+        json_body={"status": "CANCELED", "note": "café"},
+        headers={MESSAGE_ID_HEADER: "7"},
+    )
+    assert outcome.ok and not outcome.retry
+    (request,) = partner.acted(BOOKING)
+    assert request.json() == {"status": "CANCELED", "note": "café"}
+    assert request.message_ids == ("7",)
+    assert request.query == {"updateMask": ["status"]}
+    assert sender._process is not None and sender._process.pid != os.getpid()
+
+
+def test_a_replace_body_is_sent_byte_for_byte(partner: PartnerStub, sender: SendProcess) -> None:
+    body = b'{"extendedServiceAvailability":[]}'
+    url = f"{partner.base}/v1alpha/inventory/partners/p1/availability:replace"
+    headers = {MESSAGE_ID_HEADER: "8", "Content-Type": "application/json"}
+    assert sender.send("POST", url, data=body, headers=headers).ok
+    (request,) = partner.acted()
+    assert request.body == body
+
+
+@pytest.mark.parametrize(
+    ("mode", "retry", "retry_after"),
+    [(UNAVAILABLE, True, None), (TOO_MANY, True, 1.0), (FORBIDDEN, False, None)],
+)
+def test_a_refusal_is_classified_as_in_process(
+    partner: PartnerStub, sender: SendProcess, mode: str, retry: bool, retry_after: float | None
+) -> None:
+    partner.fail_next(1, mode)
+    outcome = sender.send("PATCH", booking_url(partner, "b2"), json_body={"status": "CONFIRMED"})
+    assert not outcome.ok
+    assert outcome.retry is retry
+    assert outcome.retry_after == retry_after
+    assert outcome.error.startswith(f"HTTP {mode}")
+
+
+def test_a_partner_that_is_down_is_a_failure_worth_retrying(
+    partner: PartnerStub, sender: SendProcess
+) -> None:
+    partner.stop()
+    outcome = sender.send("PATCH", booking_url(partner, "b3"), json_body={})
+    assert not outcome.ok and outcome.retry
+    assert "ConnectionError" in outcome.error
+
+
+def test_many_threads_at_once_each_get_their_own_outcome(
+    partner: PartnerStub, sender: SendProcess
+) -> None:
+    partner.fail_next(5, FORBIDDEN)
+
+    def one(n: int) -> tuple[int, bool]:
+        outcome = sender.send(
+            "PATCH", booking_url(partner, f"m{n}"), json_body={"n": n}, headers={"X-N": str(n)}
+        )
+        return n, outcome.ok
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = dict(pool.map(one, range(40)))
+    acted = {int(r.json()["n"]) for r in partner.acted(BOOKING)}
+    assert acted == {n for n, ok in results.items() if ok}
+    assert sum(1 for ok in results.values() if not ok) == 5
+    assert all(r.headers["x-n"] == str(r.json()["n"]) for r in partner.acted(BOOKING))
+
+
+def test_a_child_that_dies_is_replaced_at_the_next_request(
+    partner: PartnerStub, sender: SendProcess
+) -> None:
+    assert sender.send("PATCH", booking_url(partner, "d1"), json_body={}).ok
+    first = sender._process
+    assert first is not None and first.pid is not None
+    os.kill(first.pid, signal.SIGKILL)
+    first.join(10)
+    outcome = sender.send("PATCH", booking_url(partner, "d2"), json_body={})
+    assert outcome.ok  # a new child sent it
+    assert sender._process is not first and sender._process is not None
+    assert sender._process.is_alive()
+    assert [r.target for r in partner.acted(BOOKING)] == ["d1", "d2"]
+
+
+def test_a_closed_sender_sends_nothing_and_its_child_has_ended(
+    partner: PartnerStub, sender: SendProcess
+) -> None:
+    assert sender.send("PATCH", booking_url(partner, "c1"), json_body={}).ok
+    child = sender._process
+    sender.close()
+    assert child is not None and not child.is_alive()
+    outcome = sender.send("PATCH", booking_url(partner, "c2"), json_body={})
+    assert not outcome.ok and outcome.retry
+    assert [r.target for r in partner.acted(BOOKING)] == ["c1"]
