@@ -8,8 +8,9 @@ notify_url) to 55-60 ms. Here the requests are made by a child process (spawned:
 a threaded server), `workers` at a time; the server only passes each request and its
 outcome through a pipe.
 
-A child that dies is replaced at the next request; the requests it had in hand come back as
-retryable failures, so the outbox sends them again (partners drop duplicates by message id).
+A child that dies, or stops answering, is replaced at the next request; the requests it had
+in hand come back as retryable failures, so the outbox sends them again (partners drop
+duplicates by message id).
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ class SendProcess:
     """`delivery.send` (without its session argument) done by a child process. Any number of
     threads may call `send` at once."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, answer_timeout: float = TIMEOUT + ANSWER_GRACE) -> None:
         self.workers = workers
+        self.answer_timeout = answer_timeout  # past it, the child is taken for wedged
         self._lock = threading.Lock()
         self._jobs: dict[int, tuple[Connection, Future[Outcome]]] = {}
         self._next = 0
@@ -147,10 +149,16 @@ class SendProcess:
                 self._jobs.pop(job_id, None)
                 return Outcome(ok=False, retry=True, error=f"the sender process: {exc}"[:300])
         try:
-            return future.result(timeout=TIMEOUT + ANSWER_GRACE)
+            return future.result(timeout=self.answer_timeout)
         except FutureTimeout:
+            # Each request has its own timeout in the child: one this late means the child
+            # is stuck. It is ended (what it has in hand comes back as retryable) and the
+            # next request starts another.
             with self._lock:
                 self._jobs.pop(job_id, None)
+                stuck = self._process if self._conn is conn else None
+            if stuck is not None:
+                stuck.kill()
             return Outcome(ok=False, retry=True, error="no answer from the sender process")
 
     def close(self, timeout: float = 15.0) -> None:

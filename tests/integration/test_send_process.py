@@ -133,3 +133,22 @@ def test_a_closed_sender_sends_nothing_and_its_child_has_ended(
     outcome = sender.send("PATCH", booking_url(partner, "c2"), json_body={})
     assert not outcome.ok and outcome.retry
     assert [r.target for r in partner.acted(BOOKING)] == ["c1"]
+
+
+def test_a_child_that_stops_answering_is_ended_and_replaced(partner: PartnerStub) -> None:
+    sender = SendProcess(workers=2, answer_timeout=1.0)
+    try:
+        assert sender.send("PATCH", booking_url(partner, "s1"), json_body={}).ok
+        stuck = sender._process
+        assert stuck is not None and stuck.pid is not None
+        os.kill(stuck.pid, signal.SIGSTOP)  # alive, but answering nothing
+        outcome = sender.send("PATCH", booking_url(partner, "s2"), json_body={})
+        assert not outcome.ok and outcome.retry
+        assert "no answer" in outcome.error
+        stuck.join(10)
+        assert not stuck.is_alive()  # ended, not left behind
+        assert sender.send("PATCH", booking_url(partner, "s3"), json_body={}).ok
+        assert sender._process is not stuck
+        assert [r.target for r in partner.acted(BOOKING)] == ["s1", "s3"]
+    finally:
+        sender.close()
