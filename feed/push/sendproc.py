@@ -139,7 +139,10 @@ class SendProcess:
                 return Outcome(ok=False, retry=True, error="the sender is closed")
             conn = self._conn
             if conn is None or self._process is None or not self._process.is_alive():
-                conn = self._start()
+                try:
+                    conn = self._start()
+                except OSError as exc:  # no process to be had now (limits, memory)
+                    return Outcome(ok=False, retry=True, error=f"no sender process: {exc}"[:300])
             job_id = self._next
             self._next += 1
             self._jobs[job_id] = (conn, future)

@@ -152,3 +152,18 @@ def test_a_child_that_stops_answering_is_ended_and_replaced(partner: PartnerStub
         assert [r.target for r in partner.acted(BOOKING)] == ["s1", "s3"]
     finally:
         sender.close()
+
+
+def test_no_process_to_be_had_is_a_failure_worth_retrying(
+    partner: PartnerStub, sender: SendProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse() -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(sender, "_start", refuse)
+    outcome = sender.send("PATCH", booking_url(partner, "n1"), json_body={})
+    assert not outcome.ok and outcome.retry
+    assert "no sender process" in outcome.error
+    monkeypatch.undo()
+    assert sender.send("PATCH", booking_url(partner, "n2"), json_body={}).ok
+    assert [r.target for r in partner.acted(BOOKING)] == ["n2"]
