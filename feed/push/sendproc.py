@@ -4,9 +4,12 @@ The outbox sender's threads share the interpreter lock with the requests being s
 HTTP request through `requests` costs about a millisecond of Python, and every SQLite call
 on the event loop lets a sender thread take the lock for up to the switch interval: in
 receiver_bench the partner updates alone moved the booking p99 from about 42 ms (no
-notify_url) to 55-60 ms. Here the requests are made by a child process (spawned: no fork of
-a threaded server), `workers` at a time; the server only passes each request and its
-outcome through a pipe.
+notify_url) to 55-60 ms. Here the requests are made by a child process, `workers` at a
+time; the server only passes each request and its outcome through a socket pair.
+
+The child is `python -m feed.push.sendproc`, not a multiprocessing process: no fork of a
+threaded server, and unlike multiprocessing's spawn it never runs the server's own main
+script again (a launcher without a `__main__` guard would start a second server).
 
 A child that dies, or stops answering, is replaced at the next request; the requests it had
 in hand come back as retryable failures, so the outbox sends them again (partners drop
@@ -15,14 +18,16 @@ duplicates by message id).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import multiprocessing
 import signal
+import socket
+import subprocess
+import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from typing import Any
 
 from feed.push.delivery import TIMEOUT, Outcome, lean_session, send
@@ -83,25 +88,37 @@ class SendProcess:
         self._jobs: dict[int, tuple[Connection, Future[Outcome]]] = {}
         self._next = 0
         self._conn: Connection | None = None
-        self._process: BaseProcess | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._closed = False
 
     def _start(self) -> Connection:
         """A new child and the thread reading its answers (under the lock)."""
-        context = multiprocessing.get_context("spawn")
-        ours, theirs = context.Pipe()
-        process = context.Process(
-            target=_child, args=(theirs, self.workers), name="hoststand-sender", daemon=True
-        )
-        process.start()
-        theirs.close()
-        self._conn, self._process = ours, process
+        ours, theirs = socket.socketpair()
+        try:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "feed.push.sendproc",
+                    str(theirs.fileno()),
+                    str(self.workers),
+                ],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        conn = Connection(ours.detach())
+        self._conn, self._process = conn, process
         threading.Thread(
-            target=self._read, args=(ours,), name="hoststand-sender-answers", daemon=True
+            target=self._read, args=(conn, process), name="hoststand-sender-answers", daemon=True
         ).start()
-        return ours
+        return conn
 
-    def _read(self, conn: Connection) -> None:
+    def _read(self, conn: Connection, process: subprocess.Popen[bytes]) -> None:
         while True:
             try:
                 job_id, outcome = conn.recv()
@@ -120,6 +137,8 @@ class SendProcess:
         for future in futures:
             future.set_result(Outcome(ok=False, retry=True, error="the sender process ended"))
         conn.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(10)  # collected, not left a zombie
 
     def send(
         self,
@@ -138,7 +157,7 @@ class SendProcess:
             if self._closed:
                 return Outcome(ok=False, retry=True, error="the sender is closed")
             conn = self._conn
-            if conn is None or self._process is None or not self._process.is_alive():
+            if conn is None or self._process is None or self._process.poll() is not None:
                 try:
                     conn = self._start()
                 except OSError as exc:  # no process to be had now (limits, memory)
@@ -173,7 +192,22 @@ class SendProcess:
             with contextlib.suppress(OSError, ValueError):  # the child has ended already
                 conn.send(None)
         if process is not None:
-            process.join(timeout)
-            if process.is_alive():
-                process.terminate()
-                process.join(5)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description="The server's partner requests (started by the server: not for people)."
+    )
+    parser.add_argument("fd", type=int, help="the socket to the server")
+    parser.add_argument("workers", type=int, help="requests made at once")
+    args = parser.parse_args()
+    _child(Connection(args.fd), args.workers)
+
+
+if __name__ == "__main__":
+    main()

@@ -358,10 +358,9 @@ def test_a_partner_that_is_down_logs_each_failure_and_turns_healthz_503_past_the
         )
         # still serving: the load balancer keeps sending it requests
         assert requests.get(f"{server.base}/readyz", timeout=TIMEOUT).status_code == 200
-        # the requests were made by the server's sender process, which ends with it (as
-        # does multiprocessing's resource tracker, the other child)
+        # the requests were made by the server's sender process, which ends with it
         helpers = children(server.process.pid)
-        assert any(b"spawn_main" in command(pid) for pid in helpers)
+        assert [b"feed.push.sendproc" in command(pid) for pid in helpers] == [True]
     finally:
         assert server.stop() == 0
     poll(lambda: not any(map(running, helpers)), "end of the server's child processes", server)

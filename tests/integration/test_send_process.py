@@ -115,11 +115,11 @@ def test_a_child_that_dies_is_replaced_at_the_next_request(
     first = sender._process
     assert first is not None and first.pid is not None
     os.kill(first.pid, signal.SIGKILL)
-    first.join(10)
+    first.wait(10)
     outcome = sender.send("PATCH", booking_url(partner, "d2"), json_body={})
     assert outcome.ok  # a new child sent it
     assert sender._process is not first and sender._process is not None
-    assert sender._process.is_alive()
+    assert sender._process.poll() is None
     assert [r.target for r in partner.acted(BOOKING)] == ["d1", "d2"]
 
 
@@ -129,7 +129,7 @@ def test_a_closed_sender_sends_nothing_and_its_child_has_ended(
     assert sender.send("PATCH", booking_url(partner, "c1"), json_body={}).ok
     child = sender._process
     sender.close()
-    assert child is not None and not child.is_alive()
+    assert child is not None and child.poll() is not None
     outcome = sender.send("PATCH", booking_url(partner, "c2"), json_body={})
     assert not outcome.ok and outcome.retry
     assert [r.target for r in partner.acted(BOOKING)] == ["c1"]
@@ -145,8 +145,8 @@ def test_a_child_that_stops_answering_is_ended_and_replaced(partner: PartnerStub
         outcome = sender.send("PATCH", booking_url(partner, "s2"), json_body={})
         assert not outcome.ok and outcome.retry
         assert "no answer" in outcome.error
-        stuck.join(10)
-        assert not stuck.is_alive()  # ended, not left behind
+        stuck.wait(10)
+        assert stuck.poll() is not None  # ended, not left behind
         assert sender.send("PATCH", booking_url(partner, "s3"), json_body={}).ok
         assert sender._process is not stuck
         assert [r.target for r in partner.acted(BOOKING)] == ["s1", "s3"]
