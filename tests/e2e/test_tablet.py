@@ -191,8 +191,21 @@ class Tablet:
     def tap_row(self, row_css: str, label: str) -> None:
         self.press(lambda: self.row_button(row_css, label))
 
+    def text(self, css: str, *, content: bool = False) -> str:
+        """The text of what `css` finds (as shown, or with `content` its textContent), read
+        in one script: the page redraws on every live update, so an element found by one
+        call may be gone by the next (a stale element)."""
+        found = self.js(
+            "const e = document.querySelector(arguments[0]);"
+            " return e ? [e.innerText, e.textContent] : null",
+            css,
+        )
+        if found is None:
+            raise LookupError(f"nothing on the page matches {css}")
+        return str(found[1] if content else found[0])
+
     def table(self, unit: str) -> str:
-        return str(self.el(f'#floor [data-table="{unit}"]').get_attribute("textContent"))
+        return self.text(f'#floor [data-table="{unit}"]', content=True)
 
     def board(self) -> dict[str, str]:
         """Table id -> the name drawn on it ("free" / "held" when nobody sits there)."""
@@ -311,7 +324,7 @@ def test_the_quote_a_waiting_party_was_given_stays_on_the_waitlist(
         tablet.walk_in(4, name)
     said = tablet.walk_in(2, "Gil", "+44 7700 900123")
     assert said == "Gil, party of 2: waitlist, place 1 — quote 23 min"  # ceil(45 * 1 / 2)
-    row = tablet.el("#queue li").text
+    row = tablet.text("#queue li")
     assert "Gil" in row and "quoted 23 min" in row and "waited 0 min" in row
 
 
