@@ -67,9 +67,7 @@ class _Plan:
     group) see that turn's blocked tables, so a row is its groups' parts, each worked out
     from its own blocked set (only the tables that matter to it: `keep`) and kept."""
 
-    turns: list[int]  # the groups' turns, shortest first
-    keep: dict[int, int]  # turn -> the tables that matter to its group
-    groups: list[tuple[int, ...]]  # the columns of each group
+    keep: dict[int, int]  # turn (shortest first) -> the tables that matter to its group
     # the groups' parts, one after another -> the row (None: they are the row already)
     reorder: Callable[[list[int]], tuple[int, ...]] | None
     makers: list[Callable[[int], list[int]]]  # bookable tables -> a group's part
@@ -167,12 +165,10 @@ class _Units:
             ordered = sorted(set(turns))
             groups = [tuple(i for i, t in enumerate(turns) if t == u) for u in ordered]
             found = self.plans[(columns, turns)] = _Plan(
-                turns=ordered,
                 keep={
                     u: self.relevant(columns[i] for i in g)
                     for u, g in zip(ordered, groups, strict=True)
                 },
-                groups=groups,
                 reorder=_reorder([i for g in groups for i in g]),
                 makers=[self.row_of(tuple(columns[i] for i in g)) for g in groups],
                 parts=[{} for _ in groups],
