@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
+import requests
+
 from feed.push.delivery import Outcome, backoff, environ_proxies, lean_session, send
 from feed.service.days import DayBook
 from feed.service.events import Events
@@ -200,8 +202,12 @@ class OutboxSender:
         self.clock = clock
         self.base_delay = base_delay
         self.rng = rng or random.Random()
-        self.session = lean_session(SENDERS)
-        self.transport: Transport = transport or functools.partial(send, self.session)
+        # A session of this process's own only when it makes the requests itself.
+        self.session: requests.Session | None = None
+        if transport is None:
+            self.session = lean_session(SENDERS)
+            transport = functools.partial(send, self.session)
+        self.transport: Transport = transport
         self.proxies = {
             p.id: environ_proxies(p.notify_url) for p in partners.values() if p.notify_url
         }
@@ -310,4 +316,5 @@ class OutboxSender:
                 busy = 0
             stop.wait(max(0.0, started + pace - time.monotonic()) if busy else interval)
         self._pool.shutdown(wait=True)
-        self.session.close()
+        if self.session is not None:
+            self.session.close()
