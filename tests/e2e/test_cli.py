@@ -339,6 +339,39 @@ def test_the_installed_command_replays_the_seed_example_in_a_real_process(tmp_pa
     assert json.loads(done.stdout) == expected
 
 
+def test_a_refusal_in_a_real_process_is_one_line_on_stderr(tmp_path: Path) -> None:
+    # Refusals are also log records of the service ("book", "cancel"). Outside `serve`
+    # nothing writes them, and Python's last-resort handler must not print their bare
+    # event above the command's own line. (pytest's own log handler hides that from
+    # click's runner: only a real process shows it.)
+    beside = Path(sys.executable).parent / "hoststand"
+    command = str(beside) if beside.exists() else shutil.which("hoststand")
+    assert command is not None, "the hoststand console script is not installed"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [command, "--now", BEFORE, *args, "--config", MARLOWES, "--db", "p.db"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+        )  # fmt: skip
+
+    def reserve_six(at: str) -> subprocess.CompletedProcess[str]:
+        return run("reserve", "--party-size", "6", "--at", at)
+
+    booked = reserve_six("2026-12-04T19:00")
+    assert booked.returncode == 0, booked.stderr
+    refused = reserve_six("2026-12-04T19:30")  # T3 is still taken by the party of 6
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines() == [
+        "hoststand: cannot book: no table for 6 at 2026-12-04 19:30"
+    ]
+    booking_id = BOOKED.match(booked.stdout.strip()).group(1)  # type: ignore[union-attr]
+    day = ("--date", FRIDAY)
+    assert run("host", "cancel", *day, booking_id).stdout == f"{booking_id} cancelled\n"
+    again = run("host", "cancel", *day, booking_id)
+    assert again.returncode == 1
+    assert again.stderr.splitlines() == ["hoststand: cancel refused: reservation not active"]
+
+
 def test_reserve_books_one_party_per_turn_on_a_table(db: str) -> None:
     # T3 is Marlowe's only table for 6, and a party of 6 keeps it 90 minutes.
     assert reserve(db, 6, "2026-12-04T19:00").exit_code == 0
