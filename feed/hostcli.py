@@ -130,7 +130,10 @@ def _answer(stand: Stand, reply: Reply | Applied | Refused, as_json: bool, words
     elif isinstance(result, str) and result.startswith("seated"):
         click.echo(words + ": " + click.style(result, fg="green"))
     else:
-        click.echo(f"{words}: {result if 'result' in body else body.get('status', 'done')}")
+        said = result if "result" in body else body.get("status", "done")
+        # "X arrived" (the engine answers true) and "X cancelled" say it all already.
+        plain = said is True or str(said) == words.rsplit(" ", 1)[-1]
+        click.echo(words if plain else f"{words}: {said}")
 
 
 def _refused(code: str, message: str, as_json: bool) -> NoReturn:
@@ -191,7 +194,9 @@ def reservations(stand: Stand, as_json: bool) -> None:
         where += f" (sits at {r['seated_at']})" if r["seated_at"] else ""
         extra = "  ".join(x for x in (r["phone"], r["notes"]) if x)
         state = click.style(f"{r['status']:<9}", fg=colours.get(r["status"]))
-        click.echo(f"{r['time']}  {state} {_who(r):<20} {where:<8} {r['reservation_id']}  {extra}")
+        # The id follows: a booking without a name is "-", not its id twice.
+        who = (r["name"] or "-") + (f" ({r['size']})" if r["size"] else "")
+        click.echo(f"{r['time']}  {state} {who:<20} {where:<8} {r['reservation_id']}  {extra}")
 
 
 # -- changing ---------------------------------------------------------------------------

@@ -92,11 +92,12 @@ def test_check_in_arrive_seat_move_cancel_and_the_reservations_list() -> None:
     bo = book(2, "2026-12-04T19:00", "Bo")
     cy = book(4, "2026-12-04T19:30", "Cy")
     assert host("check-in", ann).output == f"{ann} checked in: seated\n"
-    assert host("arrive", bo).exit_code == 0
+    assert host("arrive", bo).output == f"{bo} arrived\n"
     seated = host("seat", bo, "T4")
     assert seated.exit_code == 0 and f"{bo} at T4" in seated.output
     assert host("move", bo, "T2").exit_code == 0
-    assert host("cancel", cy).exit_code == 0
+    cancelled = host("cancel", cy)
+    assert (cancelled.exit_code, cancelled.output) == (0, f"{cy} cancelled\n")
     rows = {r["name"]: r for r in as_json("reservations")}
     assert rows["Ann"]["status"] == "seated" and rows["Ann"]["seated_at"] == "T1"
     assert rows["Bo"]["status"] == "seated" and rows["Bo"]["seated_at"] == "T2"
@@ -119,3 +120,14 @@ def test_a_stored_day_is_chosen_with_date() -> None:
     host("walk-in", "2", "--id", "X")
     other = as_json("board", "--date", "2026-12-05")
     assert all(t["occupant"] is None for t in other["tables"])
+
+
+def test_the_reservations_list_names_a_booking_without_a_name_once() -> None:
+    result = CliRunner().invoke(
+        main,
+        ["--now", NOW, "reserve", "--config", MARLOWES, "--db", "h.db",
+         "--party-size", "2", "--at", "2026-12-04T19:00"],
+    )  # fmt: skip
+    booking_id = result.output.split()[1].rstrip(":")
+    (line,) = host("reservations").output.splitlines()
+    assert line.split() == ["19:00", "booked", "-", "(2)", "T2", booking_id]
