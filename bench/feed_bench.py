@@ -10,8 +10,9 @@ the peak memory (peak RSS of one export of 50, 100 and N restaurants, each in a 
 process, and tracemalloc's peak for 5, 10 and 20 in this process, as tracemalloc slows the
 export ~6x); the floor
 (orjson alone serialising the same entries as one document); and the cost of one
-restaurant-day (`DayBook.cells`, and `day_grid` alone). Targets: export within 2x the
-floor; peak under 300 MB and flat in the number of restaurants; a restaurant-day < 5 ms.
+restaurant-day (`DayBook.cells`, and `day_grid` alone). Targets: export within 2.5x
+the floor (issue #11; 2x before it); peak under 300 MB and flat in the number of
+restaurants; a restaurant-day < 5 ms.
 
 Run: `.venv/bin/python bench/feed_bench.py [--restaurants 200] [--days 30] [--seed 1]`;
 `--rules` turns pacing on for every restaurant (issue #14: 60 covers and 12 parties per slot,
@@ -53,7 +54,7 @@ from feed.venue.restaurant import Restaurant, parse_restaurant
 from store.log import NewEntry
 from store.sqlite import SQLiteStore
 
-TARGET_FLOOR_RATIO = 2.0
+TARGET_FLOOR_RATIO = 2.5  # issue #11 (turn times and the live floor): was 2x before it
 TARGET_AREAS_FLOOR_RATIO = 3.0  # with --areas 2 or more
 TARGET_RULES_RATIO = 3.0  # with --rules (pacing capped on every slot)
 TARGET_PEAK_MB = 300
