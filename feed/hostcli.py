@@ -123,7 +123,8 @@ def _answer(stand: Stand, reply: Reply | Applied | Refused, as_json: bool, words
     if as_json:
         click.echo(json.dumps(body, sort_keys=True))
         return
-    result = body.get("result", body)
+    # The engine's answer, or a host reply's list of parties the pass seated (a cancel's).
+    result = body.get("result", body.get("seated", body))
     if isinstance(result, list):
         seated = ", ".join(s.replace("@", " at ") for s in result)
         click.echo(words + (click.style(f"; seat now: {seated}", fg="green") if seated else ""))
@@ -131,9 +132,7 @@ def _answer(stand: Stand, reply: Reply | Applied | Refused, as_json: bool, words
         click.echo(words + ": " + click.style(result, fg="green"))
     else:
         said = result if "result" in body else body.get("status", "done")
-        # "X arrived" (the engine answers true) and "X cancelled" say it all already.
-        plain = said is True or str(said) == words.rsplit(" ", 1)[-1]
-        click.echo(words if plain else f"{words}: {said}")
+        click.echo(words if said is True else f"{words}: {said}")  # "X arrived": engine's true
 
 
 def _refused(code: str, message: str, as_json: bool) -> NoReturn:

@@ -131,3 +131,16 @@ def test_the_reservations_list_names_a_booking_without_a_name_once() -> None:
     booking_id = result.output.split()[1].rstrip(":")
     (line,) = host("reservations").output.splitlines()
     assert line.split() == ["19:00", "booked", "-", "(2)", "T2", booking_id]
+
+
+def test_a_cancel_that_frees_a_held_table_names_who_to_seat_now() -> None:
+    ann = book(2, "2026-12-04T18:15", "Ann")  # held from 18:00: the pass keeps it for her
+    for pid, size in (("P1", 2), ("P2", 4), ("P3", 6), ("P4", 4), ("P5", 4)):
+        host("walk-in", str(size), "--id", pid)
+    assert host("walk-in", "2", "--id", "Q").output == "Q: queued 1\n"
+    cancelled = host("cancel", ann)
+    assert cancelled.exit_code == 0
+    (table,) = [
+        t["id"] for t in as_json("board")["tables"] if (t["occupant"] or {}).get("party_id") == "Q"
+    ]
+    assert cancelled.output == f"{ann} cancelled; seat now: Q at {table}\n"
