@@ -242,7 +242,8 @@ class _Units:
         mask = 0
         end = at + turn
         for tables, start, stop, booked_at in spans:
-            if (turn > 0 and start < end and stop > at) or (
+            # An empty meal (a Booking: the conflict rule only) occupies nothing.
+            if (turn > 0 and start < end and stop > at and stop > start) or (
                 booked_at is not None and abs(booked_at - at) <= WINDOW
             ):
                 mask |= tables
@@ -393,36 +394,68 @@ def _blocked_per_turn(
     ordered = sorted(set(turns))
     count = len(minutes)
     width = 64 * max(1, -(-all_tables.bit_length() // 64))  # a lane: whole 64-bit words
-    lanes = _lanes(width, count)
     layers = [0] * len(ordered)
+    # Spans recur (a booking at 19:00 of a party of 4 on any day, any table): how a span
+    # marks the layers depends on its times only, so it is worked out once per day shape.
+    marks = _span_marks(tuple(minutes), tuple(ordered), width)
+    for mask, start, end, at in spans:
+        how = marks.get((start, end, at))
+        if how is None:
+            if len(marks) >= _SPAN_MARKS_KEPT:
+                marks.clear()
+            how = marks[(start, end, at)] = _marks_of(minutes, ordered, width, start, end, at)
+        for i, slots in how:
+            layers[i] |= mask * slots
+    for i in range(1, len(layers)):
+        layers[i] |= layers[i - 1]
+    if keep is not None:
+        every = _lanes(width, count)[0][count]
+        layers = [layer & keep[turn] * every for turn, layer in zip(ordered, layers, strict=True)]
+    return {turn: _unpack(layer, width, count) for turn, layer in zip(ordered, layers, strict=True)}
+
+
+_SPAN_MARKS_KEPT = 4096  # spans per day shape; a few hundred recur on a real floor
+
+
+@functools.lru_cache(maxsize=32)
+def _span_marks(
+    minutes: tuple[int, ...], ordered: tuple[int, ...], width: int
+) -> dict[tuple[int, int, int | None], tuple[tuple[int, int], ...]]:
+    """(start, end, at) -> `_marks_of` for a day of these slots and turns (filled as spans
+    come)."""
+    return {}
+
+
+def _marks_of(
+    minutes: Sequence[int], ordered: Sequence[int], width: int, start: int, end: int, at: int | None
+) -> tuple[tuple[int, int], ...]:
+    """(layer, lanes) pairs: a span's tables mask times `lanes`, OR-ed into that layer, marks
+    the slots it blocks for the layer's turn and not already for a shorter one."""
+    count = len(minutes)
+    lanes = _lanes(width, count)
+    first = 0
     positive = [(i, turn) for i, turn in enumerate(ordered) if turn > 0]
     # A booked meal of WINDOW minutes or more starting at `at` blocks its conflict window
     # in the first layer anyway when the shortest turn is longer than WINDOW: (at - turn,
     # end) holds [at - WINDOW, at + WINDOW].
     covered = bool(positive) and positive[0] == (0, ordered[0]) and ordered[0] > WINDOW
-    for mask, start, end, at in spans:
-        first = 0
-        if at is not None and not (covered and at == start and end - start > WINDOW):
-            # the engine's conflict rule: within 29 minutes of `at`
-            first = lanes[bisect_left(minutes, at - WINDOW)][bisect_right(minutes, at + WINDOW)]
-        if end > start:
-            upper = bisect_left(minutes, end)  # the meals overlap: start - turn < minute < end
-            for i, turn in positive:
-                lower = bisect_right(minutes, start - turn)
-                if lower < upper:
-                    if i:
-                        layers[i] |= mask * lanes[lower][upper]
-                    else:
-                        first |= lanes[lower][upper]
-                    upper = lower
-        if first:
-            layers[0] |= mask * first
-    for i in range(1, len(layers)):
-        layers[i] |= layers[i - 1]
-    if keep is not None:
-        every = lanes[0][count]
-        layers = [layer & keep[turn] * every for turn, layer in zip(ordered, layers, strict=True)]
-    return {turn: _unpack(layer, width, count) for turn, layer in zip(ordered, layers, strict=True)}
+    if at is not None and not (covered and at == start and end - start > WINDOW):
+        # the engine's conflict rule: within 29 minutes of `at`
+        first = lanes[bisect_left(minutes, at - WINDOW)][bisect_right(minutes, at + WINDOW)]
+    out: list[tuple[int, int]] = []
+    if end > start:
+        upper = bisect_left(minutes, end)  # the meals overlap: start - turn < minute < end
+        for i, turn in positive:
+            lower = bisect_right(minutes, start - turn)
+            if lower < upper:
+                if i:
+                    out.append((i, lanes[lower][upper]))
+                else:
+                    first |= lanes[lower][upper]
+                upper = lower
+    if first:
+        out.insert(0, (0, first))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import FloorPlan, HostStand, Rejected
+from engine import FloorPlan, HostStand, Rejected, build_floor
 from feed.floor.availability import Taken, Turns, choose_unit, day_grid, spots_open
 from tests.unit.test_availability import floors
 
@@ -142,3 +142,26 @@ def test_no_booking_shares_a_table_with_a_party_whose_meal_overlaps(
         if other is mine or not set(other.tables) & set(mine.tables):
             continue
         assert other.end <= mine.start or mine.end <= other.start, (other, mine)
+
+
+def test_the_day_grid_is_the_same_whatever_its_span_cache_holds(monkeypatch) -> None:
+    """`_blocked_per_turn` keeps how each (start, end, at) marks a day of given slots and
+    turns. The same spans on a floor of 6 tables and one of 70 (64-bit lanes, then 128)
+    must each give spots_open's answer, with the cache warm from the other floor and
+    with it cleared after every second span (the bound). A Booking's empty meal (T4 at 95)
+    blocks by the conflict rule only, on both paths."""
+    import feed.floor.availability as availability
+
+    turns = {n: (45, 45, 70, 70, 90, 90, 120, 120, 120, 120)[n - 1] for n in SIZES}
+    small = build_floor([(f"T{i}", 2 + 2 * (i % 4)) for i in range(1, 7)], [("T1", "T2")])
+    large = build_floor([(f"T{i}", 2 + 2 * (i % 4)) for i in range(1, 71)], [("T1", "T2")])
+    spans = [("T1", 0, 45, 0), ("T2", 30, 120, None), ("T3", 60, 200, 60), ("T4", 95, 95, 95)]
+    spans += [("T5", 150, 240, 150), ("T6", -60, 100, None)]
+    for limit in (availability._SPAN_MARKS_KEPT, 2):
+        monkeypatch.setattr(availability, "_SPAN_MARKS_KEPT", limit)
+        for floor in (small, large, small):
+            taken = [Taken((t,), s, e, at) for t, s, e, at in spans]
+            grid = day_grid(floor, taken, SLOTS, SIZES, turns)
+            for at in SLOTS:
+                for n in SIZES:
+                    assert grid[(at, n)][0] == spots_open(floor, taken, at, n, turns), (at, n)
