@@ -148,35 +148,77 @@ class _BackgroundWriter:
 
 
 class _DirectWriter:
-    """Writes through O_DIRECT: from one reused, aligned buffer straight to the disk.
+    """Writes through O_DIRECT: from aligned buffers straight to the disk.
 
     A feed is hundreds of MB written once and read at most once (by the uploader): through
     the page cache every MB is fresh memory to fault in, and the cache loses what the server
     reads all day (the database). Direct I/O needs aligned buffers, offsets and lengths, so
-    the last block is padded and the file cut back to its true length."""
+    the last block is padded and the file cut back to its true length.
+
+    The producer copies what it writes into one of two buffers; a full one goes to a
+    thread of its own ("feed-writer") while the producer fills the other. The thread only
+    calls `os.write`, which lets go of the GIL: were it to copy too, it would hold the GIL
+    for a buffer's worth of copies each time the producer let go of it (an SQLite read
+    does, for every row), and the producer would wait for it. The thread's error comes
+    back on the next call."""
 
     BLOCK = 4096
     BUFFER = 4 << 20
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.buffer = mmap.mmap(-1, self.BUFFER)  # anonymous maps are page aligned
+        # anonymous maps are page aligned; one is filled while the other is written
+        self._free: queue.Queue[mmap.mmap] = queue.Queue()
+        for _ in range(2):
+            self._free.put(mmap.mmap(-1, self.BUFFER))
+        self._full: queue.Queue[tuple[mmap.mmap, int] | None] = queue.Queue()
+        self._error: BaseException | None = None
+        self.buffer = self._free.get()
         self.used = 0
         self.length = 0
+        self._thread = threading.Thread(target=self._run, name="feed-writer", daemon=True)
+        self._thread.start()
 
-    def write_batch(self, batch: list[bytes | memoryview]) -> None:
-        for data in batch:
-            view = memoryview(data).cast("B")  # bytes, whatever the items of a view
-            while view:
-                take = min(len(view), self.BUFFER - self.used)
-                self.buffer[self.used : self.used + take] = view[:take]
-                self.used += take
-                view = view[take:]
-                if self.used == self.BUFFER:
-                    self._write(self.BUFFER)
+    def write(self, data: bytes | memoryview, /) -> int:
+        if self._error is not None:
+            raise self._error
+        view = memoryview(data).cast("B")  # bytes, whatever the items of a view
+        used, buffer = self.used, self.buffer
+        while view:
+            take = min(len(view), self.BUFFER - used)
+            buffer[used : used + take] = view[:take]
+            used += take
+            view = view[take:]
+            if used == self.BUFFER:
+                self.used = used
+                self._hand_over(self.BUFFER)
+                used, buffer = 0, self.buffer
+        self.used = used
+        return len(data)
 
-    def _write(self, size: int) -> None:
-        view = memoryview(self.buffer)[:size]
+    def _hand_over(self, size: int) -> None:
+        """Queue the buffer's first `size` bytes for the disk and take the other buffer
+        (waiting while the thread still writes it)."""
+        self._full.put((self.buffer, size))
+        self.length += self.used
+        self.used = 0
+        self.buffer = self._free.get()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        while (item := self._full.get()) is not None:
+            buffer, size = item
+            if self._error is None:
+                try:
+                    self.write_out(buffer, size)
+                except BaseException as exc:  # handed to the producer, not lost in a thread
+                    self._error = exc
+            self._free.put(buffer)
+
+    def write_out(self, buffer: mmap.mmap, size: int) -> None:
+        """The first `size` bytes of `buffer` to the file (on the writer thread)."""
+        view = memoryview(buffer)[:size]
         try:
             while view:
                 try:
@@ -188,8 +230,6 @@ class _DirectWriter:
                         raise
         finally:
             view.release()
-        self.length += self.used
-        self.used = 0
 
     def _drop_direct(self) -> bool:
         """Clear O_DIRECT on the descriptor; False if it was not set (a real EINVAL)."""
@@ -199,14 +239,31 @@ class _DirectWriter:
         fcntl.fcntl(self.fd, fcntl.F_SETFL, flags & ~os.O_DIRECT)
         return True
 
+    def close(self, *, quiet: bool = False) -> None:
+        """Wait for the thread and free the buffers (once); raise what went wrong (unless
+        `quiet`: the caller is already raising)."""
+        if self._thread.is_alive():
+            self._full.put(None)
+            self._thread.join()
+            while not self._free.empty():
+                self._free.get().close()
+            self.buffer.close()
+        if self._error is not None and not quiet:
+            raise self._error
+
+    def drain(self) -> None:
+        """Write the last block, padded, and wait for the thread (then `finish`)."""
+        try:
+            if self.used:
+                padded = -(-self.used // self.BLOCK) * self.BLOCK
+                self.buffer[self.used : padded] = bytes(padded - self.used)
+                self._hand_over(padded)
+        finally:
+            self.close()
+
     def finish(self) -> None:
-        """Write the last, padded block and cut the file to its length."""
-        if self.used:
-            padded = -(-self.used // self.BLOCK) * self.BLOCK
-            self.buffer[self.used : padded] = bytes(padded - self.used)
-            self._write(padded)
+        """Cut the file to its length (the padding off)."""
         os.ftruncate(self.fd, self.length)
-        self.buffer.close()
 
 
 def _open_direct(path: Path) -> int | None:
@@ -236,7 +293,12 @@ def _atomic_output(path: Path, *, gzip: bool) -> Iterator[_ByteSink]:
             elif (direct_fd := _open_direct(temp)) is not None:
                 try:
                     direct = _DirectWriter(direct_fd)
-                    yield from _in_background(direct.write_batch)
+                    try:
+                        yield direct
+                        direct.drain()
+                    except BaseException:
+                        direct.close(quiet=True)  # the thread must be gone before the close
+                        raise
                     direct.finish()
                     os.fsync(direct_fd)
                 finally:

@@ -247,7 +247,7 @@ def failure(mode: str, monkeypatch: pytest.MonkeyPatch) -> Failure:
     """The first batch the writer thread hands to the disk fails, in each mode."""
     failure = Failure()
     if mode == "direct":
-        monkeypatch.setattr(writer._DirectWriter, "write_batch", failure.fail)
+        monkeypatch.setattr(writer._DirectWriter, "write_out", failure.fail)
     elif mode == "fallback":
 
         class FailingFile(io.BufferedWriter):
@@ -287,7 +287,7 @@ def test_a_writer_error_comes_out_of_a_later_write(
     path = tmp_path / "feed.json"
     from_a_write: list[OSError] = []
     with pytest.raises(OSError) as caught, output(path, mode) as out:
-        out.write(payload(writer._BackgroundWriter.BATCH_BYTES))  # one full batch
+        out.write(payload(BUFFER))  # a full batch, and a full direct buffer
         assert failure.raised.wait(10)
         for _ in range(10_000):  # the thread records its error just after raising it
             try:
