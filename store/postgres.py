@@ -23,7 +23,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from engine.booked import BookedDay
+from engine.booked import BookedDay, fold_days
 from store.log import (
     JSON,
     Backlog,
@@ -355,10 +355,7 @@ class PostgresStore:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             last_ts = conn.execute(_LAST_TS_SQL, args).fetchall()
             changes = conn.execute(_CHANGES_SQL, args).fetchall()
-        days: dict[date, BookedDay] = {day: BookedDay(last_ts=ts) for day, ts in last_ts}
-        for day, *change in changes:
-            days[day].take(None, *change)  # the ts is in last_ts already
-        return days
+        return fold_days(last_ts, changes)
 
     def version(self) -> int:
         with self._connection() as conn:

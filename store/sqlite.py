@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from types import TracebackType
 
-from engine.booked import BookedDay, Change, change
+from engine.booked import BookedDay, Change, change, fold_days
 from store.log import (
     JSON,
     Backlog,
@@ -148,7 +148,7 @@ WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
 GROUP BY service_date
 """
 _CHANGES_SQL = f"""
-SELECT service_date, {_FOLD_NAMES} FROM log_entries
+SELECT service_date, {", ".join(name for name, _ in _FOLD_COLUMNS[1:])} FROM log_entries
 WHERE merchant_id = ? AND service_date >= ? AND service_date <= ?
   AND (starts IS NOT NULL OR ends IS NOT NULL OR arrives IS NOT NULL)
 ORDER BY service_date, seq
@@ -643,9 +643,7 @@ class SQLiteStore:
                 changes = conn.execute(_CHANGES_SQL, args).fetchall()
             finally:
                 conn.execute("COMMIT")
-        days = {service_date: BookedDay(last_ts=ts) for service_date, ts in last_ts}
-        for service_date, _, *rest in changes:  # the last ts is already folded in
-            days[service_date].take(None, *rest)
+        days = fold_days(last_ts, changes)
         return {date.fromisoformat(d): day for d, day in days.items()}
 
     def version(self) -> int:

@@ -22,6 +22,7 @@ from engine import MARLOWES, FloorPlan, HostStand, build_floor, config
 from engine.booked import BookedDay, fold, party_size, succeeded, valid_shape_ts
 from engine.stand import is_int
 from feed.service.days import json_result
+from store import open_store
 from store.log import NewEntry
 from store.sqlite import SQLiteStore
 
@@ -556,9 +557,11 @@ EXAMPLE_LOGS: list[list[Any]] = [
 ]
 
 
-def test_the_sqlite_store_agrees_with_fold_on_the_example_logs(tmp_path: Path) -> None:
+def test_each_store_agrees_with_fold_on_the_example_logs(any_db: str) -> None:
+    """The SQLite file and PostgreSQL (fold_days over their two reads) against the
+    reference fold (`take` per entry)."""
     logs = {day_of(n): replay(MARLOWES, ops)[1] for n, ops in enumerate(EXAMPLE_LOGS)}
-    with SQLiteStore(tmp_path / "x.db") as store:
+    with open_store(any_db) as store:
         for day, entries in logs.items():
             new = [NewEntry(op, r, 0.0, meta) for op, r, meta in entries]
             store.append("marlowes", day, 0, new)
