@@ -414,10 +414,15 @@ def _blocked_per_turn(
     return {turn: _unpack(layer, width, count) for turn, layer in zip(ordered, layers, strict=True)}
 
 
-_SPAN_MARKS_KEPT = 4096  # spans per day shape; a few hundred recur on a real floor
+# Spans kept per day shape: bookings recur at slot times and turns (about 120 on the export
+# bench's floor); a day under way adds a few a minute (seated parties' ends move with now).
+# Bounded, as a server works out days of many slot grids: an entry is a key and, mostly,
+# references to `_lanes`' integers; at worst (random spans, 40 slots of 128-bit lanes) the
+# 16 shapes of 512 spans hold some 7 MiB.
+_SPAN_MARKS_KEPT = 512
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _span_marks(
     minutes: tuple[int, ...], ordered: tuple[int, ...], width: int
 ) -> dict[tuple[int, int, int | None], tuple[tuple[int, int], ...]]:
