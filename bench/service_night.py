@@ -91,11 +91,16 @@ Measures what a contract change would buy; the contract is the product owner's.
 Targets reported (not asserted): the door promise at least 95% under the new rule, and its
 covers within 5% of the old rule's.
 
+`--sweep` prints, instead of the full table, one row per setting of the levers a restaurant
+has against broken promises (a changeover of 5-20 minutes; turn times set 11-25% above the
+median stay), each with the door promise, both rules' covers and which target it meets:
+the trade-off the product owner chooses on, in one run (about 2 minutes).
+
 Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
 [--sigma 0.25] [--demand 1.0] [--changeover 0] [--dwell-median 1.0]
 [--host board|api|turn|look|look-late|look-walk|look-late-walk]
-[--choice contract|slack|slack-both|pack|unstack] [--check-choice]` (about 15 s by default;
-the "-walk" hosts about 45 s).
+[--choice contract|slack|slack-both|pack|unstack] [--check-choice] [--sweep]` (about 15 s
+by default; the "-walk" hosts about 45 s).
 """
 
 from __future__ import annotations
@@ -1187,6 +1192,54 @@ def walk_in_row(t: Tally) -> str:
     return f"{t.walk_ins}/{t.balked}/{t.walked_out}"
 
 
+# --sweep: the levers a restaurant has against broken door promises, each run as above.
+# (label, changeover minutes, median dwell / turn); a row per setting, both rules each time.
+SWEEP: tuple[tuple[str, int, float], ...] = (
+    ("none: turns = median stay", 0, 1.0),
+    ("changeover 5 min", 5, 1.0),
+    ("changeover 10 min", 10, 1.0),
+    ("changeover 15 min", 15, 1.0),
+    ("changeover 20 min", 20, 1.0),
+    ("turns 11% above the median stay", 0, 0.9),
+    ("turns 18% above the median stay", 0, 0.85),
+    ("turns 25% above the median stay", 0, 0.8),
+)
+
+
+def sweep(venues: Sequence[tuple[Venue, int]], seed: int, sigma: float, host: str) -> None:
+    """The trade-off the product owner chooses on: per venue and lever setting, the new
+    rule's door promise and its covers against the old rule's, and whether each target is
+    met. A changeover only changes the new rule; a median stay below the turn changes the
+    guests, so both rules (the old one ignores turns)."""
+    global CHANGEOVER, DWELL_MEDIAN
+    for venue, nights in venues:
+        if nights <= 0:
+            continue
+        print(f"\n{venue.name}: {nights} nights")
+        print(f"  {'lever':34s} {'door promise (new)':>18s}   {'covers/night old, new':>25s}")
+        both: list[str] = []
+        for label, changeover, median in SWEEP:
+            CHANGEOVER, DWELL_MEDIAN = changeover, median
+            totals = simulate(venue, nights, seed, sigma, host)
+            old, new = totals[OLD.name], totals[NEW.name]
+            promise = 100 * new.on_time / new.shown if new.shown else math.nan
+            change = 100 * (new.covers - old.covers) / old.covers if old.covers else math.nan
+            door_ok, covers_ok = promise >= TARGET_PROMISE, -change <= TARGET_COVERS
+            if door_ok and covers_ok:
+                both.append(label)
+            print(
+                f"  {label:34s} {promise:12.1f}% {'ok' if door_ok else '--':>4s}   "
+                f"{old.covers / old.nights:7.1f} {new.covers / new.nights:7.1f} "
+                f"{change:+6.1f}% {'ok' if covers_ok else '--':>3s}",
+                flush=True,
+            )
+        print(
+            f"  targets: door promise >= {TARGET_PROMISE:.0f}%, covers within"
+            f" {TARGET_COVERS:.0f}% of the old rule; both met: "
+            + (", ".join(both) if both else "by no setting")
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nights", type=int, default=200, help="nights at Marlowe's")
@@ -1217,6 +1270,12 @@ def main() -> None:
         help="what-if table choice for a booking under the new rule (last tie-break)",
     )
     parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="one row per lever setting (changeover, turn times above the median stay) "
+        "instead of the full table: the trade-off, per floor",
+    )
+    parser.add_argument(
         "--check-choice",
         action="store_true",
         help="assert the what-if choices start from choose_unit's own pick (slower)",
@@ -1238,9 +1297,16 @@ def main() -> None:
     print(
         f"service nights, seed {args.seed}, dwell sigma {args.sigma}, "
         f"demand x{args.demand}, host seats arrived guests at: {args.host}, "
-        f"changeover {args.changeover} min, median dwell {args.dwell_median:g} x turn"
+        + (
+            "changeover and median dwell: per row (--sweep)"
+            if args.sweep
+            else f"changeover {args.changeover} min, median dwell {args.dwell_median:g} x turn"
+        )
         + ("" if args.choice == CHOICE_CONTRACT else f", booking table choice: {args.choice}")
     )
+    if args.sweep:
+        sweep(venues, args.seed, args.sigma, args.host)
+        return
     for venue, nights in venues:
         if nights <= 0:
             continue
