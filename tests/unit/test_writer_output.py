@@ -1,8 +1,9 @@
 """feed.files.writer._atomic_output: the bytes written, and nothing at all on any error.
 
-Three ways to the disk: plain files through O_DIRECT (an aligned 4 MiB buffer, the last
-block padded then cut back), plain files through the page cache when O_DIRECT cannot be
-opened, and gzip. All of them write on a background thread ("feed-writer").
+Three ways to the disk: plain files through O_DIRECT (two aligned 4 MiB buffers, one filled
+by the caller while the other is written, the last block padded then cut back), plain files
+through the page cache when O_DIRECT cannot be opened, and gzip. All of them write on a
+background thread ("feed-writer").
 """
 
 from __future__ import annotations
