@@ -28,7 +28,7 @@ from feed.files.writer import (
     write_merchant_feed,
     write_service_feed,
 )
-from feed.floor.availability import Column, release, spots_total
+from feed.floor.availability import Column, release, spots_total, worked_out
 from feed.service.days import DayBook
 from feed.venue import calendar
 from feed.venue.restaurant import Area, Restaurant
@@ -158,6 +158,10 @@ def merchant_days(
     With seating areas, a slot's entries are each area's (file order) sizes in turn."""
     r = book.restaurant
     floor = r.online_floor  # partners never see the walk-in tables
+    # In a server the floors are kept warm by the lookups: those stay as they are. A floor
+    # this export works out itself is let go once the restaurant is done (memory must not
+    # grow with the number of restaurants an export covers).
+    cold = [f for f in {id(f): f for f in (r.floor, floor)}.values() if not worked_out(f)]
     every = range(1, r.online_limit + 1)
     columns: list[int | Column] = [n for n in every if spots_total(floor, n) > 0]
     rooms: tuple[tuple[str, str], ...] = ()
@@ -178,8 +182,8 @@ def merchant_days(
             if counter is not None:
                 counter.slots += len(starts)
             yield day, starts, opens
-        release(r.floor)  # done with this restaurant: its matchings are not needed again
-        release(floor)
+        for worked in cold:  # done with this restaurant: its matchings are not needed again
+            release(worked)
 
     def blocks() -> Iterator[tuple[list[int], list[list[int]]]]:
         for _day, starts, opens in dated():

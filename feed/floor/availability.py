@@ -286,6 +286,13 @@ def release(floor: FloorPlan) -> None:
     _UNITS.pop(id(floor), None)
 
 
+def worked_out(floor: FloorPlan) -> bool:
+    """Is something worked out and kept for this floor (a server's lookups keep its
+    restaurants' floors so)?"""
+    entry = _UNITS.get(id(floor))
+    return entry is not None and entry[0]() is floor
+
+
 def bookable_tables(
     floor: FloorPlan, taken: Iterable[Taken | Booking], at: int, turn: int = 0
 ) -> frozenset[str]:

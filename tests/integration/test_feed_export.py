@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from feed.files.export import export_feeds
+from feed.floor import availability
 from feed.service.days import Applied, DayBook
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant, load_restaurant
@@ -28,12 +29,12 @@ LOS_ANGELES = ZoneInfo("America/Los_Angeles")
 KINDS = ("availability", "merchant", "service")
 
 
+SAMPLE_FILES = ("marlowes.toml", "google-floorplan.toml")
+
+
 @pytest.fixture(scope="module")
 def restaurants() -> list[Restaurant]:
-    return [
-        load_restaurant(REPO / "samples" / "marlowes.toml"),
-        load_restaurant(REPO / "samples" / "google-floorplan.toml"),
-    ]
+    return [load_restaurant(REPO / "samples" / name) for name in SAMPLE_FILES]
 
 
 @pytest.fixture
@@ -268,3 +269,19 @@ def test_an_export_after_the_last_seating_of_the_only_day_has_no_entries(
     late = NOW + timedelta(hours=10)  # 22:00 GMT: Marlowe's last seating today has passed
     export_feeds(restaurants[:1], store, tmp_path, late, days=1)
     assert entries(the(tmp_path, "availability")) == []
+
+
+def test_an_export_keeps_a_servers_warm_floors_and_lets_go_of_the_ones_it_worked_out(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    """A server keeps what its lookups worked out per floor; its scheduled export must not
+    throw that away. A floor only the export worked out is let go (memory stays flat)."""
+    restaurants = [load_restaurant(REPO / "samples" / f) for f in SAMPLE_FILES]  # fresh floors
+    warm, cold = restaurants
+    DayBook(store, warm).rows(NOW.date(), NOW)  # a lookup: the floor is worked out and kept
+    kept = availability._units(warm.online_floor)
+    assert not availability.worked_out(cold.online_floor)
+    export_feeds(restaurants, store, tmp_path / "out", NOW, days=3)
+    assert availability._units(warm.online_floor) is kept
+    assert not availability.worked_out(cold.online_floor)
+    assert not availability.worked_out(cold.floor)
