@@ -5,7 +5,10 @@ for a 6-hour dinner (17:00-23:00, last seating 22:45: 24 slots of 15 minutes), p
 1 to 10, and about a third of the slots booked (1-3 parties each) through `choose_unit`,
 one SQLite append per restaurant-day. `now` is pinned at noon UTC before the first dinner.
 
-Printed: the timed `export_feeds` (best of 3, as the floor is; seconds, entries/s, bytes);
+Printed: the timed `export_feeds` (best of 3, as the floor is; seconds, entries/s, bytes),
+with cold floors (each export works every floor out itself, as a one-shot `hoststand export`
+does and as the issue's baseline was measured: the target's figure) and with warm ones (worked
+out before, as a server's lookups keep them: its scheduled exports build on each other);
 the peak memory (peak RSS of one export of 50, 100 and N restaurants, each in a fresh
 process, and tracemalloc's peak for 5, 10 and 20 in this process, as tracemalloc slows the
 export ~6x); the floor
@@ -46,8 +49,8 @@ import orjson
 
 from engine import HostStand
 from feed.files.documents import feed_metadata
-from feed.files.export import availability_entries, export_feeds
-from feed.floor.availability import Booking, choose_unit, day_grid
+from feed.files.export import ExportSummary, availability_entries, export_feeds
+from feed.floor.availability import Booking, choose_unit, day_grid, release, spots_total
 from feed.service.days import DayBook, still_booked
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant, parse_restaurant
@@ -249,6 +252,31 @@ def traced_peak_mb(
     return peak / 2**20
 
 
+def timed_exports(
+    restaurants: list[Restaurant], store: SQLiteStore, work: Path, days: int, *, warm: bool
+) -> tuple[list[float], ExportSummary]:
+    """EXPORT_RUNS timed exports (seconds each) and the last one's summary. Cold: every
+    floor let go before each export. Warm: every floor worked out before the first (an
+    export keeps what it works out on a floor that was)."""
+    for r in restaurants:
+        release(r.floor)
+        release(r.online_floor)
+        if warm:
+            spots_total(r.online_floor, 1)
+    runs: list[float] = []
+    summary = None
+    for run in range(EXPORT_RUNS):
+        if not warm:
+            for r in restaurants:
+                release(r.floor)
+                release(r.online_floor)
+        summary = export_feeds(restaurants, store, work / f"feed-{run}", NOW, days=days)
+        runs.append(summary.seconds)
+        shutil.rmtree(work / f"feed-{run}")
+    assert summary is not None
+    return runs, summary
+
+
 def floor_seconds(
     restaurants: list[Restaurant], store: SQLiteStore, days: int, repeat: int = 3
 ) -> dict[str, Any]:
@@ -363,17 +391,24 @@ def main() -> None:
         # memory runs come next, while this process is still small (a child's getrusage
         # maxrss starts at the parent's size at fork); the floor's 1.4 million dicts last.
         # Best of EXPORT_RUNS, as the floor is best of its runs (each export its own dir).
-        runs = []
-        for run in range(EXPORT_RUNS):
-            summary = export_feeds(restaurants, store, work / f"feed-{run}", NOW, days=args.days)
-            runs.append(summary.seconds)
-            shutil.rmtree(work / f"feed-{run}")
+        # Cold (the target's measure, as the issue's baseline was taken): each export works
+        # out every floor itself, as a one-shot `hoststand export` does. Warm: the floors
+        # were worked out before (a server's lookups keep them), so the exports keep what
+        # they work out and build on each other, as a server's scheduled exports do.
+        runs, summary = timed_exports(restaurants, store, work, args.days, warm=False)
         seconds = min(runs)
         print(
             f"export: {summary.entries} entries, {summary.bytes / 2**20:.1f} MiB in "
             f"{seconds:.2f} s = {summary.entries / seconds:,.0f} entries/s, "
             f"{seconds / day_count * 1e6:,.0f} µs per restaurant-day"
-            f" (best of {EXPORT_RUNS}: {', '.join(f'{r:.2f}' for r in runs)} s)"
+            f" (cold floors, best of {EXPORT_RUNS}: {', '.join(f'{r:.2f}' for r in runs)} s)"
+        )
+        warm_runs, _ = timed_exports(restaurants, store, work, args.days, warm=True)
+        warm_seconds = min(warm_runs)
+        print(
+            f"        {warm_seconds:.2f} s, {warm_seconds / day_count * 1e6:,.0f} µs per "
+            f"restaurant-day with warm floors, as a server's scheduled export (best of "
+            f"{EXPORT_RUNS}: {', '.join(f'{r:.2f}' for r in warm_runs)} s)"
         )
 
         print("memory, one export per fresh process (peak RSS = VmHWM of that process):")
@@ -414,9 +449,14 @@ def main() -> None:
         if RULES["on"]:
             target = max(target, TARGET_RULES_RATIO)
         verdict = "ok" if ratio <= target else "MISSED"
-        print(f"ratio:  export / floor = {ratio:.1f}x (target <= {target}x): {verdict}")
+        print(
+            f"ratio:  export / floor = {ratio:.1f}x, cold floors (target <= {target}x): {verdict}"
+        )
         worst_ratio = max(runs) / floor
-        print(f"        (the slowest of the {EXPORT_RUNS} exports: {worst_ratio:.1f}x)")
+        print(
+            f"        (the slowest of the {EXPORT_RUNS} exports: {worst_ratio:.1f}x; with warm"
+            f" floors {warm_seconds / floor:.1f}x, the slowest {max(warm_runs) / floor:.1f}x)"
+        )
 
         picked = restaurant_days(restaurants, args.days, args.sample, random.Random(args.seed))
         print(f"one restaurant-day (all 24 slots x sizes 1-10), {len(picked)} sampled:")
