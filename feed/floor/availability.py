@@ -59,6 +59,7 @@ WINDOW = config.CONFLICT_MINUTES - 1  # a reservation blocks a table for abs(at'
 # keeps every restaurant's floor, and about 1,000 rows are some 250 KB; an export releases
 # each floor once it is done with the restaurant.
 _OPEN_ROWS_SHARED = 1024
+_COLUMN_SETS_KEPT = 8  # per floor: the partners' columns, the host's, the export's, areas
 
 
 @dataclass
@@ -90,15 +91,16 @@ class _Units:
     combo_tables: tuple[int, ...]  # combo j -> mask of its two tables
     matcher: Matcher
     table_fit: dict[int, int] = field(default_factory=dict)  # n -> tables fitting n
-    # blocked tables -> spots_open per column of `day_columns`; rows are shared, never changed
-    day_rows: dict[int, list[int]] = field(default_factory=dict)
+    # columns -> (blocked tables -> spots_open per column); rows are shared, never changed.
+    # One table per column set: threads work out the same floor's days for different
+    # columns at once (a server's lookups and its export), and must not share or clear one.
+    day_rows: dict[tuple[Column, ...], dict[int, list[int]]] = field(default_factory=dict)
     combo_fit: dict[int, int] = field(default_factory=dict)  # n -> combos fitting n
     unit_masks: dict[str, int] = field(default_factory=dict)  # table or combo id -> tables
     # live combos by the bookable tables that are in some combo (far fewer than all sets)
     live_by_tables: dict[int, int] = field(default_factory=dict)
     # an area's units -> (its tables mask, its combos mask)
     area_masks: dict[frozenset[str], tuple[int, int]] = field(default_factory=dict)
-    day_columns: tuple[Column, ...] = ()
     # (columns, their turns) -> how a day's rows are put together (`plan`)
     plans: dict[tuple[tuple[Column, ...], tuple[int, ...]], _Plan] = field(default_factory=dict)
     last_plan: tuple[tuple[Column, ...], tuple[int, ...], _Plan] | None = None
@@ -523,24 +525,31 @@ def _day_rows(
         for i, row in zip(order, in_order, strict=True):
             rows[i] = row
         return rows
-    today = units.day_rows  # blocked tables -> row; across days: the empty floor, above all
-    if units.day_columns != key_sizes or len(today) > _OPEN_ROWS_SHARED:
-        today.clear()
-        units.day_columns = key_sizes
+    # blocked tables -> row, across days (the empty floor above all). Read with get() and
+    # kept in locals: another thread may clear the table (its bound) at any moment.
+    today = units.day_rows.get(key_sizes)
+    if today is None or len(today) > _OPEN_ROWS_SHARED:
+        if len(units.day_rows) >= _COLUMN_SETS_KEPT:
+            units.day_rows.clear()
+        today = units.day_rows[key_sizes] = {}
     if not spans:  # nothing on the floor: every slot is the empty floor's row
-        if 0 not in today:
-            today[0] = units.row_of(key_sizes)(units.all_tables)
-        return [today[0]] * len(minutes)
+        empty = today.get(0)
+        if empty is None:
+            empty = today[0] = units.row_of(key_sizes)(units.all_tables)
+        return [empty] * len(minutes)
     size_turns = tuple(turns.get(n, 0) if turns is not None else 0 for n, _ in key_sizes)
     if len(set(size_turns)) == 1:
         (masks,) = _blocked_per_turn(spans, minutes, size_turns, units.all_tables).values()
-        missing = set(masks).difference(today)
-        if missing:
+        got = list(map(today.get, masks))
+        if None in got:
             make_row = units.row_of(key_sizes)
-            all_tables = units.all_tables
-            for mask in missing:
-                today[mask] = make_row(all_tables & ~mask)
-        return [today[mask] for mask in masks]
+            for k, mask in enumerate(masks):
+                if got[k] is None:  # the same mask earlier in the day may have filled it
+                    known = today.get(mask)
+                    if known is None:
+                        known = today[mask] = make_row(units.all_tables & ~mask)
+                    got[k] = known
+        return got  # type: ignore[return-value]
     plan = units.plan(key_sizes, size_turns)
     by_turn = _blocked_per_turn(spans, minutes, size_turns, units.all_tables, plan.keep)
     keys = list(zip(*by_turn.values(), strict=True))

@@ -1,14 +1,19 @@
 """Availability (PRODUCT.md section 3): spots per slot and party size, and the promise."""
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import MARLOWES, FloorPlan, HostStand, Rejected, build_floor
 from feed.floor.availability import (
     Booking,
+    Taken,
     bookable_tables,
     choose_unit,
     day_grid,
+    day_opens,
     spots_open,
     spots_total,
 )
@@ -254,3 +259,36 @@ def test_releasing_a_floor_forgets_its_work_but_not_its_answers() -> None:
     availability.release(MARLOWES)
     assert id(MARLOWES) not in availability._UNITS
     assert [availability.spots_total(MARLOWES, n) for n in range(1, 11)] == before
+
+
+def test_two_column_sets_worked_out_at_once_on_one_floor_do_not_mix_their_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server works out the same floor's days for different columns at the same time (a
+    partner's lookup on the event loop, the export on its thread: the export leaves out
+    sizes no unit seats). Here the other thread's turn comes, deterministically, while
+    this day is halfway through its rows: its rows must neither vanish nor be another
+    column set's."""
+    from feed.floor import availability
+
+    floor = build_floor([("T1", 2), ("T2", 2), ("T3", 4), ("T4", 4), ("T5", 6)])
+    partner = [(n, None) for n in range(1, 7)]
+    export = [1, 2, 3, 4]
+    minutes = list(range(0, 240, 15))
+    first = [Taken(("T1",), 30, 30, 30)]  # a booking: the conflict rule only (no turns)
+    second = [*first, Taken(("T3",), 120, 120, 120)]  # a slot or two the first had not
+    expected = day_opens(build_floor(list(floor.tables)), second, minutes, export)
+    availability.release(floor)
+    day_opens(floor, first, minutes, export)  # the export's table holds the first day's rows
+    real_row_of = availability._Units.row_of
+    interleaved: list[bool] = []
+
+    def row_of(units: Any, columns: Any) -> Any:
+        if not interleaved:  # the other thread's turn: the partner's columns, another day
+            interleaved.append(True)
+            day_opens(floor, [Taken(("T5",), 60, 60, 60)], minutes, partner)
+        return real_row_of(units, columns)
+
+    monkeypatch.setattr(availability._Units, "row_of", row_of)
+    assert day_opens(floor, second, minutes, export) == expected
+    assert interleaved == [True]
