@@ -55,9 +55,9 @@ Column = tuple[int, AreaUnits]  # a party size within an area: one column of a d
 _Span = tuple[int, int, int, int | None]
 
 WINDOW = config.CONFLICT_MINUTES - 1  # a reservation blocks a table for abs(at' - at) <= 29
-# Rows kept per floor across days (an empty floor, a quiet hour recur). Bounded: a server
-# keeps every restaurant's floor, and about 1,000 rows are some 250 KB; an export releases
-# each floor once it is done with the restaurant.
+# Rows kept per floor and column set across days (an empty floor, a quiet hour recur).
+# Bounded: a server keeps every restaurant's floor, and about 1,000 rows are some 250 KB;
+# an export lets go of a floor it worked out itself once it is done with the restaurant.
 _OPEN_ROWS_SHARED = 1024
 _COLUMN_SETS_KEPT = 8  # per floor: the partners' columns, the host's, the export's, areas
 
