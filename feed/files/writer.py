@@ -109,8 +109,9 @@ class _BackgroundWriter:
     BATCH_BYTES = 1 << 20
     QUEUED = 8  # batches
 
-    def __init__(self, write_batch: _BatchWriter) -> None:
+    def __init__(self, write_batch: _BatchWriter, done: _BatchWriter | None = None) -> None:
         self._write_batch = write_batch
+        self._done = done  # called with every batch once the thread is through with it
         self._queue: queue.Queue[list[bytes | memoryview] | None] = queue.Queue(self.QUEUED)
         self._batch: list[bytes | memoryview] = []
         self._size = 0
@@ -125,10 +126,16 @@ class _BackgroundWriter:
                     self._write_batch(batch)
                 except BaseException as exc:  # handed to the producer, not lost in a thread
                     self._error = exc
+            if self._done is not None:
+                self._done(batch)
 
-    def write(self, data: bytes | memoryview, /) -> int:
+    def check(self) -> None:
+        """Raise the thread's error, if it had one."""
         if self._error is not None:
             raise self._error
+
+    def write(self, data: bytes | memoryview, /) -> int:
+        self.check()
         self._batch.append(data)
         self._size += len(data)
         if self._size >= self.BATCH_BYTES:
@@ -141,6 +148,9 @@ class _BackgroundWriter:
         the caller is already raising)."""
         if self._batch and self._error is None and not quiet:
             self._queue.put(self._batch)
+        elif self._batch and self._done is not None:
+            self._done(self._batch)  # not written, but through with all the same
+        self._batch = []
         self._queue.put(None)
         self._thread.join()
         if self._error is not None and not quiet:
@@ -155,12 +165,11 @@ class _DirectWriter:
     reads all day (the database). Direct I/O needs aligned buffers, offsets and lengths, so
     the last block is padded and the file cut back to its true length.
 
-    The producer copies what it writes into one of two buffers; a full one goes to a
-    thread of its own ("feed-writer") while the producer fills the other. The thread only
-    calls `os.write`, which lets go of the GIL: were it to copy too, it would hold the GIL
-    for a buffer's worth of copies each time the producer let go of it (an SQLite read
-    does, for every row), and the producer would wait for it. The thread's error comes
-    back on the next call."""
+    The producer copies what it writes into one of two buffers; a full one goes to the
+    background writer's thread while the producer fills the other. The thread only calls
+    `os.write`, which lets go of the GIL: were it to copy too, it would hold the GIL for a
+    buffer's worth of copies each time the producer let go of it (an SQLite read does, for
+    every row), and the producer would wait for it."""
 
     BLOCK = 4096
     BUFFER = 4 << 20
@@ -169,19 +178,16 @@ class _DirectWriter:
         self.fd = fd
         # anonymous maps are page aligned; one is filled while the other is written
         self._free: queue.Queue[mmap.mmap] = queue.Queue()
-        for _ in range(2):
-            self._free.put(mmap.mmap(-1, self.BUFFER))
-        self._full: queue.Queue[tuple[mmap.mmap, int] | None] = queue.Queue()
-        self._error: BaseException | None = None
-        self.buffer = self._free.get()
+        self._maps = [mmap.mmap(-1, self.BUFFER) for _ in range(2)]
+        for buffer in self._maps[1:]:
+            self._free.put(buffer)
+        self.buffer = self._maps[0]
         self.used = 0
         self.length = 0
-        self._thread = threading.Thread(target=self._run, name="feed-writer", daemon=True)
-        self._thread.start()
+        self._writer = _BackgroundWriter(self._write_views, done=self._give_back)
 
     def write(self, data: bytes | memoryview, /) -> int:
-        if self._error is not None:
-            raise self._error
+        self._writer.check()  # the thread's error comes back on the next call
         view = memoryview(data).cast("B")  # bytes, whatever the items of a view
         used, buffer = self.used, self.buffer
         while view:
@@ -197,28 +203,35 @@ class _DirectWriter:
         return len(data)
 
     def _hand_over(self, size: int) -> None:
-        """Queue the buffer's first `size` bytes for the disk and take the other buffer
-        (waiting while the thread still writes it)."""
-        self._full.put((self.buffer, size))
+        """The buffer's first `size` bytes to the thread (its error, if it had one, comes
+        out here); then the other buffer, once the thread is through with it."""
+        view = memoryview(self.buffer)[:size]
+        try:
+            self._writer.write(view)
+        except BaseException:
+            view.release()  # the buffer must close with no view on it
+            raise
         self.length += self.used
         self.used = 0
         self.buffer = self._free.get()
-        if self._error is not None:
-            raise self._error
 
-    def _run(self) -> None:
-        while (item := self._full.get()) is not None:
-            buffer, size = item
-            if self._error is None:
-                try:
-                    self.write_out(buffer, size)
-                except BaseException as exc:  # handed to the producer, not lost in a thread
-                    self._error = exc
-            self._free.put(buffer)
+    def _write_views(self, views: list[bytes | memoryview]) -> None:
+        for view in views:
+            # Released even when the write fails: the error's traceback keeps its frames, and
+            # a buffer with a view on it cannot be closed.
+            with memoryview(view) as whole:
+                self.write_out(whole)
 
-    def write_out(self, buffer: mmap.mmap, size: int) -> None:
-        """The first `size` bytes of `buffer` to the file (on the writer thread)."""
-        view = memoryview(buffer)[:size]
+    def _give_back(self, views: list[bytes | memoryview]) -> None:
+        for view in views:
+            if isinstance(view, memoryview):
+                buffer = view.obj
+                view.release()
+                self._free.put(buffer)  # type: ignore[arg-type]
+
+    def write_out(self, view: memoryview) -> None:
+        """A filled buffer to the file (on the writer thread)."""
+        view = view[:]  # a view of our own, released however this ends
         try:
             while view:
                 try:
@@ -242,14 +255,11 @@ class _DirectWriter:
     def close(self, *, quiet: bool = False) -> None:
         """Wait for the thread and free the buffers (once); raise what went wrong (unless
         `quiet`: the caller is already raising)."""
-        if self._thread.is_alive():
-            self._full.put(None)
-            self._thread.join()
-            while not self._free.empty():
-                self._free.get().close()
-            self.buffer.close()
-        if self._error is not None and not quiet:
-            raise self._error
+        try:
+            self._writer.close(quiet=quiet)
+        finally:
+            for buffer in self._maps:
+                buffer.close()  # closing twice does nothing
 
     def drain(self) -> None:
         """Write the last block, padded, and wait for the thread (then `finish`)."""
