@@ -261,11 +261,17 @@ class _Units:
 _UNITS: dict[int, tuple[weakref.ref[FloorPlan], _Units]] = {}
 
 
+def _kept(floor: FloorPlan) -> _Units | None:
+    """What is kept for this very floor (an id may be another's once the first is gone)."""
+    entry = _UNITS.get(id(floor))
+    return entry[1] if entry is not None and entry[0]() is floor else None
+
+
 def _units(floor: FloorPlan) -> _Units:
+    kept = _kept(floor)
+    if kept is not None:
+        return kept
     key = id(floor)
-    entry = _UNITS.get(key)
-    if entry is not None and entry[0]() is floor:
-        return entry[1]
     bit = {t.id: 1 << i for i, t in enumerate(floor.tables)}
     units = _Units(
         tables=floor.tables,
@@ -291,8 +297,7 @@ def release(floor: FloorPlan) -> None:
 def worked_out(floor: FloorPlan) -> bool:
     """Is something worked out and kept for this floor (a server's lookups keep its
     restaurants' floors so)?"""
-    entry = _UNITS.get(id(floor))
-    return entry is not None and entry[0]() is floor
+    return _kept(floor) is not None
 
 
 def bookable_tables(
