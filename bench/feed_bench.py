@@ -258,18 +258,15 @@ def timed_exports(
     """EXPORT_RUNS timed exports (seconds each) and the last one's summary. Cold: every
     floor let go before each export. Warm: every floor worked out before the first (an
     export keeps what it works out on a floor that was)."""
-    for r in restaurants:
-        release(r.floor)
-        release(r.online_floor)
-        if warm:
-            spots_total(r.online_floor, 1)
     runs: list[float] = []
     summary = None
     for run in range(EXPORT_RUNS):
-        if not warm:
+        if run == 0 or not warm:  # warm: the runs build on each other after the first
             for r in restaurants:
                 release(r.floor)
                 release(r.online_floor)
+                if warm:
+                    spots_total(r.online_floor, 1)
         summary = export_feeds(restaurants, store, work / f"feed-{run}", NOW, days=days)
         runs.append(summary.seconds)
         shutil.rmtree(work / f"feed-{run}")
@@ -395,21 +392,23 @@ def main() -> None:
         # out every floor itself, as a one-shot `hoststand export` does. Warm: the floors
         # were worked out before (a server's lookups keep them), so the exports keep what
         # they work out and build on each other, as a server's scheduled exports do.
+        def timing(runs: list[float], floors: str) -> str:
+            best = min(runs)
+            return (
+                f"{best:.2f} s, {best / day_count * 1e6:,.0f} µs per restaurant-day with "
+                f"{floors} (best of {EXPORT_RUNS}: {', '.join(f'{r:.2f}' for r in runs)} s)"
+            )
+
         runs, summary = timed_exports(restaurants, store, work, args.days, warm=False)
         seconds = min(runs)
         print(
-            f"export: {summary.entries} entries, {summary.bytes / 2**20:.1f} MiB in "
-            f"{seconds:.2f} s = {summary.entries / seconds:,.0f} entries/s, "
-            f"{seconds / day_count * 1e6:,.0f} µs per restaurant-day"
-            f" (cold floors, best of {EXPORT_RUNS}: {', '.join(f'{r:.2f}' for r in runs)} s)"
+            f"export: {summary.entries} entries, {summary.bytes / 2**20:.1f} MiB = "
+            f"{summary.entries / seconds:,.0f} entries/s in {timing(runs, 'cold floors')}"
         )
         warm_runs, _ = timed_exports(restaurants, store, work, args.days, warm=True)
         warm_seconds = min(warm_runs)
-        print(
-            f"        {warm_seconds:.2f} s, {warm_seconds / day_count * 1e6:,.0f} µs per "
-            f"restaurant-day with warm floors, as a server's scheduled export (best of "
-            f"{EXPORT_RUNS}: {', '.join(f'{r:.2f}' for r in warm_runs)} s)"
-        )
+        warm = timing(warm_runs, "warm floors, as a server's scheduled export")
+        print(f"        {warm}")
 
         print("memory, one export per fresh process (peak RSS = VmHWM of that process):")
         counts = sorted({*(c for c in MEMORY_COUNTS if c < args.restaurants), args.restaurants})
