@@ -161,7 +161,7 @@ def merchant_days(
     # In a server the floors are kept warm by the lookups: those stay as they are. A floor
     # this export works out itself is let go once the restaurant is done (memory must not
     # grow with the number of restaurants an export covers).
-    cold = [f for f in {id(f): f for f in (r.floor, floor)}.values() if not worked_out(f)]
+    cold = [f for f in (r.floor, floor) if not worked_out(f)]  # the same one twice: harmless
     every = range(1, r.online_limit + 1)
     columns: list[int | Column] = [n for n in every if spots_total(floor, n) > 0]
     rooms: tuple[tuple[str, str], ...] = ()
