@@ -62,6 +62,8 @@ TOO_SOON = "too soon"
 OVER_PACING = "over pacing"
 OUTSIDE_CANCELLATION_WINDOW = "outside cancellation window"
 
+NEARBY_OFFERED = 3  # open times a host booking refused for a full slot names instead
+
 
 @dataclass(frozen=True)
 class Refused:
@@ -576,6 +578,8 @@ class DayBook:
 
         outcome = self.apply(day, now, build, details, remember=records, keep_rejected=False)
         self._tell("book", rid, outcome, BOOKED)
+        if host:
+            return self._offer_nearby(outcome, day, slot, party_size, now, over_pacing)
         return outcome
 
     def _choose(
@@ -628,6 +632,42 @@ class DayBook:
             f"over pacing: {when} already has {parties} bookings for {covers} guests "
             f"(at most {_caps(service.max_covers, service.max_parties)} per slot)",
         )
+
+    def _offer_nearby(
+        self,
+        outcome: Applied | Refused,
+        day: date,
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        over_pacing: bool,
+    ) -> Applied | Refused:
+        """A host booking refused for a full slot (no table, or over pacing) says which times
+        of that day are open for the party, nearest first: what the host offers the caller
+        instead. Only the host's: a partner has the feed and the lookup for that."""
+        if not isinstance(outcome, Refused) or outcome.code not in (SLOT_UNAVAILABLE, OVER_PACING):
+            return outcome
+        found = self.nearby(day, slot, party_size, now, paced=not over_pacing)
+        times = ", ".join(s.local.strftime("%H:%M") for s in found)
+        offer = (
+            f"open for {party_size} that day: {times}" if found else "nothing else open that day"
+        )
+        return Refused(outcome.code, f"{outcome.message}; {offer}")
+
+    def nearby(
+        self, day: date, slot: Slot, party_size: int, now: datetime, *, paced: bool = True
+    ) -> list[Slot]:
+        """Up to NEARBY_OFFERED other slots of the day a host booking of `party_size` would
+        get now (the whole floor, within pacing unless `paced` is False: `rows` with
+        `host`, the booking's own rule), the nearest to `slot` (the earlier of two as
+        near), in time order."""
+        slots = calendar.slots(self.restaurant, day)
+        sizes = range(party_size, party_size + 1)
+        rows = self.rows(day, now, sizes, slots, host=True, paced=paced)
+        open_at = {start for start, _n, spots, _total in rows if spots > 0}
+        others = [s for s in slots if s.start_sec in open_at and s.start_sec != slot.start_sec]
+        others.sort(key=lambda s: (abs(s.start_sec - slot.start_sec), s.start_sec))
+        return sorted(others[:NEARBY_OFFERED], key=lambda s: s.start_sec)
 
     def cancel_refused(
         self, day: date, reservation_id: str, now: datetime, *, host: bool = False
@@ -883,6 +923,8 @@ class DayBook:
             units, (host, over_pacing),
         )  # fmt: skip
         self._tell("move", new_reservation, outcome, BOOKED)
+        if host:
+            return self._offer_nearby(outcome, new_day, slot, party_size, now, over_pacing)
         return outcome
 
     def _move(

@@ -361,8 +361,11 @@ def test_a_refusal_in_a_real_process_is_one_line_on_stderr(tmp_path: Path) -> No
     assert booked.returncode == 0, booked.stderr
     refused = reserve_six("2026-12-04T19:30")  # T3 is still taken by the party of 6
     assert refused.returncode == 1
+    # T3 is Marlowe's only table for 6: 20:30 is the first slot after the 90-minute turn
+    # from 19:00, and 17:30 (its turn ends at 19:00) is farther from 19:30 than 21:00.
     assert refused.stderr.splitlines() == [
-        "hoststand: cannot book: no table for 6 at 2026-12-04 19:30"
+        "hoststand: cannot book: no table for 6 at 2026-12-04 19:30;"
+        " open for 6 that day: 20:30, 20:45, 21:00"
     ]
     booking_id = BOOKED.match(booked.stdout.strip()).group(1)  # type: ignore[union-attr]
     day = ("--date", FRIDAY)
