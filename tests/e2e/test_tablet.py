@@ -418,6 +418,25 @@ def test_a_change_on_one_tablet_appears_on_another_within_two_seconds(
     two.shot("second-tablet-phone")
 
 
+def test_parties_without_a_name_are_walk_ins_and_guests_never_made_up_ids(
+    server: ServerProcess, browser: Open
+) -> None:
+    """A walk-in added in a hurry has no name: the host sees "Walk-in", not the id the
+    server gave it; a booking without one is "Guest"; an id the host chose is kept."""
+    seated = api(server, "POST", "/walk-ins", {"size": 2})["operation"][2]
+    api(server, "POST", "/walk-ins", {"size": 6, "party_id": "A"})  # T3
+    api(server, "POST", "/walk-ins", {"size": 10})  # T1+T3 only: waits
+    _book(server, 4, "19:30", "", "")
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Guest" in tablet.text("#reservations"), message="the booking")
+    floor, queue = tablet.text("#floor"), tablet.text("#queue")
+    assert "Walk-in, party of 2" in floor and seated not in floor
+    assert "A, party of 6" in floor
+    assert "Walk-in" in queue and "w-" not in queue
+    assert "19:30 · Guest" in tablet.text("#reservations")
+    assert tablet.errors() == []
+
+
 # -- acting once ----------------------------------------------------------------------------
 
 

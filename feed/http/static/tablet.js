@@ -30,7 +30,12 @@
     return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
   }
   const api = (path) => `/api/v1/restaurants/${encodeURIComponent(st.merchant)}${path}`;
-  const who = (p) => (p.name ? p.name : p.party_id || p.reservation_id || "guest");
+  // A party without a name: a walk-in whose id the server made up ("w-" and 8 hex digits,
+  // meaningless to the host) is "Walk-in", a booking "Guest"; an id the host chose itself
+  // ("A", as the seed's parties are called) is how the host knows that party.
+  const madeUp = /^w-[0-9a-f]{8}$/;
+  const who = (p) => p.name || (p.reservation || p.reservation_id ? "Guest"
+    : !p.party_id || madeUp.test(p.party_id) ? "Walk-in" : p.party_id);
   const party = (p) => `${who(p)}${p.size ? `, party of ${p.size}` : ""}`;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
