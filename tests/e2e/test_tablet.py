@@ -437,6 +437,52 @@ def test_parties_without_a_name_are_walk_ins_and_guests_never_made_up_ids(
     assert tablet.errors() == []
 
 
+def test_the_finder_keeps_the_bookings_that_match_a_name_or_a_phones_digits(
+    server: ServerProcess, browser: Open
+) -> None:
+    for size, at, name, phone in (
+        (2, "18:15", "Ann Lee", "+44 20 7946 0101"),
+        (4, "18:30", "Bo Annand", "+44 20 7946 0202"),
+        (2, "19:00", "Cy", "+44 20 7946 0303"),
+    ):
+        _book(server, size, at, name, phone)
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Cy" in tablet.text("#reservations"), message="the bookings")
+
+    def names() -> list[str]:
+        return list(
+            tablet.js(
+                "return [...document.querySelectorAll('#reservations li .name')]"
+                ".map(e => e.textContent)"
+            )
+        )
+
+    def find(text: str) -> None:  # as typed: every key is an input event, as on a tablet
+        from selenium.webdriver.common.keys import Keys
+
+        box = tablet.el("#res-find")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE, text)
+
+    find("ann")
+    assert names() == ["18:15 · Ann Lee", "18:30 · Bo Annand"]
+    tablet.shot("finder-ann")
+    find("ann 18:30")  # every word
+    assert names() == ["18:30 · Bo Annand"]
+    find("0303")  # the phone's last digits
+    assert names() == ["19:00 · Cy"]
+    find("Zed")
+    assert "No booking today matches “Zed”." in tablet.text("#reservations")
+    find("Cy")
+    _book(server, 2, "19:30", "Cyrus", "")  # a live update keeps what the host typed
+    tablet.wait(lambda: len(names()) == 2, message="the new booking, filtered")
+    assert names() == ["19:00 · Cy", "19:30 · Cyrus"]
+    assert tablet.el("#res-find").get_attribute("value") == "Cy"
+    find("")
+    assert len(names()) == 4
+    assert tablet.errors() == []
+
+
 # -- acting once ----------------------------------------------------------------------------
 
 

@@ -281,8 +281,21 @@
     $("queue").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, "Nobody is waiting.")]));
   }
 
+  // The finder: a guest at the door on a busy night says a name (or the phone's last
+  // digits); the list keeps the bookings that match, in time order.
+  function matches(r, query) {
+    const q = query.trim().toLowerCase();
+    if (!q) return true;
+    const text = [who(r), r.time, r.unit, r.notes, r.status].join(" ").toLowerCase();
+    const digits = q.replace(/[^0-9]/g, "");
+    const phone = (r.phone || "").replace(/[^0-9]/g, "");
+    return q.split(/\s+/).every((word) => text.includes(word)) ||
+      (digits.length >= 3 && digits.length === q.replace(/[\s+()-]/g, "").length && phone.includes(digits));
+  }
   function drawReservations(floor) {
-    const items = floor.reservations.map((r) => {
+    const query = $("res-find").value;
+    const shown = floor.reservations.filter((r) => matches(r, query));
+    const items = shown.map((r) => {
       const live = r.status === "booked" || r.status === "arrived";
       const b = (label, cls, fn) => h("button", { type: "button", class: cls, "data-focus": `${label}-${r.reservation_id}`, on: (e) => tap(e.currentTarget, fn) }, label);
       return h("li", { "data-reservation": r.reservation_id },
@@ -297,7 +310,8 @@
           h("button", { type: "button", "data-focus": `seatr-${r.reservation_id}`, on: () => seatMenu(r, "seat") }, "Seat…"),
           b("Cancel", "danger", () => cancel(r))) : null);
     });
-    $("reservations").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, "No reservations today.")]));
+    const none = floor.reservations.length ? `No booking today matches “${query.trim()}”.` : "No reservations today.";
+    $("reservations").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, none)]));
   }
 
   function drawSpots(floor) {
@@ -535,6 +549,7 @@
     $("chooser-cancel").addEventListener("click", () => $("chooser").close());
     const walkin = $("walkin-form");
     walkin.addEventListener("submit", (e) => { e.preventDefault(); tap(walkin.querySelector("button"), () => addWalkIn(walkin)); });
+    $("res-find").addEventListener("input", () => { if (st.floor) drawReservations(st.floor); });
     const bookForm = $("book-form");
     bookForm.size.addEventListener("input", fillSlots);
     bookForm.day.addEventListener("change", pickDay);
