@@ -551,10 +551,14 @@ class DayBook:
         details = {"party_size": party_size, **(meta or {})}
 
         def build(stand: HostStand, ts: int) -> list[Any] | Refused:
-            chosen = self._choose(day, stand, self._days[day].meta, slot, party_size, now, ts,
+            meta = self._days[day].meta
+            chosen = self._choose(day, stand, meta, slot, party_size, now, ts,
                                   host=host, over_pacing=over_pacing, units=units,
                                   area=area)  # fmt: skip
             if isinstance(chosen, Refused):
+                if host:
+                    return self._offer(chosen, day, stand, meta, slot, party_size, now, ts,
+                                       over_pacing, units)  # fmt: skip
                 return chosen
             unit, beyond = chosen
             if beyond:
@@ -578,8 +582,6 @@ class DayBook:
 
         outcome = self.apply(day, now, build, details, remember=records, keep_rejected=False)
         self._tell("book", rid, outcome, BOOKED)
-        if host:
-            return self._offer_nearby(outcome, day, slot, party_size, now, over_pacing)
         return outcome
 
     def _choose(
@@ -633,41 +635,58 @@ class DayBook:
             f"(at most {_caps(service.max_covers, service.max_parties)} per slot)",
         )
 
-    def _offer_nearby(
+    def _offer(
         self,
-        outcome: Applied | Refused,
+        refused: Refused,
         day: date,
+        stand: HostStand,
+        meta: Mapping[str, Mapping[str, Any]],
         slot: Slot,
         party_size: int,
         now: datetime,
+        ts: int,
         over_pacing: bool,
-    ) -> Applied | Refused:
+        units: AreaUnits,
+    ) -> Refused:
         """A host booking refused for a full slot (no table, or over pacing) says which times
-        of that day are open for the party, nearest first: what the host offers the caller
-        instead. Only the host's: a partner has the feed and the lookup for that."""
-        if not isinstance(outcome, Refused) or outcome.code not in (SLOT_UNAVAILABLE, OVER_PACING):
-            return outcome
-        found = self.nearby(day, slot, party_size, now, paced=not over_pacing)
+        of that day the party can have instead, nearest first: what the host offers the
+        caller. Only the host's: a partner has the feed and the lookup for that."""
+        if refused.code not in (SLOT_UNAVAILABLE, OVER_PACING):
+            return refused
+        found = self._nearby(day, stand, meta, slot, party_size, now, ts, over_pacing, units)
         times = ", ".join(s.local.strftime("%H:%M") for s in found)
         offer = (
             f"open for {party_size} that day: {times}" if found else "nothing else open that day"
         )
-        return Refused(outcome.code, f"{outcome.message}; {offer}")
+        return Refused(refused.code, f"{refused.message}; {offer}")
 
-    def nearby(
-        self, day: date, slot: Slot, party_size: int, now: datetime, *, paced: bool = True
+    def _nearby(
+        self,
+        day: date,
+        stand: HostStand,
+        meta: Mapping[str, Mapping[str, Any]],
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        ts: int,
+        over_pacing: bool,
+        units: AreaUnits,
     ) -> list[Slot]:
-        """Up to NEARBY_OFFERED other slots of the day a host booking of `party_size` would
-        get now (the whole floor, within pacing unless `paced` is False: `rows` with
-        `host`, the booking's own rule), the nearest to `slot` (the earlier of two as
-        near), in time order."""
-        slots = calendar.slots(self.restaurant, day)
-        sizes = range(party_size, party_size + 1)
-        rows = self.rows(day, now, sizes, slots, host=True, paced=paced)
-        open_at = {start for start, _n, spots, _total in rows if spots > 0}
-        others = [s for s in slots if s.start_sec in open_at and s.start_sec != slot.start_sec]
+        """Up to NEARBY_OFFERED other slots of the day where the same host booking would be
+        taken now (`_choose` on this very stand: the booking's own rule; for a move, the
+        stand with the booking already taken off), the nearest to `slot` (the earlier of
+        two as near), in time order."""
+        others = [s for s in calendar.slots(self.restaurant, day) if s.minute != slot.minute]
         others.sort(key=lambda s: (abs(s.start_sec - slot.start_sec), s.start_sec))
-        return sorted(others[:NEARBY_OFFERED], key=lambda s: s.start_sec)
+        found: list[Slot] = []
+        for other in others:
+            chosen = self._choose(day, stand, meta, other, party_size, now, ts, host=True,
+                                  over_pacing=over_pacing, units=units)  # fmt: skip
+            if not isinstance(chosen, Refused):
+                found.append(other)
+                if len(found) == NEARBY_OFFERED:
+                    break
+        return sorted(found, key=lambda s: s.start_sec)
 
     def cancel_refused(
         self, day: date, reservation_id: str, now: datetime, *, host: bool = False
@@ -923,8 +942,6 @@ class DayBook:
             units, (host, over_pacing),
         )  # fmt: skip
         self._tell("move", new_reservation, outcome, BOOKED)
-        if host:
-            return self._offer_nearby(outcome, new_day, slot, party_size, now, over_pacing)
         return outcome
 
     def _move(
@@ -992,6 +1009,9 @@ class DayBook:
         chosen = self._choose(new_day, new.stand, new.meta, slot, party_size, now, ts,
                               host=host, over_pacing=over_pacing, units=units)  # fmt: skip
         if isinstance(chosen, Refused):
+            if host:  # on the day as it would be with the booking moved away from its time
+                chosen = self._offer(chosen, new_day, new.stand, new.meta, slot, party_size,
+                                     now, ts, over_pacing, units)  # fmt: skip
             forget()
             return chosen
         unit, beyond = chosen

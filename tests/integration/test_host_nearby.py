@@ -181,7 +181,11 @@ def test_the_host_api_and_a_changed_booking_carry_the_offer(
         assert moved.code is None, moved.body
         change = rec.host_change(mid, moved.body["reservation_id"], None, "2026-12-04T19:15")
         assert status_of(change) == 409 and change.code == days.SLOT_UNAVAILABLE
-        assert "; open for 6 that day: " in change.body["error"]["message"]
+        # Named as if Bo's 21:00 were already given up: 20:30 and 20:45 are open only then
+        # (T3 would be Bo's from 21:00). 17:30 and 21:00 are as near to 19:15: the earlier.
+        assert change.body["error"]["message"] == (
+            "no table for 6 at 2026-12-04 19:15; open for 6 that day: 17:30, 20:30, 20:45"
+        )
         assert (
             rec.host_reservations(mid, FRIDAY)
             .body["reservations"][1]["start"]
