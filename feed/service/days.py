@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import islice
 from typing import Any
 
 from engine import HostStand, Rejected, config
@@ -556,10 +557,17 @@ class DayBook:
                                   host=host, over_pacing=over_pacing, units=units,
                                   area=area)  # fmt: skip
             if isinstance(chosen, Refused):
-                if host:
-                    return self._offer(chosen, day, stand, meta, slot, party_size, now, ts,
-                                       over_pacing, units)  # fmt: skip
-                return chosen
+                if not host:
+                    return chosen
+
+                def takes(other: Slot) -> bool:  # the same booking at another time
+                    again = self._choose(
+                        day, stand, meta, other, party_size, now, ts,
+                        host=True, over_pacing=over_pacing, units=units, area=area,
+                    )  # fmt: skip
+                    return not isinstance(again, Refused)
+
+                return self._offer(chosen, day, slot, party_size, takes)
             unit, beyond = chosen
             if beyond:
                 details["over_pacing"] = True
@@ -639,54 +647,26 @@ class DayBook:
         self,
         refused: Refused,
         day: date,
-        stand: HostStand,
-        meta: Mapping[str, Mapping[str, Any]],
         slot: Slot,
         party_size: int,
-        now: datetime,
-        ts: int,
-        over_pacing: bool,
-        units: AreaUnits,
+        takes: Callable[[Slot], bool],
     ) -> Refused:
-        """A host booking refused for a full slot (no table, or over pacing) says which times
-        of that day the party can have instead, nearest first: what the host offers the
-        caller. Only the host's: a partner has the feed and the lookup for that."""
+        """A host booking refused for a full slot (no table, or over pacing) names up to
+        NEARBY_OFFERED other times of the day the party can have instead (`takes`: the
+        booking's own rule, `_choose`, on the stand it was refused on; for a move, the one
+        with the booking already taken off), the nearest (the earlier of two as near), in
+        time order: what the host offers the caller. Only the host's: partners have the
+        feed and the lookup for that."""
         if refused.code not in (SLOT_UNAVAILABLE, OVER_PACING):
             return refused
-        found = self._nearby(day, stand, meta, slot, party_size, now, ts, over_pacing, units)
-        times = ", ".join(s.local.strftime("%H:%M") for s in found)
+        others = [s for s in calendar.slots(self.restaurant, day) if s.minute != slot.minute]
+        others.sort(key=lambda s: (abs(s.start_sec - slot.start_sec), s.start_sec))
+        found = list(islice(filter(takes, others), NEARBY_OFFERED))
+        times = ", ".join(s.local.strftime("%H:%M") for s in sorted(found, key=lambda s: s.minute))
         offer = (
             f"open for {party_size} that day: {times}" if found else "nothing else open that day"
         )
         return Refused(refused.code, f"{refused.message}; {offer}")
-
-    def _nearby(
-        self,
-        day: date,
-        stand: HostStand,
-        meta: Mapping[str, Mapping[str, Any]],
-        slot: Slot,
-        party_size: int,
-        now: datetime,
-        ts: int,
-        over_pacing: bool,
-        units: AreaUnits,
-    ) -> list[Slot]:
-        """Up to NEARBY_OFFERED other slots of the day where the same host booking would be
-        taken now (`_choose` on this very stand: the booking's own rule; for a move, the
-        stand with the booking already taken off), the nearest to `slot` (the earlier of
-        two as near), in time order."""
-        others = [s for s in calendar.slots(self.restaurant, day) if s.minute != slot.minute]
-        others.sort(key=lambda s: (abs(s.start_sec - slot.start_sec), s.start_sec))
-        found: list[Slot] = []
-        for other in others:
-            chosen = self._choose(day, stand, meta, other, party_size, now, ts, host=True,
-                                  over_pacing=over_pacing, units=units)  # fmt: skip
-            if not isinstance(chosen, Refused):
-                found.append(other)
-                if len(found) == NEARBY_OFFERED:
-                    break
-        return sorted(found, key=lambda s: s.start_sec)
 
     def cancel_refused(
         self, day: date, reservation_id: str, now: datetime, *, host: bool = False
@@ -1010,8 +990,15 @@ class DayBook:
                               host=host, over_pacing=over_pacing, units=units)  # fmt: skip
         if isinstance(chosen, Refused):
             if host:  # on the day as it would be with the booking moved away from its time
-                chosen = self._offer(chosen, new_day, new.stand, new.meta, slot, party_size,
-                                     now, ts, over_pacing, units)  # fmt: skip
+
+                def takes(other: Slot) -> bool:
+                    again = self._choose(
+                        new_day, new.stand, new.meta, other, party_size, now, ts,
+                        host=True, over_pacing=over_pacing, units=units,
+                    )  # fmt: skip
+                    return not isinstance(again, Refused)
+
+                chosen = self._offer(chosen, new_day, slot, party_size, takes)
             forget()
             return chosen
         unit, beyond = chosen
