@@ -483,6 +483,28 @@ def test_the_finder_keeps_the_bookings_that_match_a_name_or_a_phones_digits(
     assert tablet.errors() == []
 
 
+def test_a_booking_past_its_time_and_not_yet_here_says_how_late_it_is(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Booked at 17:00 for 17:45 and 18:15; at 17:57 Lou (17:45) is 12 minutes late (held
+    until 18:00, then a no-show): the host sees it on the row, in time to phone."""
+    db = tmp_path / "late.db"
+    with running_server(db, NOW - timedelta(hours=1)) as earlier:
+        lou = _book(earlier, 2, "17:45", "Lou", "+44 20 7946 0404")
+        _book(earlier, 2, "18:15", "May")
+    with running_server(db, NOW - timedelta(minutes=3)) as server:
+        tablet = browser(server.base)
+        tablet.wait(lambda: "May" in tablet.text("#reservations"), message="the bookings")
+        assert tablet.text(f'#reservations [data-reservation="{lou}"] .late') == "12 min late"
+        assert tablet.js("return document.querySelectorAll('#reservations .late').length") == 1
+        api(server, "POST", f"/reservations/{lou}/arrive", None)  # Lou is at the door
+        tablet.wait(
+            lambda: not tablet.js("return document.querySelectorAll('#reservations .late').length"),
+            message="no longer late once arrived",
+        )
+        assert tablet.errors() == []
+
+
 # -- acting once ----------------------------------------------------------------------------
 
 

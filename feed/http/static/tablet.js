@@ -303,6 +303,9 @@
           h("span", { class: "name" }, `${r.time} · ${who(r)}`), " ",
           h("span", { class: "meta" }, [r.size ? `party of ${r.size}` : "", r.unit, r.phone, r.notes].filter(Boolean).join(" · ")), " ",
           h("span", { class: `badge ${r.status}` }, r.status + (r.seated_at ? ` at ${r.seated_at}` : "")),
+          // Still booked past its time: the host calls them before the hold runs out.
+          r.status === "booked" && floor.minute > r.at
+            ? h("span", { class: "badge late" }, `${floor.minute - r.at} min late`) : null,
           r.over_pacing ? h("span", { class: "badge over" }, "over pacing") : null),
         live ? h("div", { class: "acts" },
           b("Check in", "primary", () => checkIn(r)),
