@@ -497,6 +497,7 @@ def test_a_booking_past_its_time_and_not_yet_here_says_how_late_it_is(
         tablet.wait(lambda: "May" in tablet.text("#reservations"), message="the bookings")
         assert tablet.text(f'#reservations [data-reservation="{lou}"] .late') == "12 min late"
         assert tablet.js("return document.querySelectorAll('#reservations .late').length") == 1
+        tablet.shot("late-booking")
         api(server, "POST", f"/reservations/{lou}/arrive", None)  # Lou is at the door
         tablet.wait(
             lambda: not tablet.js("return document.querySelectorAll('#reservations .late').length"),
