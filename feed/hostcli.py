@@ -191,7 +191,10 @@ def reservations(stand: Stand, as_json: bool) -> None:
     for r in rows:
         where = r["unit"] + (f" in {r['area']}" if r.get("area") else "")
         where += f" (sits at {r['seated_at']})" if r["seated_at"] else ""
-        extra = "  ".join(x for x in (r["phone"], r["notes"]) if x)
+        # Still booked past its time (held 15 minutes, then a no-show): worth a phone call.
+        late = floor["minute"] - r["at"] if r["status"] == "booked" else 0
+        lateness = click.style(f"{late} min late", fg="yellow") if late > 0 else ""
+        extra = "  ".join(x for x in (lateness, r["phone"], r["notes"]) if x)
         state = click.style(f"{r['status']:<9}", fg=colours.get(r["status"]))
         # The id follows: a booking without a name is "-", not its id twice.
         who = (r["name"] or "-") + (f" ({r['size']})" if r["size"] else "")

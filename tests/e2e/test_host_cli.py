@@ -144,3 +144,13 @@ def test_a_cancel_that_frees_a_held_table_names_who_to_seat_now() -> None:
         t["id"] for t in as_json("board")["tables"] if (t["occupant"] or {}).get("party_id") == "Q"
     ]
     assert cancelled.output == f"{ann} cancelled; seat now: Q at {table}\n"
+
+
+def test_the_reservations_list_says_how_late_a_booking_not_yet_here_is() -> None:
+    lou = book(2, "2026-12-04T18:15", "Lou")
+    may = book(2, "2026-12-04T18:30", "May")
+    lines = host("reservations", now="2026-12-04T18:27:00Z").output.splitlines()
+    assert lines[0].endswith("12 min late") and lou in lines[0]
+    assert "late" not in lines[1] and may in lines[1]
+    host("arrive", lou, now="2026-12-04T18:27:00Z")  # at the door: no longer late
+    assert "late" not in host("reservations", now="2026-12-04T18:28:00Z").output
