@@ -25,7 +25,7 @@ from feed.clock import parse_instant, real_now
 from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.hostcli import host_group
-from feed.service.days import Applied, Cell, DayBook
+from feed.service.days import OVER_PACING, Applied, Cell, DayBook
 from feed.settings import SETTINGS_KEYS, settings_problems
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
@@ -270,7 +270,8 @@ def reserve_command(
     finally:
         store.close()
     if not isinstance(outcome, Applied):
-        fail(f"cannot book: {outcome.message}", EXIT_REFUSED)
+        hint = " (--over-pacing books it anyway)" if outcome.code == OVER_PACING else ""
+        fail(f"cannot book: {outcome.message}{hint}", EXIT_REFUSED)
     if outcome.rejected is not None:  # the engine refused what availability chose: a bug
         fail(f"cannot book: {outcome.rejected}", EXIT_REFUSED)
     booking_id, unit = outcome.operation[2], outcome.operation[3]

@@ -201,6 +201,25 @@ def test_reserve_on_a_full_slot_exits_1_with_the_reason(db: str) -> None:
     assert result.stdout == ""
 
 
+def test_reserve_over_pacing_names_times_within_it_and_the_option_that_books_anyway(
+    db: str,
+) -> None:
+    # The Harbour Room's Thursday lunch: 12 guests per 30-minute slot.
+    harbour = ["--config", str(SAMPLES / "harbour.toml"), "--db", db, "--party-size", "4"]
+    at = ["--at", "2026-12-03T12:00"]
+    for _ in range(3):
+        assert hoststand("--now", BEFORE, "reserve", *harbour, *at).exit_code == 0
+    refused = hoststand("--now", BEFORE, "reserve", *harbour, *at)
+    assert refused.exit_code == 1
+    assert one_error_line(refused) == (
+        "hoststand: cannot book: over pacing: 2026-12-03 12:00 already has 3 bookings for 12"
+        " guests (at most 12 guests and 4 bookings per slot); open for 4 that day: 12:30,"
+        " 13:00, 13:30 (--over-pacing books it anyway)"
+    )
+    anyway = hoststand("--now", BEFORE, "reserve", *harbour, *at, "--over-pacing")
+    assert anyway.exit_code == 0, anyway.output
+
+
 @pytest.mark.parametrize("at", ["2026-12-04T19:05", "2026-12-04T16:00", "2026-12-25T19:00"])
 def test_reserve_at_a_time_that_is_not_a_slot_exits_1(db: str, at: str) -> None:
     result = reserve(db, 2, at)
