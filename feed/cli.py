@@ -254,8 +254,8 @@ def reserve_command(
     found = calendar.slot_at(r, at)
     if found is None:
         fail(
-            f"{at.strftime('%Y-%m-%d %H:%M')} is not a bookable slot at {r.name} "
-            "(see `hoststand slots`)",
+            f"{at.strftime('%Y-%m-%d %H:%M')} is not a bookable slot at {r.name}: "
+            f"{calendar.why_not_a_slot(r, at)} (see `hoststand slots`)",
             EXIT_REFUSED,
         )
     day, slot = found

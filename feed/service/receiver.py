@@ -282,7 +282,10 @@ class Receiver:
         r = book.restaurant
         found = calendar.slot_at(r, start)
         if found is None:
-            return problem(NOT_A_SLOT, f"{start.isoformat()} is not a slot at {r.name}"), False
+            why = calendar.why_not_a_slot(r, start)
+            return problem(
+                NOT_A_SLOT, f"{start.isoformat()} is not a slot at {r.name}: {why}"
+            ), False
         day, slot = found
         booking_id = new_booking_id()
 
@@ -626,7 +629,8 @@ class Receiver:
                 return problem(replies.INVALID_REQUEST, f"start: {str(exc)[:80]}")
         found = calendar.slot_at(r, when)
         if found is None:
-            return problem(NOT_A_SLOT, f"{when.isoformat()} is not a slot at {r.name}")
+            why = calendar.why_not_a_slot(r, when)
+            return problem(NOT_A_SLOT, f"{when.isoformat()} is not a slot at {r.name}: {why}")
         day, slot = found
         moves = int(index.get("moves", 0)) + 1
         new_engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays

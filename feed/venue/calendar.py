@@ -263,6 +263,39 @@ def slot_at(r: Restaurant, when: datetime) -> tuple[date, Slot] | None:
     return None
 
 
+def why_not_a_slot(r: Restaurant, when: datetime) -> str:
+    """Why no slot starts at `when` (naive: local wall clock; aware: that instant), in words
+    the host or partner asking can act on: closed that day; outside the day's booking
+    times (named: each service's first to last slot); or between two slots (named)."""
+    local = when if when.tzinfo is None else when.astimezone(r.tz).replace(tzinfo=None)
+    day = local.date()
+    # The slots told on that calendar date (a dinner past midnight is the day before's).
+    told = [s for d in _candidate_days(day) for s in slots(r, d) if s.local.date() == day]
+    if not told:
+        return f"closed on {day.strftime('%A')} {day.isoformat()}"
+    walls = [s.local.replace(tzinfo=None) for s in told]
+    after = bisect_right(walls, local)
+    if 0 < after < len(told) and told[after - 1].service == told[after].service:
+        before, next_one = told[after - 1], told[after]
+        if next_one.start_sec - before.start_sec <= r.slot_minutes * 60:
+            return (
+                f"slots are every {r.slot_minutes} minutes: the nearest are"
+                f" {_hhmm(before)} and {_hhmm(next_one)}"
+            )
+    runs: list[tuple[Slot, Slot]] = []
+    for s in told:
+        if runs and runs[-1][1].service == s.service and s.minute > runs[-1][1].minute:
+            runs[-1] = (runs[-1][0], s)
+        else:
+            runs.append((s, s))
+    ranges = " and ".join(f"{_hhmm(first)}-{_hhmm(last)}" for first, last in runs)
+    return f"that day's slots run {ranges}"
+
+
+def _hhmm(s: Slot) -> str:
+    return s.local.strftime("%H:%M")
+
+
 def slot_at_sec(r: Restaurant, start_sec: int) -> tuple[date, Slot] | None:
     """`slot_at` for a Unix second, remembered: partners ask for the same slots all day."""
     known = r.memo.setdefault("slot_at_sec", {})

@@ -220,11 +220,24 @@ def test_reserve_over_pacing_names_times_within_it_and_the_option_that_books_any
     assert anyway.exit_code == 0, anyway.output
 
 
-@pytest.mark.parametrize("at", ["2026-12-04T19:05", "2026-12-04T16:00", "2026-12-25T19:00"])
-def test_reserve_at_a_time_that_is_not_a_slot_exits_1(db: str, at: str) -> None:
+@pytest.mark.parametrize(
+    "at,why",
+    [
+        ("2026-12-04T19:05", "slots are every 15 minutes: the nearest are 19:00 and 19:15"),
+        ("2026-12-04T16:00", "that day's slots run 12:00-14:00 and 17:30-21:30"),
+        ("2026-12-25T19:00", "closed on Friday 2026-12-25"),
+    ],
+)
+def test_reserve_at_a_time_that_is_not_a_slot_exits_1_and_says_why(
+    db: str, at: str, why: str
+) -> None:
     result = reserve(db, 2, at)
     assert result.exit_code == 1
-    assert "not a bookable slot" in one_error_line(result)
+    when = at.replace("T", " ")
+    assert one_error_line(result) == (
+        f"hoststand: {when} is not a bookable slot at Marlowe's Kitchen: {why}"
+        " (see `hoststand slots`)"
+    )
 
 
 def test_reserve_for_a_slot_that_has_started_exits_1(db: str) -> None:

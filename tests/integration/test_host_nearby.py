@@ -191,3 +191,22 @@ def test_the_host_api_and_a_changed_booking_carry_the_offer(
             .body["reservations"][1]["start"]
             .endswith("21:00:00+00:00")
         )  # the refused change left Bo's booking as it was
+
+
+def test_a_time_that_is_not_a_slot_names_the_nearest_slots_or_the_days_hours(
+    tmp_path: Path, marlowes: Restaurant
+) -> None:
+    with SQLiteStore(tmp_path / "a.db") as store:
+        rec = Receiver([marlowes], store, Settings(), lambda: BEFORE)
+        mid = marlowes.merchant_id
+        off_grid = rec.host_book(mid, 2, "2026-12-04T19:05", "Ann", "1")
+        assert status_of(off_grid) == 409 and off_grid.code == days.NOT_A_SLOT
+        assert off_grid.body["error"]["message"] == (
+            "2026-12-04T19:05:00 is not a slot at Marlowe's Kitchen:"
+            " slots are every 15 minutes: the nearest are 19:00 and 19:15"
+        )
+        between = rec.host_book(mid, 2, "2026-12-04T16:10", "Ann", "1")
+        assert between.body["error"]["message"].endswith(
+            ": that day's slots run 12:00-14:00 and 17:30-21:30"
+        )
+        assert rec.host_reservations(mid, FRIDAY).body["reservations"] == []

@@ -19,6 +19,7 @@ from feed.venue.calendar import (
     service_day_of,
     slot_at,
     slots,
+    why_not_a_slot,
 )
 from feed.venue.restaurant import Restaurant, load_restaurant, parse_restaurant
 
@@ -312,3 +313,40 @@ def test_the_quick_slots_of_a_day_without_a_clock_change_match_the_slot_by_slot_
         if opening is not None:
             assert _slots(restaurant_, day) == _wall_clock_slots(restaurant_, day, opening)
         day += timedelta(days=1)
+
+
+# ---------------------------------------------------------------- why a time is not a slot
+
+
+BETWEEN_19 = "slots are every 15 minutes: the nearest are 19:00 and 19:15"
+
+
+@pytest.mark.parametrize(
+    "when,why",
+    [
+        (datetime(2026, 12, 4, 19, 5), BETWEEN_19),
+        (datetime(2026, 12, 4, 19, 0, 30, tzinfo=UTC), BETWEEN_19),  # slots start on minutes
+        (datetime(2026, 12, 4, 16, 0), "that day's slots run 12:00-14:00 and 17:30-21:30"),
+        (datetime(2026, 12, 4, 21, 45), "that day's slots run 12:00-14:00 and 17:30-21:30"),
+        (datetime(2026, 12, 4, 11, 59), "that day's slots run 12:00-14:00 and 17:30-21:30"),
+        (datetime(2026, 12, 7, 12, 0), "that day's slots run 17:30-21:30"),  # dinner only
+        (datetime(2026, 12, 25, 19, 0), "closed on Friday 2026-12-25"),
+        (datetime(2026, 12, 25, 19, 0, tzinfo=UTC), "closed on Friday 2026-12-25"),
+    ],
+)  # fmt: skip
+def test_why_a_time_is_not_a_slot_names_what_is(when: datetime, why: str) -> None:
+    assert slot_at(MARLOWES, when) is None
+    assert why_not_a_slot(MARLOWES, when) == why
+
+
+def test_why_not_a_slot_reads_a_dinner_past_midnight_as_the_day_before_s() -> None:
+    r = late("Europe/London", "friday", "18:00", "01:00", "00:30")
+    # Saturday 00:10 falls between Friday's last two slots (00:00 and 00:30)...
+    assert why_not_a_slot(r, datetime(2026, 6, 20, 0, 10)) == (
+        "slots are every 30 minutes: the nearest are 00:00 and 00:30"
+    )
+    # ...and Saturday's own dinner is closed: its date's only slots are Friday's late ones.
+    assert why_not_a_slot(r, datetime(2026, 6, 20, 23, 59)) == "that day's slots run 00:00-00:30"
+    assert why_not_a_slot(r, datetime(2026, 6, 21, 19, 0)) == "closed on Sunday 2026-06-21"
+    # On Friday, before the dinner: Friday's slots (the ones told that date).
+    assert why_not_a_slot(r, datetime(2026, 6, 19, 17, 0)) == "that day's slots run 18:00-23:30"
