@@ -251,13 +251,20 @@ def _queue(
 def _reservations(
     stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any, r: Restaurant
 ) -> list[dict[str, Any]]:
+    """One row per booking, by time. A booking changed (time or size: the host's change, a
+    partner's UpdateBooking) is a new engine reservation under the same booking id, its
+    old one cancelled: only the latest is the booking (as the host API's list has it), not
+    a 'cancelled' row the host would read as the guest calling it off."""
     sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
+    latest: dict[str, Reservation] = {}
+    for res in stand.reservations():  # booking order: the last one of a booking id wins
+        latest[str(meta.get(res.id, {}).get("booking_id", res.id))] = res
     rows = []
-    for res in sorted(stand.reservations(), key=lambda x: x.at):
+    for booking_id, res in sorted(latest.items(), key=lambda item: item[1].at):
         details = meta.get(res.id, {})
         rows.append(
             {
-                "reservation_id": str(details.get("booking_id", res.id)),
+                "reservation_id": booking_id,
                 "party_id": res.id,
                 "time": hhmm(res.at),
                 "at": res.at,
