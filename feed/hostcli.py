@@ -274,3 +274,32 @@ def seat(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
 def move(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
     reply = stand.receiver.host_hand(stand.merchant, "move", party_id, unit)
     _answer(stand, reply, as_json, f"{party_id} moved to {unit}")
+
+
+@_stand_command(
+    "change",
+    "The guest phoned: book RESERVATION_ID again at another time or party size (same id; "
+    "a partner whose booking it is hears of it when `serve` next sends).",
+)
+@click.argument("reservation_id")
+@click.option(
+    "--at",
+    type=click.DateTime(["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]),
+    help="New slot start, local time: YYYY-MM-DDTHH:MM (default: as booked).",
+)
+@click.option(
+    "--party-size", type=click.IntRange(1, 20), help="New number of guests (default: as booked)."
+)
+def change(
+    stand: Stand, as_json: bool, reservation_id: str, at: datetime | None, party_size: int | None
+) -> None:
+    if at is None and party_size is None:
+        _fail("give --at, --party-size or both", EXIT_BAD_INPUT)
+    start = at.strftime("%Y-%m-%dT%H:%M") if at is not None else None
+    reply = stand.receiver.host_change(stand.merchant, reservation_id, party_size, start)
+    if reply.code is None and not as_json:
+        b = reply.body
+        when = str(b["start"])[:16].replace("T", " ")
+        click.echo(f"{reservation_id} changed: party of {b['party_size']} at {when}, {b['unit']}")
+        return
+    _answer(stand, reply, as_json, f"{reservation_id} changed")

@@ -154,3 +154,42 @@ def test_the_reservations_list_says_how_late_a_booking_not_yet_here_is() -> None
     assert "late" not in lines[1] and may in lines[1]
     host("arrive", lou, now="2026-12-04T18:27:00Z")  # at the door: no longer late
     assert "late" not in host("reservations", now="2026-12-04T18:28:00Z").output
+
+
+def test_change_books_again_under_the_same_id_and_the_list_keeps_one_row() -> None:
+    ann = book(6, "2026-12-04T19:00", "Ann")  # T3, Marlowe's only table for 6, 90 minutes
+    bo = book(6, "2026-12-04T21:00", "Bo")
+    refused = host("change", bo, "--at", "2026-12-04T19:15")
+    assert refused.exit_code == 1
+    assert refused.output.strip() == (
+        "hoststand: no table for 6 at 2026-12-04 19:15; open for 6 that day: 20:30, 20:45, 21:00"
+    )  # at 18:00 the 17:30 slot has gone; 21:00 is Bo's own, open once Bo moves
+    moved = host("change", bo, "--at", "2026-12-04T20:30")
+    assert (moved.exit_code, moved.output) == (
+        0,
+        f"{bo} changed: party of 6 at 2026-12-04 20:30, T3\n",
+    )
+    smaller = host("change", bo, "--party-size", "4")
+    assert (smaller.exit_code, smaller.output) == (
+        0,
+        f"{bo} changed: party of 4 at 2026-12-04 20:30, T1\n",
+    )
+    # One row per booking: Bo's two earlier versions are not 'cancelled' rows.
+    rows = as_json("reservations")
+    assert [(r["reservation_id"], r["time"], r["size"], r["status"]) for r in rows] == [
+        (ann, "19:00", 6, "booked"),
+        (bo, "20:30", 4, "booked"),
+    ]
+    assert [line.split()[:3] for line in host("reservations").output.splitlines()] == [
+        ["19:00", "booked", "Ann"],
+        ["20:30", "booked", "Bo"],
+    ]
+
+
+def test_change_needs_a_time_or_a_size_and_a_known_booking() -> None:
+    bo = book(2, "2026-12-04T19:00", "Bo")
+    nothing = host("change", bo)
+    assert nothing.exit_code == 2 and "give --at, --party-size or both" in nothing.output
+    unknown = host("change", "bk-nope", "--party-size", "2")
+    assert unknown.exit_code == 1 and "no reservation bk-nope" in unknown.output
+    assert host("change", bo, "--party-size", "0").exit_code == 2
