@@ -506,6 +506,59 @@ def test_a_booking_past_its_time_and_not_yet_here_says_how_late_it_is(
         assert tablet.errors() == []
 
 
+def test_a_booking_is_changed_from_its_row_under_the_same_id(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The guest phones: 'four of us, and 20:30?'. Change… fills the phone booking form
+    with the booking; the host picks the size and time; the booking keeps its id, name
+    and phone, and the list still has one row for it."""
+    from selenium.webdriver.support.ui import Select
+
+    bo = _book(server, 2, "19:00", "Bo", "+44 20 7946 0505")
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="the booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    form = tablet.el("#book-form")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:00")
+    assert form.find_element("name", "name").get_attribute("value") == "Bo"
+    assert not form.find_element("name", "name").is_enabled()
+    tablet.shot("change-form")
+    chosen = Select(form.find_element("name", "start")).first_selected_option
+    assert chosen.get_attribute("value") == "2026-12-04T19:00"  # the booking's own time
+    size = form.find_element("name", "size")
+    size.clear()
+    size.send_keys("4")
+    start = "2026-12-04T20:30"
+
+    def offered() -> list[str]:
+        return [
+            o.get_attribute("value") for o in Select(form.find_element("name", "start")).options
+        ]
+
+    tablet.wait(lambda: start in offered(), message="20:30 offered for 4")
+    Select(form.find_element("name", "start")).select_by_value(start)
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Bo is now booked at 20:30, party of 4 (")
+    rows = api(server, "GET", "/reservations")["reservations"]
+    fields = ("reservation_id", "party_size", "name", "phone", "status")
+    assert [(r["start"][11:16], *(r[f] for f in fields)) for r in rows] == [
+        ("20:30", bo, 4, "Bo", "+44 20 7946 0505", "booked")
+    ]
+    tablet.wait(lambda: "20:30 · Bo" in tablet.text("#reservations"), message="the new time")
+    assert tablet.js("return document.querySelectorAll('#reservations li').length") == 1
+    assert tablet.text("#book-h") == "Phone booking"  # the form is the phone booking's again
+    assert form.find_element("name", "name").is_enabled()
+    # "Keep as it was" leaves a change unmade.
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: tablet.text("#book-h").startswith("Change Bo"))
+    tablet.press(lambda: tablet.el("#book-keep"))
+    tablet.wait(lambda: tablet.text("#book-h") == "Phone booking")
+    assert api(server, "GET", "/reservations")["reservations"][0]["start"][11:16] == "20:30"
+    assert tablet.errors() == []
+
+
 # -- acting once ----------------------------------------------------------------------------
 
 

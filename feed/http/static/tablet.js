@@ -310,6 +310,7 @@
         live ? h("div", { class: "acts" },
           b("Check in", "primary", () => checkIn(r)),
           r.status === "booked" ? b("Arrived", "", () => arrive(r)) : null,
+          r.status === "booked" ? h("button", { type: "button", "data-focus": `change-${r.reservation_id}`, on: () => changeMenu(r) }, "Change…") : null,
           h("button", { type: "button", "data-focus": `seatr-${r.reservation_id}`, on: () => seatMenu(r, "seat") }, "Seat…"),
           b("Cancel", "danger", () => cancel(r))) : null);
     });
@@ -480,7 +481,44 @@
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
     say(`${party(r)} at ${r.time} cancelled`, "");
   }
+  // Changing a booking (the guest phoned): the phone booking form, filled with the booking,
+  // books it again at the time and size chosen, under the same id (POST .../change).
+  const HELD = ["name", "phone", "notes"];  // the booking's own; a change keeps them
+  function changeMenu(r) {
+    const form = $("book-form");
+    st.changing = r;
+    if (r.size) form.size.value = r.size;
+    form.day.value = st.floor.day;
+    other.day = null;
+    fillSlots();
+    const own = `${st.floor.day}T${r.time}`;  // a change of size only keeps the time
+    if ([...form.start.options].some((o) => o.value === own)) form.start.value = own;
+    for (const k of HELD) { form[k].value = r[k] || ""; form[k].disabled = true; }
+    $("book-h").textContent = `Change ${party(r)} at ${r.time}`;
+    form.querySelector("button[type=submit]").textContent = "Change booking";
+    $("book-keep").hidden = false;
+    form.scrollIntoView({ block: "center" });
+    form.start.focus();
+  }
+  function endChange() {
+    const form = $("book-form");
+    st.changing = null;
+    for (const k of HELD) { form[k].value = ""; form[k].disabled = false; }
+    $("book-h").textContent = "Phone booking";
+    form.querySelector("button[type=submit]").textContent = "Book";
+    $("book-keep").hidden = true;
+  }
+  async function change(form, r) {
+    const size = parseInt(form.size.value, 10);
+    if (!form.start.value) { say(`No open slot that day for a party of ${size}`, "bad"); return; }
+    const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/change`,
+      { party_size: size, start: form.start.value });
+    if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
+    endChange();
+    say(`${who(r)} is now booked at ${res.data.start.slice(11, 16)}, party of ${res.data.party_size} (${res.data.unit})`, "seat");
+  }
   async function book(form) {
+    if (st.changing) return change(form, st.changing);
     const size = parseInt(form.size.value, 10);
     if (!form.start.value) { say(`No open slot ${other.day ? "that day" : "today"} for a party of ${size}`, "bad"); return; }
     const body = { party_size: size, start: form.start.value, name: form.name.value.trim(), phone: form.phone.value.trim(), notes: form.notes.value.trim() };
@@ -556,6 +594,7 @@
     const bookForm = $("book-form");
     bookForm.size.addEventListener("input", fillSlots);
     bookForm.day.addEventListener("change", pickDay);
+    $("book-keep").addEventListener("click", endChange);
     bookForm.addEventListener("submit", (e) => { e.preventDefault(); tap(bookForm.querySelector("button[type=submit]"), () => book(bookForm)); });
     const all = saved();
     const merchant = pathMerchant() || all.merchant;
