@@ -269,26 +269,28 @@ def why_not_a_slot(r: Restaurant, when: datetime) -> str:
     times (named: each service's first to last slot); or between two slots (named)."""
     local = when if when.tzinfo is None else when.astimezone(r.tz).replace(tzinfo=None)
     day = local.date()
-    # The slots told on that calendar date (a dinner past midnight is the day before's).
-    told = [s for d in _candidate_days(day) for s in slots(r, d) if s.local.date() == day]
+    # The slots told on that calendar date (a dinner past midnight is the day before's),
+    # each with its service: (service day, index).
+    told = [
+        ((d, s.service), s)
+        for d in _candidate_days(day)
+        for s in slots(r, d)
+        if s.local.date() == day
+    ]
     if not told:
         return f"closed on {day.strftime('%A')} {day.isoformat()}"
-    walls = [s.local.replace(tzinfo=None) for s in told]
-    after = bisect_right(walls, local)
-    if 0 < after < len(told) and told[after - 1].service == told[after].service:
-        before, next_one = told[after - 1], told[after]
-        if next_one.start_sec - before.start_sec <= r.slot_minutes * 60:
+    after = bisect_right([s.local.replace(tzinfo=None) for _, s in told], local)
+    if 0 < after < len(told):
+        (service, before), (next_service, next_one) = told[after - 1], told[after]
+        if service == next_service and next_one.start_sec - before.start_sec <= r.slot_minutes * 60:
             return (
                 f"slots are every {r.slot_minutes} minutes: the nearest are"
                 f" {_hhmm(before)} and {_hhmm(next_one)}"
             )
-    runs: list[tuple[Slot, Slot]] = []
-    for s in told:
-        if runs and runs[-1][1].service == s.service and s.minute > runs[-1][1].minute:
-            runs[-1] = (runs[-1][0], s)
-        else:
-            runs.append((s, s))
-    ranges = " and ".join(f"{_hhmm(first)}-{_hhmm(last)}" for first, last in runs)
+    runs: dict[tuple[date, int], list[Slot]] = {}
+    for service, s in told:
+        runs.setdefault(service, []).append(s)
+    ranges = " and ".join(f"{_hhmm(run[0])}-{_hhmm(run[-1])}" for run in runs.values())
     return f"that day's slots run {ranges}"
 
 

@@ -350,3 +350,16 @@ def test_why_not_a_slot_reads_a_dinner_past_midnight_as_the_day_before_s() -> No
     assert why_not_a_slot(r, datetime(2026, 6, 21, 19, 0)) == "closed on Sunday 2026-06-21"
     # On Friday, before the dinner: Friday's slots (the ones told that date).
     assert why_not_a_slot(r, datetime(2026, 6, 19, 17, 0)) == "that day's slots run 18:00-23:30"
+
+
+def test_why_not_a_slot_keeps_a_late_dinner_and_the_next_days_lunch_apart() -> None:
+    dinner = {"open": "18:00", "close": "01:00", "last_seating": "00:30"}
+    lunch = {"open": "12:00", "close": "15:00", "last_seating": "14:00"}
+    r = restaurant("Europe/London", {"friday": [dinner], "saturday": [lunch]}, slot_minutes=30)
+    # Saturday's date holds Friday's dinner's last slots and Saturday's lunch: two runs.
+    assert why_not_a_slot(r, datetime(2026, 6, 20, 10, 0)) == (
+        "that day's slots run 00:00-00:30 and 12:00-14:00"
+    )
+    assert why_not_a_slot(r, datetime(2026, 6, 20, 12, 40)) == (
+        "slots are every 30 minutes: the nearest are 12:30 and 13:00"
+    )
