@@ -18,11 +18,12 @@ from typing import Any, NoReturn, Protocol
 import click
 
 from engine import Rejected
-from feed.service.days import Applied, DayBook, Refused
+from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
 from feed.service.floorview import FloorViews
+from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
 from feed.service.replies import Reply
-from feed.settings import Settings
+from feed.settings import Settings, SettingsError, load_settings
 from feed.venue import calendar
 from feed.venue.restaurant import ConfigError, load_restaurant
 from store.log import LogStore, StoreError
@@ -47,20 +48,41 @@ def _fail(message: str, status: int) -> NoReturn:
 class Stand:
     """One restaurant's receiver over the file, and the day the command works on."""
 
-    def __init__(self, obj: Obj, config: str, db: str, day: datetime | None) -> None:
+    def __init__(
+        self, obj: Obj, config: str, db: str, day: datetime | None, settings: str | None
+    ) -> None:
         try:
             self.restaurant = load_restaurant(Path(config))
-        except ConfigError as exc:
+            self.settings = load_settings(Path(settings)) if settings else None
+        except (ConfigError, SettingsError) as exc:
             _fail(str(exc), EXIT_BAD_INPUT)
         self.now = obj.now
         self.store: LogStore = obj.store(db)
-        self.receiver = Receiver([self.restaurant], self.store, Settings(), lambda: self.now)
+        # With the partners `serve` knows, a change made here reaches them as one made on
+        # the tablet does (booking notifications and replaces, through the outbox).
+        known = self.settings or Settings()
+        notifier = Notifier(known.partners, known.export.coalesce_seconds)
+        self.receiver = Receiver([self.restaurant], self.store, known, lambda: self.now, notifier)
         self.book: DayBook = self.receiver.books[self.restaurant.merchant_id]
         self.chosen = day.date() if day is not None else None
 
     @property
     def merchant(self) -> str:
         return self.restaurant.merchant_id
+
+    def partner_told(self, booking_id: str) -> None:
+        """Refuse to change a partner's booking when the partners are not known here: the
+        partner would go on believing it stands as it was."""
+        if self.settings is not None:
+            return
+        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        partner = index.get("partner") if isinstance(index, dict) else None
+        if partner:
+            _fail(
+                f"{booking_id} is {partner}'s booking: give --settings (the file `serve`"
+                f" reads) so that {partner} hears of the change",
+                EXIT_REFUSED,
+            )
 
     def day(self) -> date:
         """--date, or the service day the host is working now."""
@@ -80,11 +102,26 @@ def _stand_command(name: str, help_text: str) -> Callable[[Callable[..., None]],
         @click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), help="Service day.")
         @click.option("--db", default="hoststand.db", envvar="HOSTSTAND_DB", show_default=True)
         @click.option("--config", "config", required=True, type=click.Path(dir_okay=False))
+        @click.option(
+            "--settings",
+            "settings",
+            envvar="HOSTSTAND_SETTINGS",
+            type=click.Path(dir_okay=False),
+            help="The partners `serve` knows (its settings file): partners then hear of the"
+            " changes made here. Without it, a partner's booking is not changed here.",
+        )
         @click.pass_obj
         def command(
-            obj: Obj, /, config: str, db: str, day: datetime | None, as_json: bool, **kw: Any
+            obj: Obj,
+            /,
+            config: str,
+            settings: str | None,
+            db: str,
+            day: datetime | None,
+            as_json: bool,
+            **kw: Any,
         ) -> None:
-            stand = Stand(obj, config, db, day)
+            stand = Stand(obj, config, db, day, settings)
             try:
                 fn(stand, as_json, **kw)
             except StoreError as exc:
@@ -249,6 +286,7 @@ def check_in(stand: Stand, as_json: bool, reservation_id: str) -> None:
 @_stand_command("cancel", "Cancel a reservation that is still booked.")
 @click.argument("reservation_id")
 def cancel(stand: Stand, as_json: bool, reservation_id: str) -> None:
+    stand.partner_told(reservation_id)
     reply = stand.receiver.host_operation(stand.merchant, "cancel", reservation_id)
     _answer(stand, reply, as_json, f"{reservation_id} cancelled")
 
@@ -279,7 +317,7 @@ def move(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
 @_stand_command(
     "change",
     "The guest phoned: book RESERVATION_ID again at another time or party size (same id; "
-    "a partner whose booking it is hears of it when `serve` next sends).",
+    "a partner whose booking it is hears of it, given --settings).",
 )
 @click.argument("reservation_id")
 @click.option(
@@ -295,6 +333,7 @@ def change(
 ) -> None:
     if at is None and party_size is None:
         _fail("give --at, --party-size or both", EXIT_BAD_INPUT)
+    stand.partner_told(reservation_id)
     start = at.strftime("%Y-%m-%dT%H:%M") if at is not None else None
     reply = stand.receiver.host_change(stand.merchant, reservation_id, party_size, start)
     if reply.code is None and not as_json:

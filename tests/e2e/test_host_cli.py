@@ -4,6 +4,7 @@ Friday 2026-12-04 18:00 GMT (Marlowe's dinner is on). Exit 0 done, 1 refused, 2 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +194,89 @@ def test_change_needs_a_time_or_a_size_and_a_known_booking() -> None:
     unknown = host("change", "bk-nope", "--party-size", "2")
     assert unknown.exit_code == 1 and "no reservation bk-nope" in unknown.output
     assert host("change", bo, "--party-size", "0").exit_code == 2
+
+
+# -- a partner's booking changed from the terminal ------------------------------------------
+
+SECRET = "s" * 32
+PARTNER_SETTINGS = f"""
+[[partners]]
+id = "tablefinder"
+secret = "{SECRET}"
+notify_url = "http://127.0.0.1:9"
+"""
+
+
+def partner_booking(start: str) -> str:
+    """tablefinder's booking, taken by its signed webhook as `serve` takes it."""
+    import uuid
+
+    from feed.service.receiver import Receiver
+    from feed.service.signing import sign
+    from feed.settings import Partner, Settings
+    from feed.venue.restaurant import load_restaurant
+    from store.sqlite import SQLiteStore
+
+    partner = Partner("tablefinder", SECRET, None, notify_url="http://127.0.0.1:9")
+    now = datetime.fromisoformat(NOW.replace("Z", "+00:00"))
+    event = {
+        "id": f"evt-{uuid.uuid4().hex}",
+        "type": "reservation.requested",
+        "merchant_id": "marlowes-kitchen",
+        "data": {"party_size": 2, "start": start, "name": "Pat"},
+    }
+    body = json.dumps(event).encode()
+    with SQLiteStore(Path("h.db")) as store:
+        rec = Receiver(
+            [load_restaurant(Path(MARLOWES))],
+            store,
+            Settings(partners={"tablefinder": partner}),
+            lambda: now,
+        )
+        reply = rec.webhook("tablefinder", sign(SECRET, int(now.timestamp()), body), body)
+        assert reply.code is None, reply.body
+        return str(reply.body["reservation_id"])
+
+
+def told(kind: str = "booking") -> list[dict[str, Any]]:
+    """Every message of `kind` in the file's outbox, in order (pending() gives only the
+    first of each booking's queue)."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect("h.db")) as conn:
+        rows = conn.execute("SELECT payload FROM outbox WHERE kind = ? ORDER BY id", (kind,))
+        return [json.loads(payload) for (payload,) in rows]
+
+
+def test_a_partners_booking_is_changed_here_only_with_the_partners_known() -> None:
+    pat = partner_booking("2026-12-04T19:00:00+00:00")
+    before = len(told())
+    refused = host("cancel", pat)
+    assert refused.exit_code == 1
+    assert refused.output.strip() == (
+        f"hoststand: {pat} is tablefinder's booking: give --settings (the file `serve` reads)"
+        " so that tablefinder hears of the change"
+    )
+    assert host("change", pat, "--at", "2026-12-04T19:30").exit_code == 1
+    assert [r["status"] for r in as_json("reservations")] == ["booked"]  # nothing changed
+    Path("settings.toml").write_text(PARTNER_SETTINGS, encoding="utf-8")
+    moved = host("change", pat, "--at", "2026-12-04T19:30", "--settings", "settings.toml")
+    assert moved.exit_code == 0, moved.output
+    (update,) = told()[before:]
+    assert update["status"] == "CONFIRMED" and update["_updateMask"] == "startTime"
+    assert update["startTime"] == "2026-12-04T19:30:00Z"
+    cancelled = CliRunner().invoke(
+        main,
+        ["--now", NOW, "host", "cancel", pat, "--config", MARLOWES, "--db", "h.db"],
+        env={"HOSTSTAND_SETTINGS": "settings.toml"},  # as serve's file, from the environment
+    )
+    assert cancelled.exit_code == 0, cancelled.output
+    assert told()[-1]["status"] == "CANCELED"
+    assert told("availability"), "partners get today's availability replaced too"
+
+
+def test_a_walk_in_booking_of_the_host_needs_no_settings() -> None:
+    bo = book(2, "2026-12-04T19:00", "Bo")
+    assert host("cancel", bo).exit_code == 0
+    assert host("walk-in", "2", "--settings", "missing.toml").exit_code == 2  # a bad file
