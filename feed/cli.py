@@ -231,6 +231,14 @@ def _print_grid(r: Restaurant, day: date, cells: list[Cell], where: str = "") ->
     is_flag=True,
     help="Book even beyond the slot's pacing caps (the booking is marked over pacing).",
 )
+@click.option(
+    "--settings",
+    "settings_path",
+    envvar="HOSTSTAND_SETTINGS",
+    type=click.Path(dir_okay=False),
+    help="The partners `serve` knows (its settings file): they then get the day's changed"
+    " availability, as for a booking taken on the tablet.",
+)
 @click.pass_obj
 def reserve_command(
     obj: Context,
@@ -241,6 +249,7 @@ def reserve_command(
     name: str,
     phone: str,
     over_pacing: bool,
+    settings_path: str | None,
 ) -> None:
     """Take a phone booking: the table (or combined tables) is chosen by the availability rules.
 
@@ -248,7 +257,14 @@ def reserve_command(
     pacing caps is refused unless --over-pacing. Prints the booking id and its table(s);
     exits with status 1 when it cannot be booked.
     """
+    from feed.service.notify import Notifier
+    from feed.settings import SettingsError, load_settings
+
     r = load_config(config_path)
+    try:
+        settings = load_settings(Path(settings_path)) if settings_path else None
+    except SettingsError as exc:
+        fail(str(exc))
     if party_size > r.max_party_size:
         fail(f"party size {party_size} is above {r.name}'s maximum of {r.max_party_size}")
     found = calendar.slot_at(r, at)
@@ -262,7 +278,10 @@ def reserve_command(
     store = obj.store(db)
     try:
         meta = {"source": "phone", "name": name, "phone": phone}
-        outcome = DayBook(store, r).book(
+        notifier = (
+            Notifier(settings.partners, settings.export.coalesce_seconds) if settings else None
+        )
+        outcome = DayBook(store, r, notifier).book(
             day, slot, party_size, obj.now, meta, host=True, over_pacing=over_pacing
         )
     except StoreError as exc:

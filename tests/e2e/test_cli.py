@@ -220,6 +220,34 @@ def test_reserve_over_pacing_names_times_within_it_and_the_option_that_books_any
     assert anyway.exit_code == 0, anyway.output
 
 
+def test_reserve_with_the_partners_known_queues_the_days_availability_for_them(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+    from contextlib import closing as closed
+
+    settings = tmp_path / "settings.toml"
+    settings.write_text(
+        '[[partners]]\nid = "tablefinder"\nsecret = "' + "s" * 32 + '"\n'
+        'notify_url = "http://127.0.0.1:9"\n',
+        encoding="utf-8",
+    )
+    db = str(tmp_path / "r.db")
+    assert reserve(db, 2, "2026-12-04T19:00").exit_code == 0  # no partners known: none told
+    options = ["--config", MARLOWES, "--db", db, "--party-size", "2"]
+    booked = hoststand(
+        "--now", BEFORE, "reserve", *options, "--at", "2026-12-04T19:30",
+        "--settings", str(settings),
+    )  # fmt: skip
+    assert booked.exit_code == 0, booked.output
+    with closed(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT partner, kind, key FROM outbox").fetchall()
+    assert rows == [("tablefinder", "availability", "marlowes-kitchen/2026-12-04")]
+    bad = hoststand("--now", BEFORE, "reserve", *options, "--at", "2026-12-04T20:00",
+                    "--settings", str(tmp_path / "missing.toml"))  # fmt: skip
+    assert bad.exit_code == 2 and "no such file" in bad.stderr
+
+
 @pytest.mark.parametrize(
     "at,why",
     [
