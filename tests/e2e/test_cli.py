@@ -36,6 +36,7 @@ BOOKED = re.compile(
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may read the caller's database or leave hoststand.db in the repository."""
     monkeypatch.delenv("HOSTSTAND_DB", raising=False)
+    monkeypatch.delenv("HOSTSTAND_SETTINGS", raising=False)
     monkeypatch.chdir(tmp_path)
 
 

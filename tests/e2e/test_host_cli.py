@@ -20,6 +20,7 @@ NOW = "2026-12-04T18:00:00Z"
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOSTSTAND_DB", raising=False)
+    monkeypatch.delenv("HOSTSTAND_SETTINGS", raising=False)
     monkeypatch.chdir(tmp_path)
 
 
