@@ -11,13 +11,15 @@ import json
 import secrets
 import sys
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 import click
 
 from engine import Rejected
+from engine.config import HOLD_AFTER_MINUTES
+from engine.holds import ReservationStatus
 from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
 from feed.service.floorview import FloorViews
 from feed.service.notify import Notifier
@@ -70,6 +72,28 @@ class Stand:
     def merchant(self) -> str:
         return self.restaurant.merchant_id
 
+    def no_silent_no_show(self) -> None:
+        """Without the partners known, refuse to write the day's log while a partner's
+        booking is past its hold: the operation would make it a no-show on the way (as time
+        does), and the partner would never hear of it. `serve` (or --settings) tells it."""
+        r = self.restaurant
+        day = self.chosen or self.receiver.today(r, self.now)
+        opening = calendar.opening_instant(r, day) if day is not None else None
+        if self.settings is not None or day is None or opening is None:
+            return
+        ts = self.book.minute(day, self.now)
+        for res, details in self.book.reservations(day):
+            partner = details.get("partner")
+            expired = res.at + HOLD_AFTER_MINUTES <= ts and not res.arrived
+            if partner and res.status is ReservationStatus.BOOKED and expired:
+                booking = details.get("booking_id", res.id)
+                at = (opening + timedelta(minutes=res.at)).astimezone(r.tz).strftime("%H:%M")
+                _fail(
+                    f"{booking}, {partner}'s booking at {at}, is a no-show by now: give"
+                    f" --settings (the file `serve` reads) so that {partner} hears of it",
+                    EXIT_REFUSED,
+                )
+
     def partner_told(self, booking_id: str) -> None:
         """Refuse to change a partner's booking when the partners are not known here: the
         partner would go on believing it stands as it was."""
@@ -94,8 +118,11 @@ class Stand:
         return found
 
 
-def _stand_command(name: str, help_text: str) -> Callable[[Callable[..., None]], click.Command]:
-    """A command with --config, --db, --date and --json, handed a Stand."""
+def _stand_command(
+    name: str, help_text: str, *, writes: bool = True
+) -> Callable[[Callable[..., None]], click.Command]:
+    """A command with --config, --db, --date, --json and --settings, handed a Stand; one
+    that `writes` the log first checks that no partner misses what it changes."""
 
     def wrap(fn: Callable[..., None]) -> click.Command:
         @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -123,6 +150,8 @@ def _stand_command(name: str, help_text: str) -> Callable[[Callable[..., None]],
         ) -> None:
             stand = Stand(obj, config, db, day, settings)
             try:
+                if writes:
+                    stand.no_silent_no_show()
                 fn(stand, as_json, **kw)
             except StoreError as exc:
                 _fail(f"{db}: {exc}", EXIT_REFUSED)
@@ -181,7 +210,9 @@ def _refused(code: str, message: str, as_json: bool) -> NoReturn:
 # -- reading ----------------------------------------------------------------------------
 
 
-@_stand_command("board", "Print the floor: who sits where and for how long, holds, the waitlist.")
+@_stand_command(
+    "board", "Print the floor: who sits where and for how long, holds, the waitlist.", writes=False
+)
 def board(stand: Stand, as_json: bool) -> None:
     floor = FloorViews(stand.book).floor(stand.day(), stand.now)
     if as_json:
@@ -215,7 +246,9 @@ def _who(p: dict[str, Any]) -> str:
     return f"{name} ({p['size']})" if p.get("size") else str(name)
 
 
-@_stand_command("reservations", "List the day's reservations by time with their state.")
+@_stand_command(
+    "reservations", "List the day's reservations by time with their state.", writes=False
+)
 def reservations(stand: Stand, as_json: bool) -> None:
     floor = FloorViews(stand.book).floor(stand.day(), stand.now)
     rows = floor["reservations"]

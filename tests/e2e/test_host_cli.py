@@ -208,7 +208,7 @@ notify_url = "http://127.0.0.1:9"
 """
 
 
-def partner_booking(start: str) -> str:
+def partner_booking(start: str, at: str = NOW) -> str:
     """tablefinder's booking, taken by its signed webhook as `serve` takes it."""
     import uuid
 
@@ -219,7 +219,7 @@ def partner_booking(start: str) -> str:
     from store.sqlite import SQLiteStore
 
     partner = Partner("tablefinder", SECRET, None, notify_url="http://127.0.0.1:9")
-    now = datetime.fromisoformat(NOW.replace("Z", "+00:00"))
+    now = datetime.fromisoformat(at.replace("Z", "+00:00"))
     event = {
         "id": f"evt-{uuid.uuid4().hex}",
         "type": "reservation.requested",
@@ -281,3 +281,21 @@ def test_a_walk_in_booking_of_the_host_needs_no_settings() -> None:
     bo = book(2, "2026-12-04T19:00", "Bo")
     assert host("cancel", bo).exit_code == 0
     assert host("walk-in", "2", "--settings", "missing.toml").exit_code == 2  # a bad file
+
+
+def test_no_write_makes_a_partners_booking_a_no_show_the_partner_would_not_hear_of() -> None:
+    pat = partner_booking("2026-12-04T18:15:00+00:00")  # held until 18:30
+    late = "2026-12-04T18:31:00Z"
+    assert host("board", now=late).exit_code == 0  # reading writes nothing: allowed
+    refused = host("walk-in", "2", now=late)
+    assert refused.exit_code == 1
+    assert refused.output.strip() == (
+        f"hoststand: {pat}, tablefinder's booking at 18:15, is a no-show by now: give"
+        " --settings (the file `serve` reads) so that tablefinder hears of it"
+    )
+    assert [r["status"] for r in as_json("reservations")] == ["booked"]  # nothing written
+    Path("settings.toml").write_text(PARTNER_SETTINGS, encoding="utf-8")
+    walked = host("walk-in", "2", "--settings", "settings.toml", now=late)
+    assert walked.exit_code == 0, walked.output
+    assert told()[-1]["status"] == "NO_SHOW"  # the walk-in's minute made it one: told
+    assert host("walk-in", "2", now=late).exit_code == 0  # nothing left to miss
