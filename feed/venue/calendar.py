@@ -266,8 +266,11 @@ def slot_at(r: Restaurant, when: datetime) -> tuple[date, Slot] | None:
 def why_not_a_slot(r: Restaurant, when: datetime) -> str:
     """Why no slot starts at `when` (naive: local wall clock; aware: that instant), in words
     the host or partner asking can act on: closed that day; outside the day's booking
-    times (named: each service's first to last slot); or between two slots (named)."""
-    local = when if when.tzinfo is None else when.astimezone(r.tz).replace(tzinfo=None)
+    times (named: each service's first to last slot); or between two slots (named). Times
+    are the restaurant's wall clock; asked with an instant, the reason names the zone."""
+    if when.tzinfo is not None:
+        return f"{why_not_a_slot(r, when.astimezone(r.tz).replace(tzinfo=None))} ({r.tz.key})"
+    local = when
     day = local.date()
     # The slots told on that calendar date (a dinner past midnight is the day before's),
     # each with its service: (service day, index).

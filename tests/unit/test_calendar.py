@@ -325,13 +325,14 @@ BETWEEN_19 = "slots are every 15 minutes: the nearest are 19:00 and 19:15"
     "when,why",
     [
         (datetime(2026, 12, 4, 19, 5), BETWEEN_19),
-        (datetime(2026, 12, 4, 19, 0, 30, tzinfo=UTC), BETWEEN_19),  # slots start on minutes
+        # an instant (a partner's): the same, with the zone the times are in
+        (datetime(2026, 12, 4, 19, 0, 30, tzinfo=UTC), f"{BETWEEN_19} (Europe/London)"),
         (datetime(2026, 12, 4, 16, 0), "that day's slots run 12:00-14:00 and 17:30-21:30"),
         (datetime(2026, 12, 4, 21, 45), "that day's slots run 12:00-14:00 and 17:30-21:30"),
         (datetime(2026, 12, 4, 11, 59), "that day's slots run 12:00-14:00 and 17:30-21:30"),
         (datetime(2026, 12, 7, 12, 0), "that day's slots run 17:30-21:30"),  # dinner only
         (datetime(2026, 12, 25, 19, 0), "closed on Friday 2026-12-25"),
-        (datetime(2026, 12, 25, 19, 0, tzinfo=UTC), "closed on Friday 2026-12-25"),
+        (datetime(2026, 12, 25, 19, 0, tzinfo=UTC), "closed on Friday 2026-12-25 (Europe/London)"),
     ],
 )  # fmt: skip
 def test_why_a_time_is_not_a_slot_names_what_is(when: datetime, why: str) -> None:
