@@ -24,7 +24,7 @@ from engine import run as run_operations
 from feed.clock import parse_instant, real_now
 from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
-from feed.hostcli import host_group
+from feed.hostcli import host_group, settings_option
 from feed.service.days import OVER_PACING, Applied, Cell, DayBook
 from feed.settings import SETTINGS_KEYS, settings_problems
 from feed.venue import calendar
@@ -231,13 +231,8 @@ def _print_grid(r: Restaurant, day: date, cells: list[Cell], where: str = "") ->
     is_flag=True,
     help="Book even beyond the slot's pacing caps (the booking is marked over pacing).",
 )
-@click.option(
-    "--settings",
-    "settings_path",
-    envvar="HOSTSTAND_SETTINGS",
-    type=click.Path(dir_okay=False),
-    help="The partners `serve` knows (its settings file): they then get the day's changed"
-    " availability, as for a booking taken on the tablet.",
+@settings_option(
+    "they then get the day's changed availability, as for a booking taken on the tablet."
 )
 @click.pass_obj
 def reserve_command(

@@ -118,6 +118,17 @@ class Stand:
         return found
 
 
+def settings_option(effect: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--settings (env HOSTSTAND_SETTINGS): the partners `serve` knows, from its file."""
+    return click.option(
+        "--settings",
+        "settings_path",
+        envvar="HOSTSTAND_SETTINGS",
+        type=click.Path(dir_okay=False),
+        help=f"The partners `serve` knows (its settings file): {effect}",
+    )
+
+
 def _stand_command(
     name: str, help_text: str, *, writes: bool = True
 ) -> Callable[[Callable[..., None]], click.Command]:
@@ -129,26 +140,22 @@ def _stand_command(
         @click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), help="Service day.")
         @click.option("--db", default="hoststand.db", envvar="HOSTSTAND_DB", show_default=True)
         @click.option("--config", "config", required=True, type=click.Path(dir_okay=False))
-        @click.option(
-            "--settings",
-            "settings",
-            envvar="HOSTSTAND_SETTINGS",
-            type=click.Path(dir_okay=False),
-            help="The partners `serve` knows (its settings file): partners then hear of the"
-            " changes made here. Without it, a partner's booking is not changed here.",
+        @settings_option(
+            "partners then hear of the changes made here. Without it, a partner's booking"
+            " is not changed here."
         )
         @click.pass_obj
         def command(
             obj: Obj,
             /,
             config: str,
-            settings: str | None,
+            settings_path: str | None,
             db: str,
             day: datetime | None,
             as_json: bool,
             **kw: Any,
         ) -> None:
-            stand = Stand(obj, config, db, day, settings)
+            stand = Stand(obj, config, db, day, settings_path)
             try:
                 if writes:
                     stand.no_silent_no_show()

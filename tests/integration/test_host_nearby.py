@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -165,48 +165,49 @@ def test_over_pacing_names_times_within_pacing(tmp_path: Path, harbour: Restaura
             assert slot(harbour, THURSDAY, when).start_sec in open_at
 
 
-def test_the_host_api_and_a_changed_booking_carry_the_offer(
-    tmp_path: Path, marlowes: Restaurant
-) -> None:
-    with SQLiteStore(tmp_path / "a.db") as store:
-        rec = Receiver([marlowes], store, Settings(), lambda: BEFORE)
-        mid = marlowes.merchant_id
-        assert rec.host_book(mid, 6, "2026-12-04T19:00", "Ann", "1").code is None
-        refused = rec.host_book(mid, 6, "2026-12-04T19:30", "Bo", "2")
-        assert status_of(refused) == 409 and refused.code == days.SLOT_UNAVAILABLE
-        message = refused.body["error"]["message"]
-        assert message.endswith("; open for 6 that day: 20:30, 20:45, 21:00")
-        # Bo books 21:00 and then asks for 19:15: T3 is Ann's until 20:30.
-        moved = rec.host_book(mid, 6, "2026-12-04T21:00", "Bo", "2")
-        assert moved.code is None, moved.body
-        change = rec.host_change(mid, moved.body["reservation_id"], None, "2026-12-04T19:15")
-        assert status_of(change) == 409 and change.code == days.SLOT_UNAVAILABLE
-        # Named as if Bo's 21:00 were already given up: 20:30 and 20:45 are open only then
-        # (T3 would be Bo's from 21:00). 17:30 and 21:00 are as near to 19:15: the earlier.
-        assert change.body["error"]["message"] == (
-            "no table for 6 at 2026-12-04 19:15; open for 6 that day: 17:30, 20:30, 20:45"
-        )
-        assert (
-            rec.host_reservations(mid, FRIDAY)
-            .body["reservations"][1]["start"]
-            .endswith("21:00:00+00:00")
-        )  # the refused change left Bo's booking as it was
+@pytest.fixture
+def rec(tmp_path: Path, marlowes: Restaurant) -> Iterator[Receiver]:
+    """Marlowe's host API (the receiver the server runs) on a real file, at BEFORE."""
+    with SQLiteStore(tmp_path / "api.db") as store:
+        yield Receiver([marlowes], store, Settings(), lambda: BEFORE)
+
+
+def test_the_host_api_and_a_changed_booking_carry_the_offer(rec: Receiver) -> None:
+    mid = "marlowes-kitchen"
+    assert rec.host_book(mid, 6, "2026-12-04T19:00", "Ann", "1").code is None
+    refused = rec.host_book(mid, 6, "2026-12-04T19:30", "Bo", "2")
+    assert status_of(refused) == 409 and refused.code == days.SLOT_UNAVAILABLE
+    message = refused.body["error"]["message"]
+    assert message.endswith("; open for 6 that day: 20:30, 20:45, 21:00")
+    # Bo books 21:00 and then asks for 19:15: T3 is Ann's until 20:30.
+    moved = rec.host_book(mid, 6, "2026-12-04T21:00", "Bo", "2")
+    assert moved.code is None, moved.body
+    change = rec.host_change(mid, moved.body["reservation_id"], None, "2026-12-04T19:15")
+    assert status_of(change) == 409 and change.code == days.SLOT_UNAVAILABLE
+    # Named as if Bo's 21:00 were already given up: 20:30 and 20:45 are open only then
+    # (T3 would be Bo's from 21:00). 17:30 and 21:00 are as near to 19:15: the earlier.
+    assert change.body["error"]["message"] == (
+        "no table for 6 at 2026-12-04 19:15; open for 6 that day: 17:30, 20:30, 20:45"
+    )
+    assert (
+        rec.host_reservations(mid, FRIDAY)
+        .body["reservations"][1]["start"]
+        .endswith("21:00:00+00:00")
+    )  # the refused change left Bo's booking as it was
 
 
 def test_a_time_that_is_not_a_slot_names_the_nearest_slots_or_the_days_hours(
-    tmp_path: Path, marlowes: Restaurant
+    rec: Receiver,
 ) -> None:
-    with SQLiteStore(tmp_path / "a.db") as store:
-        rec = Receiver([marlowes], store, Settings(), lambda: BEFORE)
-        mid = marlowes.merchant_id
-        off_grid = rec.host_book(mid, 2, "2026-12-04T19:05", "Ann", "1")
-        assert status_of(off_grid) == 409 and off_grid.code == days.NOT_A_SLOT
-        assert off_grid.body["error"]["message"] == (
-            "2026-12-04T19:05:00 is not a slot at Marlowe's Kitchen:"
-            " slots are every 15 minutes: the nearest are 19:00 and 19:15"
-        )
-        between = rec.host_book(mid, 2, "2026-12-04T16:10", "Ann", "1")
-        assert between.body["error"]["message"].endswith(
-            ": that day's slots run 12:00-14:00 and 17:30-21:30"
-        )
-        assert rec.host_reservations(mid, FRIDAY).body["reservations"] == []
+    mid = "marlowes-kitchen"
+    off_grid = rec.host_book(mid, 2, "2026-12-04T19:05", "Ann", "1")
+    assert status_of(off_grid) == 409 and off_grid.code == days.NOT_A_SLOT
+    assert off_grid.body["error"]["message"] == (
+        "2026-12-04T19:05:00 is not a slot at Marlowe's Kitchen:"
+        " slots are every 15 minutes: the nearest are 19:00 and 19:15"
+    )
+    between = rec.host_book(mid, 2, "2026-12-04T16:10", "Ann", "1")
+    assert between.body["error"]["message"].endswith(
+        ": that day's slots run 12:00-14:00 and 17:30-21:30"
+    )
+    assert rec.host_reservations(mid, FRIDAY).body["reservations"] == []
