@@ -271,7 +271,8 @@ def reservations(stand: Stand, as_json: bool) -> None:
         # Still booked past its time (held 15 minutes, then a no-show): worth a phone call.
         late = floor["minute"] - r["at"] if r["status"] == "booked" else 0
         lateness = click.style(f"{late} min late", fg="yellow") if late > 0 else ""
-        extra = "  ".join(x for x in (lateness, r["phone"], r["notes"]) if x)
+        moved = f"moved to {r['moved_to']}" if r.get("moved_to") else ""
+        extra = "  ".join(x for x in (lateness, moved, r["phone"], r["notes"]) if x)
         state = click.style(f"{r['status']:<9}", fg=colours.get(r["status"]))
         # The id follows: a booking without a name is "-", not its id twice.
         who = (r["name"] or "-") + (f" ({r['size']})" if r["size"] else "")

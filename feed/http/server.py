@@ -154,6 +154,11 @@ class ReservationRow(BaseModel):
     over_pacing: bool = Field(
         default=False, description="Booked by the host beyond the slot's pacing caps"
     )
+    moved_to: str | None = Field(
+        default=None,
+        description="A cancelled row whose booking was moved to another day: its local start"
+        ' there ("YYYY-MM-DD HH:MM")',
+    )
 
 
 class ReservationList(BaseModel):

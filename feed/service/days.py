@@ -14,13 +14,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from itertools import islice
 from typing import Any
 
 from engine import HostStand, Rejected, config
 from engine.booked import BookedDay
-from engine.holds import Reservation
+from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
 from feed.floor import pacing
 from feed.floor.availability import (
@@ -343,6 +343,23 @@ class DayBook:
         """Booking details stored with a reservation or walk-in (party size, name, source)."""
         with self._lock:
             return dict(self._load(day).meta.get(party_id, {}))
+
+    def moved_to(self, day: date, booking_id: str) -> str | None:
+        """Where a booking no longer on `day` now stands, when a change (the host's, or a
+        partner's UpdateBooking) moved it to another day: its local start, "YYYY-MM-DD
+        HH:MM"; None when it is still on `day`, or was cancelled after all."""
+        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        if not isinstance(index, dict) or index.get("day") in (None, day.isoformat()):
+            return None
+        other = date.fromisoformat(str(index["day"]))
+        opening = calendar.opening_instant(self.restaurant, other)
+        with self._lock:
+            now_on = self._load(other).stand.book.get(str(index.get("reservation_id")))
+        gone = (ReservationStatus.CANCELLED, ReservationStatus.NO_SHOW)
+        if opening is None or now_on is None or now_on.status in gone:
+            return None
+        start = (opening + timedelta(minutes=now_on.at)).astimezone(self.restaurant.tz)
+        return start.strftime("%Y-%m-%d %H:%M")
 
     def booking_ids(self, day: date) -> dict[str, str]:
         """Engine id -> the booking id we gave out, for the day's moved bookings (one read

@@ -201,7 +201,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "tables": tables,
         "combos": combos,
         "queue": _queue(book, stand, ts, meta, quotes, set(occupants)),
-        "reservations": _reservations(stand, meta, hhmm, r),
+        "reservations": _reservations(book, day, stand, meta, hhmm),
         "slots": _slots(book, day, now),
     }
 
@@ -249,12 +249,14 @@ def _queue(
 
 
 def _reservations(
-    stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any, r: Restaurant
+    book: DayBook, day: date, stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any
 ) -> list[dict[str, Any]]:
     """One row per booking, by time. A booking changed (time or size: the host's change, a
     partner's UpdateBooking) is a new engine reservation under the same booking id, its
     old one cancelled: only the latest is the booking (as the host API's list has it), not
-    a 'cancelled' row the host would read as the guest calling it off."""
+    a 'cancelled' row the host would read as the guest calling it off. One moved to another
+    day stays 'cancelled' here, with `moved_to` saying where it went."""
+    r = book.restaurant
     sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
     latest: dict[str, Reservation] = {}
     for res in stand.reservations():  # booking order: the last one of a booking id wins
@@ -277,6 +279,9 @@ def _reservations(
                 "seated_at": sits.get(res.id),
                 "area": area_id(r, res.unit),
                 "over_pacing": details.get("over_pacing") is True,
+                "moved_to": book.moved_to(day, booking_id)
+                if res.status is ReservationStatus.CANCELLED
+                else None,
             }
         )
     return rows

@@ -710,6 +710,9 @@ class Receiver:
                         "seated_at": sits.get(reservation.id),
                         "area": area_id(r, reservation.unit),
                         "over_pacing": details.get("over_pacing") is True,
+                        "moved_to": book.moved_to(day, booking_id)
+                        if reservation.status is ReservationStatus.CANCELLED
+                        else None,
                     },
                 )
         rows = [row for _, row in sorted(latest.values(), key=lambda one: one[0])]

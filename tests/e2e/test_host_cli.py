@@ -299,3 +299,22 @@ def test_no_write_makes_a_partners_booking_a_no_show_the_partner_would_not_hear_
     assert walked.exit_code == 0, walked.output
     assert told()[-1]["status"] == "NO_SHOW"  # the walk-in's minute made it one: told
     assert host("walk-in", "2", now=late).exit_code == 0  # nothing left to miss
+
+
+def test_a_booking_moved_to_another_day_says_where_it_went_on_the_day_it_left() -> None:
+    bo = book(2, "2026-12-04T19:00", "Bo")
+    assert host("change", bo, "--at", "2026-12-05T20:00").exit_code == 0
+    (row,) = as_json("reservations")  # Friday, the day it left
+    assert (row["reservation_id"], row["status"], row["moved_to"]) == (
+        bo,
+        "cancelled",
+        "2026-12-05 20:00",
+    )
+    assert "moved to 2026-12-05 20:00" in host("reservations").output
+    saturday = as_json("reservations", "--date", "2026-12-05")
+    assert [(r["reservation_id"], r["status"], r["moved_to"]) for r in saturday] == [
+        (bo, "booked", None)
+    ]
+    assert host("cancel", bo).exit_code == 0  # called off after all: nowhere to point at
+    (row,) = as_json("reservations")
+    assert (row["status"], row["moved_to"]) == ("cancelled", None)

@@ -559,6 +559,18 @@ def test_a_booking_is_changed_from_its_row_under_the_same_id(
     assert tablet.errors() == []
 
 
+def test_a_booking_moved_to_another_day_shows_where_it_went(
+    server: ServerProcess, browser: Open
+) -> None:
+    bo = _book(server, 2, "19:00", "Bo")
+    api(server, "POST", f"/reservations/{bo}/change", {"start": "2026-12-05T20:00"})
+    tablet = browser(server.base)
+    row = f'#reservations [data-reservation="{bo}"]'
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's row")
+    assert tablet.text(f"{row} .badge") == "moved to 2026-12-05 20:00"
+    assert tablet.errors() == []
+
+
 # -- acting once ----------------------------------------------------------------------------
 
 

@@ -211,3 +211,15 @@ def test_a_time_that_is_not_a_slot_names_the_nearest_slots_or_the_days_hours(
         ": that day's slots run 12:00-14:00 and 17:30-21:30"
     )
     assert rec.host_reservations(mid, FRIDAY).body["reservations"] == []
+
+
+def test_the_host_apis_list_says_where_a_booking_moved_to_another_day_went(
+    rec: Receiver,
+) -> None:
+    mid = "marlowes-kitchen"
+    bo = rec.host_book(mid, 2, "2026-12-04T19:00", "Bo", "1").body["reservation_id"]
+    assert rec.host_change(mid, bo, None, "2026-12-05T20:00").code is None
+    (friday,) = rec.host_reservations(mid, FRIDAY).body["reservations"]
+    assert (friday["status"], friday["moved_to"]) == ("cancelled", "2026-12-05 20:00")
+    (saturday,) = rec.host_reservations(mid, date(2026, 12, 5)).body["reservations"]
+    assert (saturday["reservation_id"], saturday["moved_to"]) == (bo, None)

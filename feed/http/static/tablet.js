@@ -302,7 +302,8 @@
         h("div", { class: "main" },
           h("span", { class: "name" }, `${r.time} · ${who(r)}`), " ",
           h("span", { class: "meta" }, [r.size ? `party of ${r.size}` : "", r.unit, r.phone, r.notes].filter(Boolean).join(" · ")), " ",
-          h("span", { class: `badge ${r.status}` }, r.status + (r.seated_at ? ` at ${r.seated_at}` : "")),
+          h("span", { class: `badge ${r.status}` }, r.moved_to ? `moved to ${r.moved_to}`
+            : r.status + (r.seated_at ? ` at ${r.seated_at}` : "")),
           // Still booked past its time: the host calls them before the hold runs out.
           r.status === "booked" && floor.minute > r.at
             ? h("span", { class: "badge late" }, `${floor.minute - r.at} min late`) : null,
