@@ -12,7 +12,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from itertools import islice
@@ -141,6 +141,20 @@ def area_units(r: Restaurant, area_id: str | None) -> AreaUnits | Refused:
     if area is None:
         return Refused(SLOT_UNAVAILABLE, f"{r.name} has no area {area_id!r}")
     return area.units if r.rooms else None
+
+
+def one_per_booking(
+    reservations: Iterable[tuple[Reservation, Mapping[str, Any]]],
+) -> list[tuple[str, Reservation, Mapping[str, Any]]]:
+    """Each booking of a day once, by time: (booking id, its engine reservation, details).
+    A change (the host's, or a partner's UpdateBooking) books a new engine reservation
+    under the same booking id and cancels the old one: in booking order, the last is the
+    booking, not a 'cancelled' row the host would read as the guest calling it off."""
+    latest: dict[str, tuple[Reservation, Mapping[str, Any]]] = {}
+    for reservation, details in reservations:
+        latest[str(details.get("booking_id", reservation.id))] = (reservation, details)
+    ordered = sorted(latest.items(), key=lambda item: item[1][0].at)
+    return [(booking_id, res, details) for booking_id, (res, details) in ordered]
 
 
 def area_id(r: Restaurant, unit: str) -> str | None:
@@ -344,10 +358,13 @@ class DayBook:
         with self._lock:
             return dict(self._load(day).meta.get(party_id, {}))
 
-    def moved_to(self, day: date, booking_id: str) -> str | None:
-        """Where a booking no longer on `day` now stands, when a change (the host's, or a
-        partner's UpdateBooking) moved it to another day: its local start, "YYYY-MM-DD
-        HH:MM"; None when it is still on `day`, or was cancelled after all."""
+    def moved_to(self, day: date, booking_id: str, reservation: Reservation) -> str | None:
+        """Where a booking whose `reservation` on `day` is cancelled now stands, when a
+        change (the host's, or a partner's UpdateBooking) moved it to another day: its local
+        start, "YYYY-MM-DD HH:MM"; None for a reservation not cancelled (nothing is read),
+        one still on `day`, or a booking cancelled after all."""
+        if reservation.status is not ReservationStatus.CANCELLED:
+            return None
         index = self.store.recall(BOOKING_SCOPE, booking_id)
         if not isinstance(index, dict) or index.get("day") in (None, day.isoformat()):
             return None

@@ -15,7 +15,7 @@ from typing import Any
 
 from engine import HostStand
 from engine.holds import Reservation, ReservationStatus
-from feed.service.days import DayBook, area_id
+from feed.service.days import DayBook, area_id, one_per_booking
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 
@@ -251,19 +251,14 @@ def _queue(
 def _reservations(
     book: DayBook, day: date, stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any
 ) -> list[dict[str, Any]]:
-    """One row per booking, by time. A booking changed (time or size: the host's change, a
-    partner's UpdateBooking) is a new engine reservation under the same booking id, its
-    old one cancelled: only the latest is the booking (as the host API's list has it), not
-    a 'cancelled' row the host would read as the guest calling it off. One moved to another
-    day stays 'cancelled' here, with `moved_to` saying where it went."""
+    """One row per booking, by time (`one_per_booking`); one moved to another day stays
+    'cancelled' here, with `moved_to` saying where it went."""
     r = book.restaurant
     sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
-    latest: dict[str, Reservation] = {}
-    for res in stand.reservations():  # booking order: the last one of a booking id wins
-        latest[str(meta.get(res.id, {}).get("booking_id", res.id))] = res
     rows = []
-    for booking_id, res in sorted(latest.items(), key=lambda item: item[1].at):
-        details = meta.get(res.id, {})
+    for booking_id, res, details in one_per_booking(
+        (res, meta.get(res.id, {})) for res in stand.reservations()
+    ):
         rows.append(
             {
                 "reservation_id": booking_id,
@@ -279,9 +274,7 @@ def _reservations(
                 "seated_at": sits.get(res.id),
                 "area": area_id(r, res.unit),
                 "over_pacing": details.get("over_pacing") is True,
-                "moved_to": book.moved_to(day, booking_id)
-                if res.status is ReservationStatus.CANCELLED
-                else None,
+                "moved_to": book.moved_to(day, booking_id, res),
             }
         )
     return rows

@@ -33,6 +33,7 @@ from feed.service.days import (
     area_id,
     json_result,
     new_booking_id,
+    one_per_booking,
 )
 from feed.service.events import Events
 from feed.service.notify import Notifier
@@ -687,15 +688,13 @@ class Receiver:
         r = book.restaurant
         day = day or self.today(r, self.clock()) or self.clock().astimezone(r.tz).date()
         opening = calendar.opening_instant(r, day)
-        latest: dict[str, tuple[int, dict[str, Any]]] = {}  # booking id -> (at, row): once
+        rows: list[dict[str, Any]] = []
         if opening is not None:
             stand = book.stand(day)
             sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
-            for reservation, details in book.reservations(day):  # booking order: last wins
+            for booking_id, reservation, details in one_per_booking(book.reservations(day)):
                 local = (opening + timedelta(minutes=reservation.at)).astimezone(r.tz)
-                booking_id = str(details.get("booking_id", reservation.id))
-                latest[booking_id] = (
-                    reservation.at,
+                rows.append(
                     {
                         "reservation_id": booking_id,
                         "unit": reservation.unit,
@@ -710,12 +709,9 @@ class Receiver:
                         "seated_at": sits.get(reservation.id),
                         "area": area_id(r, reservation.unit),
                         "over_pacing": details.get("over_pacing") is True,
-                        "moved_to": book.moved_to(day, booking_id)
-                        if reservation.status is ReservationStatus.CANCELLED
-                        else None,
-                    },
+                        "moved_to": book.moved_to(day, booking_id, reservation),
+                    }
                 )
-        rows = [row for _, row in sorted(latest.values(), key=lambda one: one[0])]
         rows = self._with_attention(merchant_id, day, rows)
         return Reply({"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows})
 
