@@ -273,9 +273,7 @@ def reserve_command(
     store = obj.store(db)
     try:
         meta = {"source": "phone", "name": name, "phone": phone}
-        notifier = (
-            Notifier(settings.partners, settings.export.coalesce_seconds) if settings else None
-        )
+        notifier = Notifier.of(settings) if settings else None
         outcome = DayBook(store, r, notifier).book(
             day, slot, party_size, obj.now, meta, host=True, over_pacing=over_pacing
         )

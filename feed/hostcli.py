@@ -63,7 +63,7 @@ class Stand:
         # With the partners `serve` knows, a change made here reaches them as one made on
         # the tablet does (booking notifications and replaces, through the outbox).
         known = self.settings or Settings()
-        notifier = Notifier(known.partners, known.export.coalesce_seconds)
+        notifier = Notifier.of(known)
         self.receiver = Receiver([self.restaurant], self.store, known, lambda: self.now, notifier)
         self.book: DayBook = self.receiver.books[self.restaurant.merchant_id]
         self.chosen = day.date() if day is not None else None

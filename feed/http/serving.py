@@ -198,7 +198,7 @@ def build(
         store,
         settings,
         clock,
-        Notifier(settings.partners, settings.export.coalesce_seconds),
+        Notifier.of(settings),
         events,
     )
     background = Background(receiver, restaurants, settings, staging, export=export)

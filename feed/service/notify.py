@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from engine.holds import Reservation, ReservationStatus
-from feed.settings import Partner
+from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 from store.log import OutboxMessage
@@ -93,6 +93,12 @@ class Notifier:
     ) -> None:
         self.partners = {p.id: p for p in partners.values() if p.notify_url}
         self.coalesce_seconds = coalesce_seconds
+
+    @classmethod
+    def of(cls, settings: Settings) -> Notifier:
+        """The notifier of a settings file's partners, as `serve` (and the CLI given
+        --settings) tells them."""
+        return cls(settings.partners, settings.export.coalesce_seconds)
 
     def messages(
         self,
