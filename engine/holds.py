@@ -40,6 +40,11 @@ class Reservation:
     def still_booked(self) -> bool:
         return self.status is ReservationStatus.BOOKED
 
+    def no_show_by(self, ts: int) -> bool:
+        """Still booked, its guests not here and its hold over at `ts`: a no-show by then,
+        whether or not an operation has said so yet (`ReservationBook.expire`)."""
+        return self.still_booked and not self.arrived and ts >= self.at + config.HOLD_AFTER_MINUTES
+
     def holds_at(self, ts: int) -> bool:
         return (
             self.still_booked

@@ -18,8 +18,6 @@ from typing import Any, NoReturn, Protocol
 import click
 
 from engine import Rejected
-from engine.config import HOLD_AFTER_MINUTES
-from engine.holds import ReservationStatus
 from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
 from feed.service.floorview import FloorViews
 from feed.service.notify import Notifier
@@ -84,8 +82,7 @@ class Stand:
         ts = self.book.minute(day, self.now)
         for res, details in self.book.reservations(day):
             partner = details.get("partner")
-            expired = res.at + HOLD_AFTER_MINUTES <= ts and not res.arrived
-            if partner and res.status is ReservationStatus.BOOKED and expired:
+            if partner and res.no_show_by(ts):
                 booking = details.get("booking_id", res.id)
                 at = (opening + timedelta(minutes=res.at)).astimezone(r.tz).strftime("%H:%M")
                 _fail(

@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from engine import HostStand, Rejected, config
+from engine import HostStand, Rejected
 from engine.booked import BookedDay
 from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
@@ -176,11 +176,7 @@ def new_booking_id() -> str:
 def still_booked(stand: HostStand, ts: int) -> list[Booking]:
     """Reservations that still hold or block tables at `ts` (no-shows expire at at + 15;
     arrived guests never do)."""
-    return [
-        (r.tables, r.at)
-        for r in stand.book.booked()
-        if r.arrived or r.at + config.HOLD_AFTER_MINUTES > ts
-    ]
+    return [(r.tables, r.at) for r in stand.book.booked() if not r.no_show_by(ts)]
 
 
 def occupied(
@@ -205,7 +201,7 @@ def occupied(
 
     out: list[Taken] = []
     for res in stand.book.booked():
-        if not res.arrived and res.at + config.HOLD_AFTER_MINUTES <= ts:
+        if res.no_show_by(ts):
             continue  # a no-show by now, whether or not the log has said so yet
         turn = r.turn_of(meta.get(res.id, {}).get("party_size"), res.unit, turns(res.at))
         end = (max(res.at, ts) if res.arrived else res.at) + turn

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
-from engine import HostStand, config
+from engine import HostStand
 from engine.booked import BookedDay
 from engine.floor import FloorPlan
 from feed.floor.availability import Column, Taken, day_opens, day_opens_of_units
@@ -55,7 +55,7 @@ def stand_counts(
         [
             (res.at, size_or_seats(r, meta.get(res.id, {}).get("party_size"), res.unit))
             for res in stand.book.booked()
-            if res.arrived or res.at + config.HOLD_AFTER_MINUTES > ts
+            if not res.no_show_by(ts)
         ]
     )
 
