@@ -240,6 +240,11 @@ def _state_key(stand: HostStand) -> tuple[Any, ...]:
     return (_booked_ids(stand), tuple(stand.waiting), _floor_key(stand))
 
 
+# Booking details that say who asked for this very entry, not who the guest is: a change
+# (`DayBook.move`) carries the guest's details over to the new booking, never these.
+_ASKED = ("party_size", "source", "over_pacing", "event_id")
+
+
 def _booked_ids(stand: HostStand) -> set[str]:
     return {r.id for r in stand.book.booked()}
 
@@ -1009,6 +1014,12 @@ class DayBook:
 
         old_seq, new_seq = old.next_seq, new.next_seq
         old_before, new_before = _booked_ids(old.stand), _booked_ids(new.stand)
+        was = old.stand.book.get(old_reservation)
+        # Guests already at the door stay arrived when their booking changes on its own day
+        # (one more guest, another time): else they would turn into a no-show while there.
+        arrived = was is not None and was.arrived and old_day == new_day
+        # The guest's details (name, phone, notes...) go with the booking, whoever changes it.
+        carried = {k: v for k, v in old.meta.get(old_reservation, {}).items() if k not in _ASKED}
         cancel = ["cancel", self.op_ts(old_day, old.stand, now), old_reservation]
         cancelled = old.stand.apply(cancel)
         if isinstance(cancelled, Rejected):
@@ -1039,20 +1050,23 @@ class DayBook:
         if isinstance(reserved, Rejected):  # availability and the engine disagree: a bug
             forget()
             return Refused(reserved.code, f"the engine refused the move: {reserved.code}")
+        entries = [(reserve, reserved)]
+        if arrived:
+            entries.append((arrive := ["arrive", ts, new_reservation], new.stand.apply(arrive)))
         stamp = now.timestamp()
-        details = {"party_size": party_size, **meta}
+        details = {**carried, "party_size": party_size, **meta}
         # Who asked is logged with both halves: a partner is not told of its own change.
         who: dict[str, Any] = {k: meta[k] for k in ("source", "partner") if k in meta}
         cancel_entry = NewEntry(
             cancel, json_result(cancelled), stamp, {"moved_to": new_reservation, **who}
         )
-        reserve_entry = NewEntry(reserve, json_result(reserved), stamp, details)
+        new_entries = [NewEntry(op, json_result(res), stamp, details) for op, res in entries]
         if old_day == new_day:
-            appends = [LogAppend(r.merchant_id, old_day, old_seq, [cancel_entry, reserve_entry])]
+            appends = [LogAppend(r.merchant_id, old_day, old_seq, [cancel_entry, *new_entries])]
         else:
             appends = [
                 LogAppend(r.merchant_id, old_day, old_seq, [cancel_entry]),
-                LogAppend(r.merchant_id, new_day, new_seq, [reserve_entry]),
+                LogAppend(r.merchant_id, new_day, new_seq, new_entries),
             ]
         new.remember(reserve, details)  # before the messages: they read the booking's details
         if old_day == new_day:
@@ -1074,10 +1088,10 @@ class DayBook:
             forget()
             raise
         if old_day == new_day:
-            old.next_seq = old_seq + 2
+            old.next_seq = old_seq + 1 + len(new_entries)
         else:
-            old.next_seq, new.next_seq = old_seq + 1, new_seq + 1
-        return Applied(new_day, new.next_seq - 1, reserve, reserved)
+            old.next_seq, new.next_seq = old_seq + 1, new_seq + len(new_entries)
+        return Applied(new_day, new.next_seq - len(new_entries), reserve, reserved)
 
     # -- availability -------------------------------------------------------------
 

@@ -647,8 +647,7 @@ class Receiver:
                 duration_sec=calendar.duration_sec(r, day, slot, size),
                 party_size=size,
             )
-        keep = {k: v for k, v in details.items() if k not in ("party_size", "source")}
-        meta = {**keep, "booking_id": booking_id, "source": "host"}
+        meta = {"booking_id": booking_id, "source": "host"}  # the guest's details go along
 
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
             answer = Reply(
