@@ -46,8 +46,9 @@ The model (every number is a constant below or an argument):
   waitlist (a host would), counted as "no-show while present" and never as on time.
 - The host's choice for arrived guests whose table is busy (new rule), `--host`: "board"
   (default) a fitting unit the board shows free (nobody sits there, no other reservation's
-  hold), fewest seats then floor-plan order, as `DayBook.free_units` orders them; "api" the
-  first unit `DayBook.free_units` names (nobody sits there, held or not); "turn" a unit free
+  hold), fewest seats then floor-plan order: the first unit a busy check-in names
+  (`DayBook.free_units`); "api" the first fitting unit nobody sits at, held or not (what
+  that check-in named before it left held tables out); "turn" a unit free
   for (now, n) by PRODUCT.md 3, chosen by `choose_unit` as a booking for now would be. The
   engine's pass runs first at every operation, so a freed table nobody holds goes to the
   waitlist before the host acts.
@@ -144,7 +145,7 @@ BOOKED_PATIENCE = 60  # minutes a booked party stands at the door before it leav
 BOOKING_TS = -10_000  # bookings are made in the days before the service
 # Where the host seats arrived guests whose table is busy (new rule), fewest seats first:
 HOST_BOARD = "board"  # a fitting unit the board shows free: nobody sits there, no other hold
-HOST_API = "api"  # the first unit DayBook.free_units names: nobody sits there (holds or not)
+HOST_API = "api"  # the first fitting unit nobody sits at, held or not
 HOST_FREE_BY_TURN = "turn"  # a unit free for (now, n) by PRODUCT.md 3, as choose_unit picks
 # Lookahead hosts (the model of PRODUCT.md 3 as `rehome` reads it): arrived guests at a busy
 # table go to any empty unit that seats them (roominess overridden) where no booking would

@@ -334,12 +334,22 @@ class DayBook:
         with self._lock:
             return self._load(day).stand
 
-    def free_units(self, day: date, party_size: int | None) -> list[str]:
-        """Units nobody sits at now that fit a party of `party_size` (any unit when it is
-        not known), fewest seats first: where the host could seat arriving guests."""
+    def free_units(
+        self, day: date, party_size: int | None, now: datetime, guest: str | None = None
+    ) -> list[str]:
+        """Units the board shows free at `now` that fit a party of `party_size` (any unit
+        when it is not known), fewest seats first: where the host could seat arriving
+        guests. Free as the seed's board says it: nobody sits at a table of the unit and no
+        other reservation holds one (guests due now are on their way to it); `guest`'s own
+        hold does not count."""
         floor = self.restaurant.floor
-        with self._lock:
-            occupied_tables = set(self._load(day).stand.seated())
+        stand, _, _ = self.snapshot(day, now)
+        ts = self.op_ts(day, stand, now)
+        occupied_tables = set(stand.seated())
+        for t in floor.tables:
+            holder = stand.book.holder(t.id, ts)
+            if holder is not None and holder != guest:
+                occupied_tables.add(t.id)
         units: list[tuple[int, int, str]] = []
         n = party_size
         for i, t in enumerate(floor.tables):

@@ -384,7 +384,7 @@ class Receiver:
         unit = res.unit if res is not None else "?"
 
         def busy_reply() -> Reply:
-            free = book.free_units(day, size if isinstance(size, int) else None)
+            free = book.free_units(day, size if isinstance(size, int) else None, now, engine_id)
             message = f"{unit} is still taken: the guests are marked arrived; " + (
                 f"free now for them: {', '.join(free)}" if free else "no table fits them now"
             )

@@ -74,6 +74,23 @@ def test_a_check_in_at_a_busy_table_marks_the_guests_arrived_and_names_free_unit
     assert tables(server)["T5"] == rid
 
 
+def test_a_busy_check_in_names_no_table_held_for_guests_due_now(
+    server: ServerProcess,
+) -> None:
+    ann = phone_booking(server, 4, "18:15", "Ann")  # T1
+    cy = phone_booking(server, 4, "18:15", "Cy")  # T5: held for Cy from 18:00, as for Ann
+    for party in ("X", "Y"):  # the 2-tops
+        ok(call(server, "POST", "/walk-ins", {"size": 2, "party_id": party}))
+    ok(call(server, "POST", "/walk-ins", {"size": 1, "party_id": "W"}))  # waits
+    assert ok(call(server, "POST", "/parties/W/seat", {"unit": "T1"}))["result"] == ["W@T1"]
+    assert tables(server)["T5"] == f"held:{reservations(server)[cy]['reservation_id']}"
+    busy = call(server, "POST", f"/reservations/{ann}/check-in")
+    assert busy.status_code == 409, busy.text
+    error = busy.json()["error"]
+    assert error["free_units"] == ["T6", "T3"]  # T5 is Cy's: seating Ann there robs Cy
+    assert "free now for them: T6, T3" in error["message"]
+
+
 def test_a_seated_party_moves_and_the_board_follows(server: ServerProcess) -> None:
     ok(call(server, "POST", "/walk-ins", {"size": 2, "party_id": "W"}))
     assert tables(server)["T2"] == "W"
