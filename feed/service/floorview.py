@@ -146,12 +146,14 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
             "until": None if res.arrived else hhmm(res.at + 15),
         }
 
-    # Each table's next still-booked reservation (not yet held): the host sees why a free
-    # table is kept from the waitlist, and by when a seated party must be gone.
+    # Each table's next still-booked reservation: the host sees why a free table is kept
+    # from the waitlist, and by when a seated party must be gone. A free table shows a
+    # booking already held as its `hold`; a taken one shows it here, due or waiting at the
+    # door (`arrived`), as long as the party there stays (`in_minutes` then below 0).
     upcoming: dict[str, dict[str, Any]] = {}
     for res in sorted(stand.book.booked(), key=lambda res: res.at):
         for table in res.tables:
-            if table not in upcoming and res.at - 15 > ts:  # held from at - 15: `hold`
+            if table not in upcoming and (res.at - 15 > ts or table in occupants):
                 details = who(res.id)
                 upcoming[table] = {
                     "reservation_id": str(details.get("booking_id", res.id)),
@@ -159,6 +161,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
                     "size": details.get("party_size"),
                     "at": hhmm(res.at),
                     "in_minutes": res.at - ts,
+                    "arrived": res.arrived,
                 }
 
     positions = r.positions

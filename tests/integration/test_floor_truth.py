@@ -217,6 +217,7 @@ def test_the_tablets_tables_say_the_booking_due_next_and_whether_the_party_will_
         "size": 2,
         "at": "19:00",
         "in_minutes": 45,
+        "arrived": False,
     }
     assert all(t["next"] is None for t in tables.values() if t["id"] != table)
     # The host moves a walk-in there anyway (the host is not stopped by protection): it
@@ -229,7 +230,22 @@ def test_the_tablets_tables_say_the_booking_due_next_and_whether_the_party_will_
     tight = {t["id"]: t for t in FloorViews(book).floor(SATURDAY, later)["tables"]}[table]
     assert tight["occupant"]["party_id"] == "w-1"
     assert tight["occupant"]["turn_left"] == 45 > tight["next"]["in_minutes"] == 30
-    back = book.operate(SATURDAY, at(SATURDAY, "18:46"), "move", "w-1", walk_in.result[7:])
+    # Still there when Ann is due, and when she is at the door: her table says so all along.
+    for hh_mm, due, arrived in (("18:50", 10, False), ("19:05", -5, False), ("19:10", -10, True)):
+        if arrived:
+            assert isinstance(
+                book.operate(SATURDAY, at(SATURDAY, "19:06"), "arrive", ann.operation[2]), Applied
+            )
+        shown = {
+            t["id"]: t for t in FloorViews(book).floor(SATURDAY, at(SATURDAY, hh_mm))["tables"]
+        }
+        assert shown[table]["occupant"]["party_id"] == "w-1"
+        assert shown[table]["next"]["name"] == "Ann"
+        assert (shown[table]["next"]["in_minutes"], shown[table]["next"]["arrived"]) == (
+            due,
+            arrived,
+        )
+    back = book.operate(SATURDAY, at(SATURDAY, "19:11"), "move", "w-1", walk_in.result[7:])
     assert isinstance(back, Applied) and back.result == []
-    held = {t["id"]: t for t in FloorViews(book).floor(SATURDAY, at(SATURDAY, "18:50"))["tables"]}
+    held = {t["id"]: t for t in FloorViews(book).floor(SATURDAY, at(SATURDAY, "19:12"))["tables"]}
     assert held[table]["hold"]["name"] == "Ann" and held[table]["next"] is None

@@ -211,8 +211,9 @@
     const nx = t.next;
     if (nx && !t.hold) {  // the booking due next here: why a free table is kept, by when to be done
       const tight = o && o.turn_left > nx.in_minutes;
-      kids.push(h("span", { class: tight ? "next tight" : "next" },
-        `next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${tight ? " · still eating then" : ""}`));
+      const late = nx.arrived ? " · here, waiting" : nx.in_minutes <= 0 ? " · due now" : tight ? " · still eating then" : "";
+      kids.push(h("span", { class: tight || nx.arrived ? "next tight" : "next" },
+        `next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${late}`));
     }
     return kids;
   }
