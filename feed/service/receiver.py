@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import Rejected
 from engine.errors import TABLE_BUSY, UNKNOWN_RESERVATION
-from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
 from feed.clock import check_day, parse_instant, real_now
 from feed.service import bodies, replies
@@ -36,6 +35,7 @@ from feed.service.days import (
     one_per_booking,
 )
 from feed.service.events import Events
+from feed.service.floorview import status_word
 from feed.service.notify import Notifier
 from feed.service.replies import Reply, error_body, problem
 from feed.service.signing import SignatureError, verify
@@ -146,13 +146,6 @@ def _public_board(book: DayBook, day: date, board: Any) -> Any:
 
     tables = {t: (v if v == "free" else public(v)) for t, v in board.get("tables", {}).items()}
     return {**board, "tables": tables, "waiting": [public(p) for p in board.get("waiting", [])]}
-
-
-def _status(reservation: Reservation) -> str:
-    """A reservation's state in the host's words: booked, arrived, seated, no-show, cancelled."""
-    if reservation.status is ReservationStatus.BOOKED and reservation.arrived:
-        return "arrived"
-    return str(reservation.status).replace("_", "-")
 
 
 # A host write's Idempotency-Key and what was asked with it (the route's arguments as the
@@ -534,15 +527,16 @@ class Receiver:
         day = self.today(r, now)
         if day is None:
             return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
+        if name in ("walk_in", "quote") and calendar.in_service(r, now) is None:
+            # Walk-ins are taken only while a service is open (PRODUCT.md 3), so no wait is
+            # quoted then either: a quote of 0 for a walk-in that would be refused misleads.
+            return problem(replies.NO_SERVICE_NOW, f"{r.name} is not serving now{_next(r, now)}")
         if name in READS:  # reading the day never writes the log
             read = book.view(day, now, name, *args)
             if isinstance(read.result, Rejected):
                 return problem(read.result.code, f"{name} refused: {read.result.code}")
             result = _public_board(book, day, read.result) if name == "board" else read.result
             return Reply({"operation": read.operation, "result": result})
-        if name == "walk_in" and calendar.in_service(r, now) is None:
-            # Walk-ins are taken only while a service is open (PRODUCT.md 3).
-            return problem(replies.NO_SERVICE_NOW, f"{r.name} is not serving now{_next(r, now)}")
 
         act = self._operating(book, day, now, (name, *args), meta)
         return self._host_once(merchant_id, name, key, act)
@@ -689,9 +683,13 @@ class Receiver:
         opening = calendar.opening_instant(r, day)
         rows: list[dict[str, Any]] = []
         if opening is not None:
-            stand = book.stand(day)
+            # As of now, as the floor shows it: a booking past its hold is a no-show here
+            # before the clock's sweep writes it (reading never writes).
+            stand, _, meta = book.snapshot(day, self.clock())
             sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
-            for booking_id, reservation, details in one_per_booking(book.reservations(day)):
+            for booking_id, reservation, details in one_per_booking(
+                (res, meta.get(res.id, {})) for res in stand.reservations()
+            ):
                 local = (opening + timedelta(minutes=reservation.at)).astimezone(r.tz)
                 rows.append(
                     {
@@ -699,7 +697,7 @@ class Receiver:
                         "unit": reservation.unit,
                         "tables": list(reservation.tables),
                         "start": local.isoformat(),
-                        "status": _status(reservation),
+                        "status": status_word(reservation),
                         "party_size": details.get("party_size"),
                         "name": str(details.get("name", "")),
                         "phone": str(details.get("phone", "")),

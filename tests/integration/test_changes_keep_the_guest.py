@@ -18,23 +18,12 @@ from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
+from tests.integration.slots import HandClock
 
 REPO = Path(__file__).resolve().parents[2]
 MID = "marlowes-kitchen"
 SATURDAY = date(2026, 12, 5)  # London is on UTC in December: dinner from 17:30
 PARTNER = Partner("tablefinder", "s" * 32, None)
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def at(self, hh_mm: str, day: date = SATURDAY) -> None:
-        hour, minute = (int(part) for part in hh_mm.split(":"))
-        self.now = datetime(day.year, day.month, day.day, hour, minute, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +32,12 @@ def marlowes() -> Restaurant:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(datetime(2026, 12, 5, 12, 0, tzinfo=UTC))
+def clock() -> HandClock:
+    return HandClock(SATURDAY)
 
 
 @pytest.fixture
-def rec(tmp_path: Path, marlowes: Restaurant, clock: Clock) -> Iterator[Receiver]:
+def rec(tmp_path: Path, marlowes: Restaurant, clock: HandClock) -> Iterator[Receiver]:
     with SQLiteStore(tmp_path / "hoststand.db") as store:
         yield Receiver([marlowes], store, Settings(partners={PARTNER.id: PARTNER}), clock)
 
@@ -65,7 +54,7 @@ def listed(rec: Receiver, booking_id: str) -> dict[str, Any]:
     ids=["size", "time", "both"],
 )
 def test_arrived_guests_whose_booking_changes_stay_arrived_and_are_never_a_no_show(
-    rec: Receiver, clock: Clock, party_size: int | None, start: str | None
+    rec: Receiver, clock: HandClock, party_size: int | None, start: str | None
 ) -> None:
     clock.at("17:00")
     ann = rec.host_book(MID, 2, "2026-12-05T18:00", "Ann", "07700 900123").body["reservation_id"]
@@ -81,7 +70,9 @@ def test_arrived_guests_whose_booking_changes_stay_arrived_and_are_never_a_no_sh
     assert listed(rec, ann)["status"] == "seated"
 
 
-def test_a_booking_moved_to_another_day_is_not_arrived_there(rec: Receiver, clock: Clock) -> None:
+def test_a_booking_moved_to_another_day_is_not_arrived_there(
+    rec: Receiver, clock: HandClock
+) -> None:
     clock.at("17:00")
     ann = rec.host_book(MID, 2, "2026-12-05T18:00", "Ann", "1").body["reservation_id"]
     clock.at("17:50")
@@ -124,7 +115,7 @@ def v3_create(api: PartnerApi, start: datetime, size: int) -> str:
     ids=["size", "time", "day"],
 )
 def test_a_partners_update_keeps_the_guests_name_phone_and_notes(
-    rec: Receiver, clock: Clock, slot: dict[str, Any]
+    rec: Receiver, clock: HandClock, slot: dict[str, Any]
 ) -> None:
     api = PartnerApi(rec.books, rec.store, rec.clock)
     booking = v3_create(api, datetime(2026, 12, 5, 19, 0, tzinfo=UTC), 2)
