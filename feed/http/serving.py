@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import FrameType
 
@@ -54,13 +54,32 @@ GC_GEN0_THRESHOLD = 100_000  # allocations between young collections (default 70
 SWITCH_INTERVAL = 0.001
 
 
-def sweep_no_shows(receiver: Receiver) -> int:
+CATCH_UP_DAYS = 7  # past days a sweep looks back over for no-shows never written
+
+
+def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None) -> int:
     """Log a `board` on every running day that time alone changes (a booking past its hold,
-    a wait reaching 30 minutes, a claim); how many days."""
+    a wait reaching 30 minutes, a claim); how many days.
+
+    With `caught_up` (merchant -> the date its past days were last looked at), also the
+    CATCH_UP_DAYS days before today, once a day per process: a booking whose hold ended
+    while no server ran (down past the day's close) is written a no-show as of that
+    day's close, and its partner is told. Without it, nobody would ever be: the day is
+    no longer anyone's today (GetBookingStatus already says NO_SHOW)."""
     swept = 0
     now = receiver.clock()
     for book in receiver.books.values():
-        day = receiver.today(book.restaurant, now)
+        r = book.restaurant
+        day = receiver.today(r, now)
+        if caught_up is not None:
+            local = now.astimezone(r.tz).date()
+            if caught_up.get(r.merchant_id) != local:
+                last = (day or local) - timedelta(days=1)
+                first = last - timedelta(days=CATCH_UP_DAYS - 1)
+                for past, closing in book.left_behind(first, last):
+                    book.operate(past, closing, "board", meta={"source": "clock"})
+                    swept += 1
+                caught_up[r.merchant_id] = local
         if day is None:
             continue
         if book.time_changes(day, now):
@@ -138,6 +157,7 @@ class Background:
         # A turn is a write but no log append: readers keyed on store.log_version() (the day
         # states and grids) are not moved by it.
         self.sweep_turns = Turns(receiver.store, "sweep", SWEEP_SECONDS)
+        self.caught_up: dict[str, date] = {}  # merchant -> the day its past days were looked at
         self.threads: list[threading.Thread] = []
 
     def _sweeper(self) -> None:
@@ -147,7 +167,7 @@ class Background:
         while True:
             try:
                 if self.sweep_turns.mine(time.time()):
-                    sweep_no_shows(self.receiver)
+                    sweep_no_shows(self.receiver, self.caught_up)
                     self.watch.sweep()
             except StoreUnavailable as exc:
                 self.receiver.events.store_unavailable("sweep", str(exc))

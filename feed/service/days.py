@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from engine import HostStand, Rejected
+from engine import HostStand, Rejected, config
 from engine.booked import BookedDay
 from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
@@ -914,6 +914,27 @@ class DayBook:
         before = _state_key(stand)
         stand.apply(["board", self.op_ts(day, stand, now)])
         return _state_key(stand) != before
+
+    def left_behind(self, first: date, last: date) -> list[tuple[date, datetime]]:
+        """Past days, first..last, whose log never said what time made of them by their
+        close: a booking whose hold ended before closing, never marked a no-show (the
+        server was down then). Each with its closing instant, when the clock would have
+        written it. One folded read of the store for the whole range, no replay."""
+        r = self.restaurant
+        out: list[tuple[date, datetime]] = []
+        for day, booked in sorted(self.store.booked(r.merchant_id, first, last).items()):
+            closing = calendar.closing_instant(r, day)
+            if closing is None:
+                continue
+            close_ts, seen = self.minute(day, closing), booked.last_ts
+            if any(
+                not b.arrived
+                and b.at + config.HOLD_AFTER_MINUTES <= close_ts
+                and (seen is None or seen < b.at + config.HOLD_AFTER_MINUTES)
+                for b in booked.reservations.values()
+            ):
+                out.append((day, closing))
+        return out
 
     def availability_key(self, day: date, now: datetime) -> int:
         """A fingerprint of the day's open spots at `now`: it moves when time alone changes

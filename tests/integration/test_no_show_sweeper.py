@@ -7,8 +7,9 @@ from pathlib import Path
 
 from engine.holds import ReservationStatus
 from feed.http.serving import sweep_no_shows
+from feed.service.notify import BOOKING, Notifier
 from feed.service.receiver import Receiver
-from feed.settings import Settings
+from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import load_restaurant
 from store.sqlite import SQLiteStore
@@ -41,3 +42,54 @@ def test_the_sweeper_records_a_no_show_once_the_hold_has_passed(tmp_path: Path) 
         assert last.operation[0] == "board" and last.meta == {"source": "clock"}
     finally:
         store.close()
+
+
+def test_a_no_show_left_behind_by_a_server_down_past_the_close_is_written_and_told(
+    tmp_path: Path,
+) -> None:
+    """No server ran between a booking's hold and the day's close: the day is nobody's
+    today any more, so the first sweep after a restart writes it as of the close (once),
+    and the partner hears NO_SHOW. Arrived guests and bookings already settled are not."""
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    partner = Partner(id="p1", secret=None, merchants=None, notify_url="http://127.0.0.1:9/n")
+    clock = [datetime(2026, 12, 4, 12, 0, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver(
+            [marlowes], store, Settings(partners={"p1": partner}), lambda: clock[0],
+            Notifier({"p1": partner}, coalesce_seconds=0),
+        )  # fmt: skip
+        book = receiver.books[marlowes.merchant_id]
+        ids = {}
+        for name, hhmm in (("gone", "21:30"), ("here", "21:15"), ("swept", "18:00")):
+            found = calendar.slot_at(marlowes, datetime.fromisoformat(f"2026-12-04T{hhmm}"))
+            assert found is not None
+            meta = {"source": "partner", "partner": "p1", "name": name}
+            applied = book.book(FRIDAY, found[1], 2, clock[0], meta)
+            ids[name] = applied.operation[2]  # type: ignore[union-attr]
+        clock[0] = datetime(2026, 12, 4, 18, 20, tzinfo=UTC)  # the server runs until 21:20
+        assert sweep_no_shows(receiver) == 1  # "swept" is a no-show, as it always was
+        book.operate(FRIDAY, clock[0], "arrive", ids["here"])
+        for item in store.pending(10**12):
+            store.delivered(item.id, 0)
+
+        clock[0] = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)  # back the next morning
+        caught_up: dict[str, date] = {}
+        assert sweep_no_shows(receiver) == 0  # without catching up: Friday is not today
+        assert sweep_no_shows(receiver, caught_up) == 1
+        assert sweep_no_shows(receiver, caught_up) == 0  # once a day
+        assert sweep_no_shows(receiver, {}) == 0  # written: nothing left behind
+
+        stand = book.stand(FRIDAY)
+        status = {name: stand.book.get(rid).status for name, rid in ids.items()}  # type: ignore[union-attr]
+        assert status == {
+            "gone": ReservationStatus.NO_SHOW,
+            "here": ReservationStatus.BOOKED,  # arrived: never a no-show
+            "swept": ReservationStatus.NO_SHOW,
+        }
+        last = store.entries(marlowes.merchant_id, FRIDAY)[-1]
+        assert last.operation[:2] == ["board", (23 - 12) * 60]  # the close: 23:00, opened 12:00
+        assert last.meta == {"source": "clock"}
+        told = [item.payload for item in store.pending(10**12) if item.kind == BOOKING]
+        assert [(p["status"], p["name"].rsplit("/", 1)[-1]) for p in told] == [
+            ("NO_SHOW", ids["gone"])
+        ]
