@@ -627,6 +627,24 @@ class Receiver:
             why = calendar.why_not_a_slot(r, when)
             return problem(NOT_A_SLOT, f"{when.isoformat()} is not a slot at {r.name}: {why}")
         day, slot = found
+
+        def shown(status: str, unit: str | None = None) -> Reply:
+            body: dict[str, Any] = {
+                "reservation_id": booking_id,
+                "merchant_id": r.merchant_id,
+                "status": status,
+                "party_size": size,
+                "start": slot.local.isoformat(),
+                "start_sec": slot.start_sec,
+            }
+            if unit is not None:
+                body.update(unit=unit, tables=unit_tables(unit))
+            return Reply(body)
+
+        if (day, slot.minute, size) == (old_day, reservation.at, details.get("party_size")) and (
+            reservation.still_booked
+        ):  # nothing to change (a retry, an empty form): the booking as it stands, no write
+            return shown(status_word(reservation), reservation.unit)
         moves = int(index.get("moves", 0)) + 1
         new_engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays
         moved = {
@@ -644,16 +662,7 @@ class Receiver:
         meta = {"booking_id": booking_id, "source": "host"}  # the guest's details go along
 
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
-            answer = Reply(
-                {
-                    "reservation_id": booking_id,
-                    "merchant_id": r.merchant_id,
-                    "status": "booked",
-                    "party_size": size,
-                    "start": slot.local.isoformat(),
-                    "start_sec": slot.start_sec,
-                }
-            )
+            answer = shown("booked")
 
             def put(operation: list[Any]) -> list[Remember]:
                 answer.body.update(unit=str(operation[3]), tables=unit_tables(str(operation[3])))

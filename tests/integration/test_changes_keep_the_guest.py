@@ -134,3 +134,24 @@ def test_a_partners_update_keeps_the_guests_name_phone_and_notes(
     assert {k: after[k] for k in ("name", "phone", "notes")} == {
         k: before[k] for k in ("name", "phone", "notes")
     }
+
+
+@pytest.mark.parametrize(
+    ("party_size", "start"), [(None, None), (2, "2026-12-05T18:00")], ids=["empty", "same"]
+)
+def test_a_change_to_what_the_booking_already_is_writes_nothing(
+    rec: Receiver, clock: HandClock, party_size: int | None, start: str | None
+) -> None:
+    clock.at("17:00")
+    ann = rec.host_book(MID, 2, "2026-12-05T18:00", "Ann", "1").body
+    length = rec.books[MID].length(SATURDAY)
+    for _ in range(2):
+        same = rec.host_change(MID, ann["reservation_id"], party_size, start)
+        assert same.code is None, same.body
+        assert {k: same.body[k] for k in ("status", "party_size", "start", "unit")} == {
+            "status": "booked",
+            "party_size": 2,
+            "start": ann["start"],
+            "unit": ann["unit"],
+        }
+    assert rec.books[MID].length(SATURDAY) == length  # no cancel and book again
