@@ -3,7 +3,9 @@
 Requests arrive normalised to snake_case; the answers use the partner's exact field names.
 Business failures are 200 with `booking_failure` (or `waitlist_business_logic_failure`);
 unknown merchants, slots or bookings are 400. Idempotency tokens are stored with the change
-they made, so a retry gets the same booking and a failed attempt is simply tried again.
+they made, so a retry gets the same booking and a failed attempt is simply tried again. An
+UpdateBooking whose change is already made (by its twin on another receiver, say) answers
+the booking as it now is.
 """
 
 from __future__ import annotations
@@ -293,6 +295,13 @@ def _plain_lookup(payload: Any) -> tuple[str, list[PlainSlot]] | None:
             return None
         slots.append(slot)
     return merchant_id, slots
+
+
+def _as_asked(index: dict[str, Any], size: int, start: int, room: str | None) -> bool:
+    """Whether a booking (its index) already has the party size, start and room asked."""
+    return (
+        size == index["party_size"] and start == index["start_sec"] and room == index.get("room_id")
+    )
 
 
 def _resources(index: dict[str, Any]) -> dict[str, Any]:
@@ -629,12 +638,32 @@ class PartnerApi:
         start = new.start_sec if new.start_sec is not None else int(index["start_sec"])
         asked_room = new.resources.room_id if new.resources else None
         room = asked_room if asked_room is not None else index.get("room_id")  # kept unless asked
-        if (
-            size == index["party_size"]
-            and start == index["start_sec"]
-            and room == index.get("room_id")
-        ):
+        if _as_asked(index, size, start, room):
             return Reply({"booking": self._booking(booking_id, index, status)})  # idempotent
+        moved = self._move(partner, book, booking_id, index, status, size, start, room, now)
+        if "booking_failure" in moved.body:
+            # The same change sent to another receiver at once (a partner's retry) may have
+            # made it meanwhile, and so refused this one: the booking as asked is the answer,
+            # as it would have been had that one come first.
+            fresh = self._index(partner, booking_id)
+            if not isinstance(fresh, Reply) and _as_asked(fresh, size, start, room):
+                return Reply(
+                    {"booking": self._booking(booking_id, fresh, self._status(fresh, now))}
+                )
+        return moved
+
+    def _move(
+        self,
+        partner: Partner,
+        book: DayBook,
+        booking_id: str,
+        index: dict[str, Any],
+        status: str,
+        size: int,
+        start: int,
+        room: str | None,
+        now: datetime,
+    ) -> Reply:
         if status == CANCELED:
             return failure(BOOKING_ALREADY_CANCELLED, "a cancelled booking cannot be changed")
         if status != CONFIRMED:
@@ -710,6 +739,11 @@ class PartnerApi:
             day, now, "cancel", str(index["reservation_id"]), meta=meta, keep_rejected=False
         )
         if isinstance(outcome, Refused) or isinstance(outcome.result, Rejected):
+            # Cancelled meanwhile by the same request sent to another receiver at once (a
+            # partner's retry): cancelled as asked, not a booking that cannot be cancelled.
+            fresh = self._index(partner, booking_id)
+            if not isinstance(fresh, Reply) and self._status(fresh, now) == CANCELED:
+                return Reply({"booking": self._booking(booking_id, fresh, CANCELED)})
             return failure(BOOKING_NOT_CANCELLABLE, "the booking can no longer be cancelled")
         return cancelled
 

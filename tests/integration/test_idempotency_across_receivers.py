@@ -1,0 +1,177 @@
+"""The same request sent to two receivers on one PostgreSQL database at once (a partner's or
+a tablet's retry landing on another receiver) gets the reply of the one that acted, never a
+refusal caused by its own twin: CreateBooking and CreateWaitlistEntry on their token, the
+host API on its Idempotency-Key, UpdateBooking on the booking's state.
+
+Each receiver here has its own store (its own connections) and its own replayed days, as
+`hoststand serve` processes have. The race is made to happen, not hoped for: the second
+receiver's store lets the first answer the same request at a chosen point of the second's
+work (`Twin`), then goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from feed.service.days import BOOKING_SCOPE, DayBook
+from feed.service.partner_api import PartnerApi
+from feed.service.replies import Reply
+from feed.settings import Partner
+from feed.venue.restaurant import load_restaurant
+from store.log import LogStore
+from store.postgres import PostgresStore
+from tests.integration.postgres import fresh_schema
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)  # Friday noon; bookings are for Saturday
+SATURDAY_18 = int(datetime(2026, 12, 5, 18, 0, tzinfo=UTC).timestamp())  # London is on GMT
+SATURDAY_19 = int(datetime(2026, 12, 5, 19, 0, tzinfo=UTC).timestamp())
+SIX = 6  # T3 is Marlowe's only table for six: one booking fills the slot for that size
+PARTNER = Partner(id="tablefinder", secret=None, merchants=None)
+MARLOWES = "marlowes-kitchen"
+
+
+class Twin:
+    """A store that, at its first call of `method` whose arguments `when` accepts, lets the
+    twin request run to its end on another receiver (`run`): before that call, or after it
+    has answered (`after`). Everything else goes straight to `store`."""
+
+    def __init__(
+        self,
+        store: LogStore,
+        method: str,
+        run: Callable[[], Any],
+        *,
+        after: bool,
+        when: Callable[..., bool] = lambda *args: True,
+    ) -> None:
+        self.store = store
+        self.method = method
+        self.run = run
+        self.after = after
+        self.when = when
+        self.answered: list[Any] = []  # what the twin answered, once it has run
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self.store, name)
+        if name != self.method:
+            return real
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            due = not self.answered and self.when(*args)
+            if due and not self.after:
+                self.answered.append(self.run())
+            result = real(*args, **kwargs)
+            if due and self.after:
+                self.answered.append(self.run())
+            return result
+
+        return call
+
+
+@dataclass
+class Receivers:
+    """Receivers on one database, each with a store of its own."""
+
+    url: str
+    stores: ExitStack
+
+    def store(self) -> PostgresStore:
+        return self.stores.enter_context(PostgresStore(self.url))
+
+    def partner_api(self, store: LogStore) -> PartnerApi:
+        marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+        return PartnerApi({MARLOWES: DayBook(store, marlowes)}, store, lambda: NOW)
+
+
+@pytest.fixture
+def receivers() -> Iterator[Receivers]:
+    with fresh_schema("twins") as url, ExitStack() as stores:
+        yield Receivers(url, stores)
+
+
+def slot(start_sec: int, size: int) -> dict[str, Any]:
+    return {
+        "merchant_id": MARLOWES,
+        "service_id": "1000",
+        "start_sec": str(start_sec),
+        "resources": {"party_size": size},
+    }
+
+
+def create(start_sec: int, size: int, token: str, user: str = "u1") -> dict[str, Any]:
+    return {
+        "slot": slot(start_sec, size),
+        "user_information": {"user_id": user, "given_name": "Ada", "family_name": "Lovelace"},
+        "idempotency_token": token,
+    }
+
+
+def booking_of(reply: Reply) -> dict[str, Any]:
+    assert "booking" in reply.body, reply.body
+    booking: dict[str, Any] = reply.body["booking"]
+    return booking
+
+
+def on_booking(booking_id: str) -> Callable[..., bool]:
+    """`when` for the first read of the booking's index."""
+    return lambda scope, key, *_: scope == BOOKING_SCOPE and key == booking_id
+
+
+# -- UpdateBooking: the booking as asked ------------------------------------------------------
+
+# Where the twin lands in the second receiver's work: between its read of the booking and of
+# the booking's state, or as it writes its own change.
+WHILE_READING = ("recall", True)
+WHILE_WRITING = ("append_all", False)
+
+
+@pytest.mark.parametrize("method, after", [WHILE_READING, WHILE_WRITING])
+def test_a_move_made_by_its_twin_on_another_receiver_answers_the_booking_moved(
+    receivers: Receivers, method: str, after: bool
+) -> None:
+    first = receivers.partner_api(receivers.store())
+    booking_id = booking_of(first.create_booking(PARTNER, create(SATURDAY_18, 2, "t1")))[
+        "booking_id"
+    ]
+    move = {"booking": {"booking_id": booking_id, "slot": slot(SATURDAY_19, 2)}}
+    twin = Twin(
+        receivers.store(),
+        method,
+        lambda: first.update_booking(PARTNER, move),
+        after=after,
+        when=on_booking(booking_id) if method == "recall" else lambda *args: True,
+    )
+    second = receivers.partner_api(cast(LogStore, twin))
+    answered = booking_of(second.update_booking(PARTNER, move))
+    [done] = twin.answered
+    assert answered == booking_of(done)
+    assert answered["status"] == "CONFIRMED"
+    assert answered["slot"]["start_sec"] == SATURDAY_19
+
+
+def test_a_cancel_made_by_its_twin_on_another_receiver_answers_the_booking_canceled(
+    receivers: Receivers,
+) -> None:
+    first = receivers.partner_api(receivers.store())
+    booking_id = booking_of(first.create_booking(PARTNER, create(SATURDAY_18, 2, "t1")))[
+        "booking_id"
+    ]
+    cancel = {"booking": {"booking_id": booking_id, "status": "CANCELED"}}
+    twin = Twin(receivers.store(), "append_all", lambda: first.update_booking(PARTNER, cancel),
+                after=False)  # fmt: skip
+    second = receivers.partner_api(cast(LogStore, twin))
+    answered = booking_of(second.update_booking(PARTNER, cancel))
+    [done] = twin.answered
+    assert answered == booking_of(done)
+    assert answered["status"] == "CANCELED"
+    # A cancel asked again afterwards is still told the booking was already cancelled.
+    again = second.update_booking(PARTNER, cancel).body
+    assert again["booking_failure"]["cause"] == "BOOKING_ALREADY_CANCELLED"
