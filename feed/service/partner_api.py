@@ -531,15 +531,43 @@ class PartnerApi:
         ]
         return Reply({"slot_time_availability": answers})
 
+    def _once(
+        self, scope: str, token: str | None, made: str, attempt: Callable[[], Reply]
+    ) -> Reply:
+        """`attempt` once per idempotency token: the reply stored with the token when there
+        is one, else the attempt's (whose change stores its reply, `made` in it, under the
+        token in the same transaction; a failure is not stored, so a retry tries again).
+
+        A failure is checked against the token once more: the same request sent to another
+        receiver at once may have made its change meanwhile (the last spot of a slot, the
+        user's booking or waiting entry), and this one was refused for it. Its reply was
+        committed with that change, so it is there to be read and is the answer."""
+        if token:
+            stored = self.store.recall(scope, token)
+            if stored is not None:
+                return Reply(stored)
+        reply = attempt()
+        if token and made not in reply.body:
+            stored = self.store.recall(scope, token)
+            if stored is not None:
+                return Reply(stored)
+        return reply
+
     def create_booking(self, partner: Partner, payload: Any) -> Reply:
         req = parse(CreateBookingRequest, payload)
         if isinstance(req, Reply):
             return req
         token_scope = f"v3create:{partner.id}"
-        if req.idempotency_token:
-            stored = self.store.recall(token_scope, req.idempotency_token)
-            if stored is not None:
-                return Reply(stored)
+        return self._once(
+            token_scope,
+            req.idempotency_token,
+            "booking",
+            lambda: self._create_booking(partner, req, token_scope),
+        )
+
+    def _create_booking(
+        self, partner: Partner, req: CreateBookingRequest, token_scope: str
+    ) -> Reply:
         book = self._book_of(partner, req.slot.merchant_id)
         if isinstance(book, Reply):
             return book
@@ -847,10 +875,16 @@ class PartnerApi:
         if isinstance(req, Reply):
             return req
         token_scope = f"v3wait:{partner.id}"
-        if req.idempotency_token:
-            stored = self.store.recall(token_scope, req.idempotency_token)
-            if stored is not None:
-                return Reply(stored)
+        return self._once(
+            token_scope,
+            req.idempotency_token,
+            "waitlist_entry_id",
+            lambda: self._create_waitlist_entry(partner, req, token_scope),
+        )
+
+    def _create_waitlist_entry(
+        self, partner: Partner, req: CreateWaitlistEntryRequest, token_scope: str
+    ) -> Reply:
         book = self._book_of(partner, req.merchant_id)
         if isinstance(book, Reply):
             return book

@@ -22,8 +22,9 @@ import pytest
 
 from feed.service.days import BOOKING_SCOPE, DayBook
 from feed.service.partner_api import PartnerApi
+from feed.service.receiver import Receiver
 from feed.service.replies import Reply
-from feed.settings import Partner
+from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store.log import LogStore
 from store.postgres import PostgresStore
@@ -31,6 +32,7 @@ from tests.integration.postgres import fresh_schema
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)  # Friday noon; bookings are for Saturday
+SERVING = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)  # Friday's dinner: walk-ins and waitlist
 SATURDAY_18 = int(datetime(2026, 12, 5, 18, 0, tzinfo=UTC).timestamp())  # London is on GMT
 SATURDAY_19 = int(datetime(2026, 12, 5, 19, 0, tzinfo=UTC).timestamp())
 SIX = 6  # T3 is Marlowe's only table for six: one booking fills the slot for that size
@@ -86,9 +88,9 @@ class Receivers:
     def store(self) -> PostgresStore:
         return self.stores.enter_context(PostgresStore(self.url))
 
-    def partner_api(self, store: LogStore) -> PartnerApi:
+    def partner_api(self, store: LogStore, now: datetime = NOW) -> PartnerApi:
         marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
-        return PartnerApi({MARLOWES: DayBook(store, marlowes)}, store, lambda: NOW)
+        return PartnerApi({MARLOWES: DayBook(store, marlowes)}, store, lambda: now)
 
 
 @pytest.fixture
@@ -175,3 +177,65 @@ def test_a_cancel_made_by_its_twin_on_another_receiver_answers_the_booking_cance
     # A cancel asked again afterwards is still told the booking was already cancelled.
     again = second.update_booking(PARTNER, cancel).body
     assert again["booking_failure"]["cause"] == "BOOKING_ALREADY_CANCELLED"
+
+
+# -- CreateBooking and CreateWaitlistEntry: the token's booking or entry ----------------------
+
+
+def on_scope(scope: str) -> Callable[..., bool]:
+    return lambda asked, *_: asked == scope
+
+
+@pytest.mark.parametrize(
+    "method, scope",
+    [
+        # The twin books between this one's look for the token and for the user's bookings
+        # (this one was refused SLOT_ALREADY_BOOKED_BY_USER),
+        pytest.param("recall", "v3create:tablefinder", id="before-the-users-bookings"),
+        # or between that and taking the slot's last table (refused SLOT_UNAVAILABLE).
+        pytest.param("recall_prefix", "user:tablefinder", id="before-the-last-table"),
+    ],
+)
+def test_a_create_booking_whose_twin_took_the_last_spot_answers_the_twins_booking(
+    receivers: Receivers, method: str, scope: str
+) -> None:
+    first = receivers.partner_api(receivers.store())
+    asked = create(SATURDAY_19, SIX, "last-spot")
+    twin = Twin(receivers.store(), method, lambda: first.create_booking(PARTNER, asked),
+                after=True, when=on_scope(scope))  # fmt: skip
+    second = receivers.partner_api(cast(LogStore, twin))
+    answered = second.create_booking(PARTNER, asked)
+    [done] = twin.answered
+    assert answered.body == done.body
+    assert booking_of(answered)["status"] == "CONFIRMED"
+    # Another token is still refused (one booking was made), and its refusal is not stored:
+    # a retry of it tries again.
+    for _ in range(2):
+        other = second.create_booking(PARTNER, create(SATURDAY_19, SIX, "another", user="u2"))
+        assert other.body["booking_failure"]["cause"] == "SLOT_UNAVAILABLE"
+    assert second.store.recall("v3create:tablefinder", "another") is None
+
+
+def test_a_waitlist_entry_made_by_its_twin_on_another_receiver_answers_the_twins_entry(
+    receivers: Receivers,
+) -> None:
+    first = receivers.partner_api(receivers.store(), SERVING)
+    host = Receiver([load_restaurant(REPO / "samples" / "marlowes.toml")], receivers.store(),
+                    Settings(), lambda: SERVING)  # fmt: skip
+    for i, size in enumerate([4, 2, 6, 2, 4, 4]):  # every table taken: a party has to wait
+        walked = host.host_operation(MARLOWES, "walk_in", f"w{i}", size)
+        assert walked.code is None, walked.body
+    asked = {
+        "merchant_id": MARLOWES,
+        "service_id": "1000",
+        "party_size": 2,
+        "user_information": {"user_id": "u1", "given_name": "Ada"},
+        "idempotency_token": "wait-1",
+    }
+    twin = Twin(receivers.store(), "recall", lambda: first.create_waitlist_entry(PARTNER, asked),
+                after=True, when=on_scope("v3wait:tablefinder"))  # fmt: skip
+    second = receivers.partner_api(cast(LogStore, twin), SERVING)
+    answered = second.create_waitlist_entry(PARTNER, asked)
+    [done] = twin.answered
+    assert "waitlist_entry_id" in answered.body, answered.body
+    assert answered.body == done.body
