@@ -476,7 +476,11 @@ class Receiver:
     ) -> Reply:
         """`act` once per Idempotency-Key: its reply is stored with its change (the same
         transaction), and a retry with the key gets that reply and changes nothing. Keys are
-        scoped per restaurant and route; a refusal is not stored (a retry tries again)."""
+        scoped per restaurant and route; a refusal is not stored (a retry tries again).
+
+        A refusal is checked against the key once more: the same request sent to another
+        receiver at once may have made its change meanwhile (taken the slot, cancelled the
+        booking) and so caused it; its reply, committed with that change, is the answer."""
         if key is None:
             return act(None)[0]
         idempotency_key, asked = key
@@ -490,11 +494,16 @@ class Receiver:
             return (scope, idempotency_key, {"digest": digest, "body": reply.body})
 
         try:
-            return act(record)[0]
+            reply, committed = act(record)
         except DuplicateKey as dup:
             if dup.scope == scope:  # a concurrent retry with the same key got there first
                 return self._replay(dup.value, digest, replies.IDEMPOTENCY_KEY_REUSED)
             raise
+        if not committed:
+            stored = self.store.recall(scope, idempotency_key)
+            if stored is not None:
+                return self._replay(stored, digest, replies.IDEMPOTENCY_KEY_REUSED)
+        return reply
 
     def host_operation(
         self,

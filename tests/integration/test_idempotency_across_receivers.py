@@ -239,3 +239,75 @@ def test_a_waitlist_entry_made_by_its_twin_on_another_receiver_answers_the_twins
     [done] = twin.answered
     assert "waitlist_entry_id" in answered.body, answered.body
     assert answered.body == done.body
+
+
+# -- the host API: the Idempotency-Key's reply ------------------------------------------------
+
+
+def host(store: LogStore, now: datetime = NOW) -> Receiver:
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    return Receiver([marlowes], store, Settings(), lambda: now)
+
+
+def keyed_twin(receivers: Receivers, route: str, run: Callable[[], Reply]) -> Twin:
+    """A store letting the twin run just after this one's look for the key found nothing."""
+    return Twin(receivers.store(), "recall", run, after=True,
+                when=on_scope(f"host:{MARLOWES}:{route}"))  # fmt: skip
+
+
+def test_a_phone_booking_whose_twin_took_the_last_table_answers_the_twins_booking(
+    receivers: Receivers,
+) -> None:
+    first = host(receivers.store())
+    key = ("phone-1", {"party_size": 9, "start": "2026-12-05T19:00"})
+
+    def reserve(receiver: Receiver) -> Reply:
+        return receiver.host_book(MARLOWES, 9, "2026-12-05T19:00", "Ada", "", key=key)
+
+    twin = keyed_twin(receivers, "reserve", lambda: reserve(first))
+    answered = reserve(host(cast(LogStore, twin)))
+    [done] = twin.answered
+    assert answered.code is None, answered.body  # nine fit only T1+T3: the twin has it
+    assert answered.body == done.body
+
+
+def test_a_host_cancel_made_by_its_twin_on_another_receiver_answers_the_twins_reply(
+    receivers: Receivers,
+) -> None:
+    first = host(receivers.store())
+    booked = first.host_book(MARLOWES, 2, "2026-12-05T19:00", "Ada", "")
+    reservation_id = booked.body["reservation_id"]
+    key = ("cancel-1", reservation_id)
+
+    def cancel(receiver: Receiver) -> Reply:
+        return receiver.host_operation(MARLOWES, "cancel", reservation_id, key=key)
+
+    twin = keyed_twin(receivers, "cancel", lambda: cancel(first))
+    answered = cancel(host(cast(LogStore, twin)))
+    [done] = twin.answered
+    assert answered.code is None, answered.body
+    assert (
+        answered.body
+        == done.body
+        == {
+            "reservation_id": reservation_id,
+            "status": "cancelled",
+            "seated": done.body["seated"],
+        }
+    )
+
+
+def test_a_walk_in_added_by_its_twin_on_another_receiver_answers_the_twins_reply(
+    receivers: Receivers,
+) -> None:
+    first = host(receivers.store(), SERVING)
+    key = ("walk-1", {"size": 2, "party_id": "w-ada"})
+
+    def walk_in(receiver: Receiver) -> Reply:
+        return receiver.host_operation(MARLOWES, "walk_in", "w-ada", 2, key=key)
+
+    twin = keyed_twin(receivers, "walk_in", lambda: walk_in(first))
+    answered = walk_in(host(cast(LogStore, twin), SERVING))
+    [done] = twin.answered
+    assert answered.code is None, answered.body
+    assert answered.body == done.body
