@@ -36,7 +36,6 @@ CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
 SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"
 OUTSIDE_CANCELLATION_WINDOW = "OUTSIDE_CANCELLATION_WINDOW"
 OVERLAPPING_RESERVATION = "OVERLAPPING_RESERVATION"
-SLOT_ALREADY_BOOKED_BY_USER = "SLOT_ALREADY_BOOKED_BY_USER"
 BOOKING_ALREADY_CANCELLED = "BOOKING_ALREADY_CANCELLED"
 BOOKING_NOT_CANCELLABLE = "BOOKING_NOT_CANCELLABLE"
 PREPAYMENT_NOT_PROVIDED = "PREPAYMENT_NOT_PROVIDED"
@@ -409,9 +408,11 @@ class PartnerApi:
         now: datetime,
         ignore: str | None = None,
     ) -> Reply | None:
-        """The same user's other confirmed bookings at this restaurant: the same slot again is
-        SLOT_ALREADY_BOOKED_BY_USER; another whose turn overlaps this one is
-        OVERLAPPING_RESERVATION (a guest cannot eat two meals at once)."""
+        """The same user's other confirmed bookings at this restaurant: one whose turn
+        overlaps this one is OVERLAPPING_RESERVATION (a guest cannot eat two meals at once).
+        That includes the same time again, at the same party size or another:
+        partner-formats.md section 2 says a request duplicating a booking of the same user
+        fails with OVERLAPPING_RESERVATION, so SLOT_ALREADY_BOOKED_BY_USER is never sent."""
         mine = (start_sec, start_sec + _duration(r, start_sec, size))
         for key, _merchant in self.store.recall_prefix(user_scope, f"{user_id}/"):
             booking_id = key.split("/", 1)[1]
@@ -427,11 +428,6 @@ class PartnerApi:
             if full is None or self._status(full, now) != CONFIRMED:
                 continue
             other = (int(full["start_sec"]), int(full["start_sec"]) + int(full["duration_sec"]))
-            if other[0] == start_sec:
-                return failure(
-                    SLOT_ALREADY_BOOKED_BY_USER,
-                    f"this user already booked that slot ({booking_id})",
-                )
             if other[0] < mine[1] and mine[0] < other[1]:
                 return failure(
                     OVERLAPPING_RESERVATION,

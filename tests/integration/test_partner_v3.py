@@ -579,13 +579,15 @@ def test_booking_a_slot_with_no_unit_left_fails_with_slot_unavailable(
     assert_failure(create(server, start, 6), "SLOT_UNAVAILABLE")
 
 
-def test_the_same_user_booking_the_same_slot_again_fails_with_slot_already_booked_by_user(
+def test_the_same_user_booking_the_same_slot_again_fails_with_overlapping_reservation(
     server: ServerProcess,
 ) -> None:
+    # partner-formats.md section 2: a request duplicating a booking of the same user (same
+    # party size and time) fails with OVERLAPPING_RESERVATION; another size then overlaps too.
     user, start = new_user(), sec(13, "19:00")
     booked(server, start, 2, user)
-    assert_failure(create(server, start, 2, user), "SLOT_ALREADY_BOOKED_BY_USER")
-    assert_failure(create(server, start, 4, user), "SLOT_ALREADY_BOOKED_BY_USER")  # any size
+    assert_failure(create(server, start, 2, user), "OVERLAPPING_RESERVATION")
+    assert_failure(create(server, start, 4, user), "OVERLAPPING_RESERVATION")  # any size
     assert len(bookings_of(server, user)) == 1
 
 
@@ -673,7 +675,7 @@ def test_a_new_token_never_returns_an_old_booking(server: ServerProcess) -> None
     other = create(server, start, 2)  # another user, a new token: a new booking
     assert other["booking"]["booking_id"] != old
     same_user = create(server, start, 2, user)  # a new token for a duplicate: a failure
-    assert_failure(same_user, "SLOT_ALREADY_BOOKED_BY_USER")
+    assert_failure(same_user, "OVERLAPPING_RESERVATION")
 
 
 def test_a_failed_create_booking_is_processed_again_when_retried(server: ServerProcess) -> None:
