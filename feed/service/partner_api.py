@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from engine import Party, PartyState
 from engine.errors import RESERVATION_NOT_ACTIVE, Rejected
@@ -69,8 +69,26 @@ class _Req(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+_DIGITS = re.compile(r"-?[0-9]+")
+
+
+def _json_int(value: Any) -> Any:
+    """An integer field takes a JSON number or a string of digits (proto3's JSON mapping
+    writes int64 as a string), nothing else pydantic's lax mode would turn into an int:
+    not true/false (a bool is not a party of 1), nor text such as " 2", "+2", "2.0", "1_000"
+    (the hot paths' plain reader refuses the same, so both read a body alike)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not true or false")
+    if isinstance(value, str) and not _DIGITS.fullmatch(value):
+        raise ValueError("expected a number or a string of digits")
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_int)]
+
+
 class Resources(_Req):
-    party_size: int | None = Field(default=None, ge=0, le=1000)
+    party_size: JsonInt | None = Field(default=None, ge=0, le=1000)
     room_id: str | None = None
     staff_id: str | None = None
 
@@ -78,16 +96,16 @@ class Resources(_Req):
 class SlotIn(_Req):
     merchant_id: str | None = None
     service_id: str | None = None
-    start_sec: int | None = Field(default=None, ge=0, le=10**11)
-    duration_sec: int | None = Field(default=None, ge=0, le=10**9)
+    start_sec: JsonInt | None = Field(default=None, ge=0, le=10**11)
+    duration_sec: JsonInt | None = Field(default=None, ge=0, le=10**9)
     availability_tag: str | None = None
     resources: Resources | None = None
 
 
 class SlotTime(_Req):
     service_id: str | None = None
-    start_sec: int = Field(ge=0, le=10**11)
-    duration_sec: int | None = Field(default=None, ge=0, le=10**9)
+    start_sec: JsonInt = Field(ge=0, le=10**11)
+    duration_sec: JsonInt | None = Field(default=None, ge=0, le=10**9)
     availability_tag: str | None = None
     resource_ids: Resources | None = None
 
@@ -134,13 +152,13 @@ class UserIdRequest(_Req):
 class WaitEstimatesRequest(_Req):
     merchant_id: str = Field(min_length=1)
     service_id: str | None = None
-    party_size: list[int] = Field(default_factory=list, max_length=100)
+    party_size: list[JsonInt] = Field(default_factory=list, max_length=100)
 
 
 class CreateWaitlistEntryRequest(_Req):
     merchant_id: str = Field(min_length=1)
     service_id: str | None = None
-    party_size: int
+    party_size: JsonInt
     user_information: UserInformation
     additional_request: str | None = Field(default=None, max_length=1000)
     idempotency_token: str | None = Field(default=None, max_length=200)
@@ -466,9 +484,10 @@ class PartnerApi:
         # Partners book the online floor, parties up to max_online_party_size.
         if 1 <= size <= r.online_limit and spots_total(r.online_floor, size) > 0:
             found = calendar.slot_at_sec(r, start_sec)
+            # Only a duration left out is "any": 0 (or "0") is a duration we never publish.
             if (
                 found is not None
-                and duration_sec
+                and duration_sec is not None
                 and duration_sec != calendar.duration_sec(r, found[0], found[1], size)
             ):
                 found = None
