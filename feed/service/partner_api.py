@@ -711,6 +711,15 @@ class PartnerApi:
             return failure(BOOKING_ALREADY_CANCELLED, "a cancelled booking cannot be changed")
         if status != CONFIRMED:
             return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
+        # A change cancels the booking as it stands and books the party again (book.move):
+        # inside cancel_cutoff_minutes that gives up the slot a cancel may not give up, so a
+        # move, resize or change of room is refused as the cancel would be (else moving a
+        # booking away and cancelling it there would get round the cutoff).
+        late = book.cancel_refused(
+            date.fromisoformat(str(index["day"])), str(index["reservation_id"]), now
+        )
+        if late is not None:
+            return failure(OUTSIDE_CANCELLATION_WINDOW, f"no online change: {late.message}")
         r = book.restaurant
         # The turn time follows the party size, so an update's duration (often the old one,
         # echoed back by the partner) is not held against it.

@@ -320,6 +320,42 @@ def test_a_v3_cancel_inside_the_cutoff_fails_with_outside_cancellation_window(
     assert api.update_booking(PARTNER, cancel).body["booking"]["status"] == "CANCELED"
 
 
+def test_a_v3_change_inside_the_cutoff_fails_like_a_cancel_so_the_cutoff_cannot_be_got_round(
+    store: SQLiteStore, harbour: Restaurant
+) -> None:
+    book = DayBook(store, harbour)
+    s = slot(harbour, THURSDAY, "18:00")
+    created = v3_create(PartnerApi({harbour.merchant_id: book}, store, lambda: NOW), harbour,
+                        s.start_sec, 2)["booking"]  # fmt: skip
+    booking_id = created["booking_id"]
+    away = slot(harbour, date(2026, 12, 10), "18:00").start_sec  # a week later, far outside
+    changes = [
+        {"slot": {"start_sec": str(away)}},  # moved out of the window
+        {"slot": {"start_sec": str(s.start_sec + 3600)}},  # later the same evening
+        {"slot": {"resources": {"party_size": 1}}},  # shrunk
+        {"slot": {"resources": {"party_size": 4}}},  # grown: the old booking is given up too
+    ]
+    too_late = datetime.fromtimestamp(s.start_sec - 24 * 3600 + 60, UTC)
+    late_api = PartnerApi({harbour.merchant_id: book}, store, lambda: too_late)
+    before = store.entries(harbour.merchant_id, THURSDAY)
+    for change in changes:
+        failed = late_api.update_booking(PARTNER, {"booking": {"booking_id": booking_id, **change}})
+        assert failed.body["booking_failure"]["cause"] == "OUTSIDE_CANCELLATION_WINDOW", change
+    assert store.entries(harbour.merchant_id, THURSDAY) == before  # nothing written
+    [kept] = late_api.list_bookings(PARTNER, {"user_id": created["user_information"]["user_id"]}
+                                    ).body["bookings"]  # fmt: skip
+    assert kept["slot"] == created["slot"] and kept["status"] == "CONFIRMED"
+    cancel = {"booking": {"booking_id": booking_id, "status": "CANCELED"}}
+    assert late_api.update_booking(PARTNER, cancel).body["booking_failure"]["cause"] == (
+        "OUTSIDE_CANCELLATION_WINDOW"
+    )
+    # Outside the window the same move is taken, as a cancel would be.
+    in_time = datetime.fromtimestamp(s.start_sec - 24 * 3600, UTC)
+    api = PartnerApi({harbour.merchant_id: book}, store, lambda: in_time)
+    moved = api.update_booking(PARTNER, {"booking": {"booking_id": booking_id, **changes[0]}})
+    assert moved.body["booking"]["slot"]["start_sec"] == away
+
+
 def test_feed_entries_and_the_service_feed_publish_the_windows(
     store: SQLiteStore, harbour: Restaurant, tmp_path: Path
 ) -> None:
