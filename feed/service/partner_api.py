@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
@@ -926,9 +926,16 @@ class PartnerApi:
         user_scope = f"wluser:{partner.id}"
         stand = book.stand(day)
         for key_, _v in self.store.recall_prefix(user_scope, f"{user.user_id}/"):
-            party = stand.parties.get(key_.split("/", 1)[1])
+            other_id = key_.split("/", 1)[1]
+            party = stand.parties.get(other_id)
             if party is not None and party.state is PartyState.WAITING:
-                return failure("EXISTING_WAITLIST_ENTRY", "this user is already waiting", key)
+                other = self.store.recall(WAITLIST_SCOPE, other_id)
+                # An entry of an earlier service of the day is over (see _queue_closed).
+                if (
+                    not isinstance(other, dict)
+                    or self._queue_closed(book, other, party, now) is None
+                ):
+                    return failure("EXISTING_WAITLIST_ENTRY", "this user is already waiting", key)
         if book.peek(day, now, [["quote", size]]) == [0]:
             return failure("NO_WAIT", "a table is free: walk right in", key)
         entry_id = "wl-" + new_booking_id()[3:]
@@ -1021,21 +1028,50 @@ class PartnerApi:
             assert opening is not None
             return max(created, int((opening + timedelta(minutes=minute)).timestamp()))
 
+        now = self.clock()
         state = "WAITING"
-        if party is not None and opening is not None:
-            if party.seated_at is not None:
-                state = "SEATED"
-                times["seated_time_seconds"] = instant(party.seated_at)
-            elif party.state is PartyState.LEFT and party.ended_at is not None:
-                state = "CANCELED"
-                times["canceled_time_seconds"] = instant(party.ended_at)
+        closed = self._queue_closed(book, index, party, now)
+        if party is not None and opening is not None and party.seated_at is not None:
+            state = "SEATED"  # the log's word, even if the host seated them after closing
+            times["seated_time_seconds"] = instant(party.seated_at)
+        elif party is not None and opening is not None and party.state is PartyState.LEFT:
+            state = "CANCELED"
+            times["canceled_time_seconds"] = instant(party.ended_at or 0)
+        elif closed is not None:
+            state = "CANCELED"  # the queue closed with the party unseated: see _queue_closed
+            times["canceled_time_seconds"] = max(created, closed)
         entry: dict[str, Any] = {"waitlist_entry_state": state, "waitlist_entry_state_times": times}
         if state == "WAITING":
-            now = self.clock()
             size = int(index["party_size"])
             quote = self._own_quote(book, day, entry_id, size, now)
             entry["wait_estimate"] = self._estimate(book, day, size, quote, now, entry_id)
         return Reply({"waitlist_entry": entry})
+
+    @staticmethod
+    def _queue_closed(
+        book: DayBook, index: dict[str, Any], party: Party | None, now: datetime
+    ) -> int | None:
+        """When an entry stopped being in any queue without being seated or leaving it
+        (Unix seconds), or None while it still waits.
+
+        An entry joins the queue of the service running when it was created (entries are
+        taken only then), and that queue ends when the service closes: a party still waiting
+        at the close was never seated and is not waiting for the next service or the next
+        day, whose queues it never joined. So, as partner-formats.md's states go, it left
+        the queue unseated: CANCELED, at the close. An entry whose party is in no queue of
+        its day at all is the same, from when it was created. (A party the host seats after
+        the close is SEATED: get_waitlist_entry reads the log's seating first.)"""
+        created = int(index["created_time_seconds"])
+        if party is None:
+            return created
+        if party.state is not PartyState.WAITING:
+            return None  # seated or left: the log says when
+        r, day = book.restaurant, date.fromisoformat(str(index["day"]))
+        created_at = datetime.fromtimestamp(created, UTC)
+        closing = calendar.service_closing(r, day, created_at) or calendar.closing_instant(r, day)
+        if closing is None or now < closing:
+            return None
+        return int(closing.timestamp())
 
     @staticmethod
     def _own_quote(book: DayBook, day: date, entry_id: str, size: int, now: datetime) -> int:
@@ -1050,7 +1086,7 @@ class PartnerApi:
         found = self._waiting_party(partner, payload, missing=replies.NOT_FOUND)
         if isinstance(found, Reply):
             return found
-        entry_id, _, book, day, party = found
+        entry_id, index, book, day, party = found
         if party is not None and party.state in (PartyState.SEATED, PartyState.GONE):
             # Seated (or seated and gone): nothing can be cancelled any more, and saying {}
             # would tell the partner it was. The spec puts a business failure in the answer.
@@ -1060,7 +1096,11 @@ class PartnerApi:
                 f"the party {when}: a seated entry cannot be deleted",
                 "waitlist_business_logic_failure",
             )
-        if party is None or party.state is PartyState.LEFT:
+        if (
+            party is None
+            or party.state is PartyState.LEFT
+            or self._queue_closed(book, index, party, self.clock()) is not None
+        ):
             return Reply({})  # already cancelled: deleting again changes nothing
         book.operate(day, self.clock(), "leave", entry_id, keep_rejected=False)
         return Reply({})

@@ -149,6 +149,18 @@ def in_service(r: Restaurant, instant: datetime) -> date | None:
     return None
 
 
+def service_closing(r: Restaurant, day: date, instant: datetime) -> datetime | None:
+    """When the service of `day` running at `instant` (open <= instant < close) closes
+    (UTC), or None when none of the day's services runs then."""
+    instant = _aware(instant)
+    for service in services_of(r, day):
+        start = _instant(r.tz, _wall(day, service.open_offset))
+        end = _instant(r.tz, _wall(day, service.close_offset))
+        if start <= instant < end:
+            return end
+    return None
+
+
 _SLOTS_AT_KEPT = 10_000  # answers of slot_at_sec kept per restaurant (a horizon has ~2,000 slots)
 _SLOT_DAYS_KEPT = 400  # per restaurant: a booking horizon and then some
 

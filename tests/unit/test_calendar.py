@@ -16,6 +16,7 @@ from feed.venue.calendar import (
     in_service,
     minute_of,
     opening_instant,
+    service_closing,
     service_day_of,
     slot_at,
     slots,
@@ -141,6 +142,21 @@ def test_the_gap_between_lunch_and_dinner_belongs_to_the_day() -> None:
         2026, 6, 17
     )
     assert service_day_of(MARLOWES, datetime(2026, 6, 17, 23, 0, tzinfo=LONDON)) is None
+
+
+def test_service_closing_is_the_close_of_the_service_running_then_and_none_between() -> None:
+    wednesday = date(2026, 6, 17)
+    lunch_close = datetime(2026, 6, 17, 15, 0, tzinfo=LONDON)
+    assert service_closing(MARLOWES, wednesday, datetime(2026, 6, 17, 13, 0, tzinfo=LONDON)) == (
+        lunch_close
+    )
+    assert service_closing(MARLOWES, wednesday, lunch_close) is None  # the gap
+    assert service_closing(MARLOWES, wednesday, datetime(2026, 6, 17, 19, 0, tzinfo=LONDON)) == (
+        datetime(2026, 6, 17, 23, 0, tzinfo=LONDON)
+    )
+    r = late("Europe/London", "friday", "18:00", "01:00", "00:00")
+    early = datetime(2026, 6, 20, 0, 30, tzinfo=LONDON)  # Friday's dinner, after midnight
+    assert service_closing(r, date(2026, 6, 19), early) == utc(2026, 6, 20, 0, 0)
 
 
 # ---------------------------------------------------------------- clock changes

@@ -1,0 +1,113 @@
+"""A waitlist entry waits in the queue of the service it joined, and that queue ends with the
+service: an entry still unseated at the close is CANCELED then (it left the queue unseated),
+never WAITING with a seat estimate for a later service or day it never joined. The partner's
+calls over PartnerApi on a real SQLite file, the clock moved by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from feed.service.days import DayBook
+from feed.service.partner_api import PartnerApi
+from feed.settings import Partner
+from feed.venue.restaurant import load_restaurant
+from store.sqlite import SQLiteStore
+
+REPO = Path(__file__).resolve().parents[2]
+MARLOWES = "marlowes-kitchen"
+PARTNER = Partner("tablefinder", None, None)
+SATURDAY = date(2026, 12, 5)  # lunch 12:00-15:00, dinner 17:30-23:00 (London = UTC)
+LUNCH = datetime(2026, 12, 5, 13, 0, tzinfo=UTC)
+LUNCH_CLOSE = int(datetime(2026, 12, 5, 15, 0, tzinfo=UTC).timestamp())
+BETWEEN = datetime(2026, 12, 5, 16, 0, tzinfo=UTC)
+DINNER = datetime(2026, 12, 5, 19, 0, tzinfo=UTC)
+NEXT_LUNCH = datetime(2026, 12, 6, 13, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[PartnerApi, DayBook, SQLiteStore, Clock]]:
+    """Saturday's lunch with every table taken by the host's walk-ins."""
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        book = DayBook(store, load_restaurant(REPO / "samples" / "marlowes.toml"))
+        clock = Clock(LUNCH)
+        for i, size in enumerate([6, 4, 4, 4, 2, 2]):
+            book.operate(SATURDAY, LUNCH, "walk_in", f"fill-{i}", size, meta={"source": "host"})
+        assert book.stand(SATURDAY).queue() == []
+        yield PartnerApi({MARLOWES: book}, store, clock), book, store, clock
+
+
+def join(api: PartnerApi, user: str, token: str) -> Any:
+    return api.create_waitlist_entry(
+        PARTNER,
+        {
+            "merchant_id": MARLOWES,
+            "party_size": 2,
+            "user_information": {"user_id": user},
+            "idempotency_token": token,
+        },
+    ).body
+
+
+def entry(api: PartnerApi, entry_id: str) -> dict[str, Any]:
+    return dict(
+        api.get_waitlist_entry(PARTNER, {"waitlist_entry_id": entry_id}).body["waitlist_entry"]
+    )
+
+
+def test_an_entry_still_waiting_when_its_service_closes_is_canceled_at_the_close(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    api, _book, _store, clock = world
+    entry_id = join(api, "guest", "t-1")["waitlist_entry_id"]
+    assert entry(api, entry_id)["waitlist_entry_state"] == "WAITING"  # at lunch: it waits
+    closed = {
+        "waitlist_entry_state": "CANCELED",
+        "waitlist_entry_state_times": {
+            "created_time_seconds": int(LUNCH.timestamp()),
+            "canceled_time_seconds": LUNCH_CLOSE,
+        },
+    }
+    for later in (BETWEEN, DINNER, NEXT_LUNCH):  # no estimate for a queue it never joined
+        clock.now = later
+        assert entry(api, entry_id) == closed, later
+
+
+def test_deleting_an_entry_whose_service_closed_changes_nothing(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    api, _book, store, clock = world
+    entry_id = join(api, "guest", "t-1")["waitlist_entry_id"]
+    clock.now = NEXT_LUNCH
+    before = store.entries(MARLOWES, SATURDAY)
+    assert api.delete_waitlist_entry(PARTNER, {"waitlist_entry_id": entry_id}).body == {}
+    assert store.entries(MARLOWES, SATURDAY) == before  # nothing written to yesterday's log
+    assert entry(api, entry_id)["waitlist_entry_state_times"]["canceled_time_seconds"] == (
+        LUNCH_CLOSE
+    )
+
+
+def test_a_guest_whose_lunch_entry_closed_may_join_the_dinner_waitlist(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    api, book, _store, clock = world
+    lunch_entry = join(api, "guest", "t-1")["waitlist_entry_id"]
+    clock.now = DINNER
+    for i, size in enumerate([6, 4, 4, 4, 2, 2]):  # dinner's own full floor
+        book.operate(SATURDAY, DINNER, "walk_in", f"dinner-{i}", size, meta={"source": "host"})
+    joined = join(api, "guest", "t-2")
+    assert set(joined) == {"waitlist_entry_id"}, joined
+    assert joined["waitlist_entry_id"] != lunch_entry
+    assert entry(api, joined["waitlist_entry_id"])["waitlist_entry_state"] == "WAITING"
