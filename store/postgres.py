@@ -442,18 +442,36 @@ class PostgresStore:
             for id_, partner, kind, key, payload, created, attempts in rows
         ]
 
-    def _sender_pid(self) -> int:
-        """The backend pid of this store's own session: claims carry it, so a sender
-        starting up can tell a dead process's claims (pid gone) from a live one's."""
+    def _as_sender(self, work: Callable[[Conn], T]) -> T:
+        """`work` in one transaction on this store's own session, whose backend pid is the
+        sender's identity in claims (`pg_backend_pid()` in the SQL, never a pid read
+        earlier): a claim is made by a live session or not at all. A session the server
+        ended (a PostgreSQL restart, pg_terminate_backend) fails its next query; it is
+        replaced by a new one, with a new pid, and the work done there. Keeping the dead
+        session's pid would make every claim void for the other processes, so each would
+        send every message too."""
         with self._session_lock:
-            if self._closed:
-                raise StoreError("store is closed")
-            if self._session is None or self._session.closed:
+            for attempt in range(2):
+                if self._closed:
+                    raise StoreError("store is closed")
+                if self._session is None or self._session.closed:
+                    try:
+                        self._session = psycopg.connect(self.url, **self._connect_args)
+                    except psycopg.Error as exc:
+                        raise translate(exc) from exc
+                session = self._session
                 try:
-                    self._session = psycopg.connect(self.url, **self._connect_args)
+                    with session.transaction():
+                        # Not durable: a claim lost to a crash is a void one (sent again).
+                        session.execute("SET LOCAL synchronous_commit = off")
+                        done = work(session)
+                        session.execute(_BUMP)
+                        return done
                 except psycopg.Error as exc:
+                    if session.closed and attempt == 0:
+                        continue  # the server ended the session before this query: anew
                     raise translate(exc) from exc
-            return int(self._session.info.backend_pid)
+        raise AssertionError("unreachable")
 
     def claim(self, message_ids: Sequence[int], now: float) -> list[int]:
         """Claim the messages no live sender holds (a claim whose sender's session has ended
@@ -461,34 +479,30 @@ class PostgresStore:
         (SKIP LOCKED): theirs to send, not ours."""
         if not message_ids:
             return []
-        pid = self._sender_pid()
 
         def work(conn: Conn) -> list[int]:
             rows = conn.execute(
-                "UPDATE outbox SET claimed_at = %s, claimed_by = %s WHERE id IN ("
+                "UPDATE outbox SET claimed_at = %s, claimed_by = pg_backend_pid() WHERE id IN ("
                 " SELECT id FROM outbox WHERE id = ANY(%s) AND state = 'pending'"
                 " AND (claimed_at IS NULL OR claimed_at <= %s OR claimed_by NOT IN"
                 " (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL))"
                 " ORDER BY id FOR UPDATE SKIP LOCKED) RETURNING id",
-                (now, pid, list(message_ids), now - CLAIM_SECONDS),
+                (now, list(message_ids), now - CLAIM_SECONDS),
             ).fetchall()
             return sorted(int(row[0]) for row in rows)
 
-        return self._transact(work, durable=False)
+        return self._as_sender(work)
 
     def release_claims(self) -> None:
         """Forget this store's claims and those of senders whose session has ended;
         another live process keeps its own (it is sending them now)."""
-        pid = self._sender_pid()
-        self._transact(
+        self._as_sender(
             lambda conn: conn.execute(
                 "UPDATE outbox SET claimed_at = NULL, claimed_by = NULL"
                 " WHERE state = 'pending' AND claimed_at IS NOT NULL AND (claimed_by IS NULL"
-                " OR claimed_by = %s OR claimed_by NOT IN (SELECT pid FROM pg_stat_activity"
-                " WHERE pid IS NOT NULL))",
-                (pid,),
-            ),
-            durable=False,
+                " OR claimed_by = pg_backend_pid() OR claimed_by NOT IN (SELECT pid FROM"
+                " pg_stat_activity WHERE pid IS NOT NULL))"
+            )
         )
 
     def delivered(self, message_id: int, at: float) -> None:

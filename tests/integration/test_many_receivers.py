@@ -15,13 +15,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 import requests
 from click.testing import CliRunner
 
 from feed.cli import main as cli
 from store import open_store
-from tests.integration.partner_stub import AVAILABILITY, BOOKING, PartnerStub
+from tests.integration.partner_stub import AVAILABILITY, BOOKING, SLOW, PartnerStub
 from tests.integration.postgres import fresh_schema
 from tests.integration.server_process import (
     CONFIGS,
@@ -53,15 +54,21 @@ def url() -> Iterator[str]:
 
 @contextmanager
 def receivers(
-    url: str, tmp_path: Path, count: int, settings: Path | None = None
+    url: str,
+    tmp_path: Path,
+    count: int,
+    settings: Path | None = None,
+    first_port: int | None = None,
 ) -> Iterator[list[ServerProcess]]:
+    """`count` servers on `url`: on free ports, or on `first_port` and the ports after it."""
     started: list[ServerProcess] = []
     try:
-        for _ in range(count):
+        for i in range(count):
+            port = None if first_port is None else first_port + i
             if settings is None:
-                started.append(start_server(url, workdir=tmp_path))
+                started.append(start_server(url, workdir=tmp_path, port=port))
             else:
-                started.append(start_server(url, workdir=tmp_path, settings=settings))
+                started.append(start_server(url, workdir=tmp_path, settings=settings, port=port))
         yield started
     finally:
         for server in started:
@@ -263,4 +270,66 @@ def test_a_receiver_killed_with_sigkill_leaves_the_others_serving_and_nothing_is
                         reserved[entry.operation[2]] += 1
         assert reserved == Counter(acknowledged)  # each once, none that was not answered
         assert Counter(r.target for r in stub.acted(BOOKING)) == Counter(acknowledged)
+        assert_each_message_acted_on_once(stub, stats)
+
+
+RESTART_PORT = 8341  # and the two after it
+
+
+def end_every_session(url: str) -> None:
+    """What a PostgreSQL restart does to the receivers: every session of the database but
+    this one is ended (the server still runs, so they may reconnect at once)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        ended = [
+            row[0]
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            ).fetchall()
+        ]
+        conn.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (ended,))
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while conn.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (ended,)
+        ).fetchone():
+            assert time.monotonic() < deadline, "the ended sessions are still there"
+            time.sleep(0.05)
+
+
+def host_cancel_through_a_restart(server: ServerProcess, reservation_id: str) -> None:
+    """A host's cancel, tried again while it meets a pooled connection the restart ended
+    (503: nothing was written), as the tablet does."""
+    path = f"/api/v1/restaurants/{MARLOWES}/reservations/{reservation_id}/cancel"
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        reply = requests.post(server.base + path, headers=host_headers(), timeout=TIMEOUT)
+        if reply.status_code != 503 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert reply.status_code == 200, reply.text
+
+
+def test_after_a_postgresql_restart_each_partner_message_is_still_sent_once(
+    url: str, tmp_path: Path
+) -> None:
+    """The restart ends each sender's session; a sender keeping the dead session's pid would
+    make its claims void for the others, and each of the three would send every message.
+    Slow partner answers keep each claim open while the others look for due messages."""
+    with PartnerStub(token=NOTIFY_TOKEN) as stub:
+        settings = write_settings(tmp_path, stub)
+        with receivers(url, tmp_path, 3, settings, first_port=RESTART_PORT) as servers:
+            booked = []
+            for i in range(6):
+                status, body = book(servers[i % 3], 2, f"2026-12-0{5 + i % 3}T20:00:00+00:00")
+                assert status == 200, body
+                booked.append(body["reservation_id"])
+            settle(url)
+            end_every_session(url)
+            stub.fail_next(len(booked), SLOW, [BOOKING])
+            for i, rid in enumerate(booked):
+                host_cancel_through_a_restart(servers[(i + 1) % 3], rid)
+            stats = settle(url)
+        notified = Counter(r.target for r in stub.acted(BOOKING))
+        assert notified == Counter(booked)  # one CANCELED notification per booking
+        assert stub.duplicates(BOOKING) == [] and stub.duplicates(AVAILABILITY) == []
         assert_each_message_acted_on_once(stub, stats)

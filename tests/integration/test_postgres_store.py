@@ -309,6 +309,41 @@ def test_a_claim_of_a_sender_whose_session_ended_is_due_again_without_waiting_it
         assert live.claim([item.id], T0 + 2) == [item.id]
 
 
+def claimer(raw: psycopg.Connection[tuple[object, ...]], message_id: int) -> int:
+    row = raw.execute("SELECT claimed_by FROM outbox WHERE id = %s", (message_id,)).fetchone()
+    assert row is not None and isinstance(row[0], int), row
+    return row[0]
+
+
+def wait_until_gone(raw: psycopg.Connection[tuple[object, ...]], pid: int) -> None:
+    deadline = time.monotonic() + 10  # the backend exits just after it is told to
+    while raw.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+        assert time.monotonic() < deadline, f"backend {pid} is still there"
+        time.sleep(0.05)
+
+
+def test_a_sender_whose_session_the_server_ended_claims_under_a_new_live_one(
+    url: str, raw: psycopg.Connection[tuple[object, ...]]
+) -> None:
+    """After a PostgreSQL restart (here: its session terminated) a sender's claims name a
+    live session again, so the other processes leave its messages alone: not a dead pid,
+    which would make each of them send every message too."""
+    with PostgresStore(url) as sender, PostgresStore(url) as other:
+        messages = [OutboxMessage("tablefinder", "booking", f"bk-{n}", {}, T0) for n in (1, 2)]
+        sender.append_all([LogAppend(MERCHANT, DAY, 0, [entry(0)])], outbox=messages)
+        first, second = sender.pending(T0)
+        assert sender.claim([first.id], T0) == [first.id]
+        ended = claimer(raw, first.id)
+        raw.execute("SELECT pg_terminate_backend(%s)", (ended,))
+        wait_until_gone(raw, ended)
+        assert sender.claim([second.id], T0) == [second.id]
+        assert claimer(raw, second.id) != ended
+        assert second.id not in [i.id for i in other.pending(T0 + 1)]
+        assert other.claim([second.id], T0 + 1) == []  # held by the sender's live session
+        sender.release_claims()  # its own claims, under its new session
+        assert other.claim([second.id], T0 + 1) == [second.id]
+
+
 # -- processes ------------------------------------------------------------------------------
 
 WORKER = """
