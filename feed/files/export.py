@@ -243,8 +243,12 @@ def export_feeds(
     gzip: bool = False,
     progress: Callable[[Restaurant], None] | None = None,
     part: FeedPart | None = None,
+    take_generation: Callable[[int], int] | None = None,
 ) -> ExportSummary:
     """Write the three feeds for `restaurants` into `out_dir`; returns what was written.
+
+    `take_generation` turns the directory's next generation_timestamp into the one used
+    (store.generations.take: one that no other process sharing the store has used).
 
     With `part`, only shard part.number of part.total of each feed, with the part's nonce and
     generation_timestamp (`shards` is not used): the restaurants `shard_of` gives it, their
@@ -262,6 +266,8 @@ def export_feeds(
     if part is not None:
         return _export_part(ordered, store, out_dir, now, days, gzip, progress, part, started)
     generation = next_generation_timestamp(out_dir, now)
+    if take_generation is not None:
+        generation = take_generation(generation)
     nonce = feed_nonce(generation, ids)
     summary = ExportSummary(generation_timestamp=generation, restaurants=len(ordered))
     if shards < asked_shards:

@@ -6,7 +6,9 @@ feed) and/or uploaded file by file over HTTP with retries. Every delivery is rec
 the store (when, files, bytes, destination, outcome, attempts) for `hoststand feed status`.
 A failed run is recorded too, and the next scheduled run still happens. Receivers sharing
 a store take turns: after its start-up export, each scheduled run is made by one process
-only, the first to take that interval's turn (store.turns).
+only, the first to take that interval's turn (store.turns); and every export, start-up ones
+included, takes a generation_timestamp no other export has taken (store.generations), so
+receivers started together never upload two feeds with one generation_timestamp.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from feed.push.delivery import backoff, send
 from feed.service.events import Events
 from feed.settings import Destination, ExportSettings
 from feed.venue.restaurant import Restaurant
+from store import generations
 from store.log import LogStore, StoreUnavailable
 from store.turns import Turns
 
@@ -96,6 +99,7 @@ class ExportScheduler:
                 days=s.days,
                 shards=s.shards,
                 gzip=s.gzip,
+                take_generation=lambda earliest: generations.take(self.store, earliest),
             )
         except Exception as exc:
             log.exception("export failed")

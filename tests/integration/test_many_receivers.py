@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from feed.cli import main as cli
 from store import open_store
-from tests.integration.partner_stub import AVAILABILITY, BOOKING, SLOW, PartnerStub
+from tests.integration.partner_stub import AVAILABILITY, BOOKING, SLOW, UPLOAD, PartnerStub
 from tests.integration.postgres import fresh_schema
 from tests.integration.server_process import (
     CONFIGS,
@@ -333,3 +333,39 @@ def test_after_a_postgresql_restart_each_partner_message_is_still_sent_once(
         assert notified == Counter(booked)  # one CANCELED notification per booking
         assert stub.duplicates(BOOKING) == [] and stub.duplicates(AVAILABILITY) == []
         assert_each_message_acted_on_once(stub, stats)
+
+
+EXPORT_PORT = 8344  # and the two after it
+
+
+def test_receivers_started_together_never_upload_two_feeds_with_one_generation_timestamp(
+    url: str, tmp_path: Path
+) -> None:
+    """Each runs its start-up export; partners refuse a reused generation_timestamp. The
+    clock is pinned (--now), so without coordination all three would use the same one."""
+    with PartnerStub() as stub:
+        started: list[ServerProcess] = []
+        try:
+            for i in range(3):
+                own = tmp_path / f"receiver-{i}"  # its own staging directory
+                own.mkdir()
+                settings = write_settings(own, stub)
+                started.append(
+                    start_server(url, workdir=own, settings=settings, port=EXPORT_PORT + i)
+                )
+            stub.wait_for(
+                lambda s: len(availability_uploads(s)) >= 3, SETTLE_SECONDS, "3 start-up feeds"
+            )
+        finally:
+            for server in started:
+                server.stop()
+        stamps = [
+            json.loads(r.body)["metadata"]["generation_timestamp"]
+            for r in availability_uploads(stub)
+        ]
+    assert len(stamps) == 3 and len(set(stamps)) == 3, stamps
+    assert min(stamps) == int(NOW.timestamp())  # the first to start has the clock's own
+
+
+def availability_uploads(stub: PartnerStub) -> list[Any]:
+    return [r for r in stub.acted(UPLOAD) if r.target.startswith("availability-")]

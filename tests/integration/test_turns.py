@@ -1,4 +1,5 @@
-"""Turns on every store: of several processes, one does each interval's work."""
+"""Turns on every store: of several processes, one does each interval's work; and each
+generation_timestamp is taken by one export only."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from store import open_store
+from store import generations, open_store
 from store.log import LogStore
 from store.turns import KEEP, SCOPE, Turns
 
@@ -86,3 +87,31 @@ def test_forget_range_drops_only_its_scope_and_range(stores: list[LogStore]) -> 
     assert store.forget_range(SCOPE, "a/", "a/2") == 1
     assert [k for k, _ in store.recall_prefix(SCOPE, "")] == ["a/2", "b/1"]
     assert store.recall("other", "a/1") == 1
+
+
+def test_exports_asking_for_one_generation_timestamp_each_get_one_of_their_own(
+    stores: list[LogStore],
+) -> None:
+    stamp = int(T0)
+    barrier = threading.Barrier(len(stores))
+    taken: list[int] = [0] * len(stores)
+
+    def take(i: int) -> None:
+        barrier.wait()
+        taken[i] = generations.take(stores[i], stamp)
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(taken) == [stamp, stamp + 1, stamp + 2]
+    assert generations.take(stores[0], stamp + 1) == stamp + 3  # never one taken before
+
+
+def test_generation_records_a_week_old_are_forgotten(stores: list[LogStore]) -> None:
+    old = int(T0)
+    assert generations.take(stores[0], old) == old
+    now = old + generations.KEEP_SECONDS + 1
+    assert generations.take(stores[1], now) == now
+    assert stores[2].recall(generations.SCOPE, generations.key(old)) is None
