@@ -50,6 +50,11 @@ class StoreUnavailable(StoreError):
     """The database stayed locked past the busy timeout, or could not be opened; retryable."""
 
 
+class StoreUnreachable(StoreUnavailable):
+    """The database server cannot be reached (it refuses connections: down, restarting);
+    retryable, and said at once rather than after waiting for a connection."""
+
+
 class DuplicateKey(StoreError):
     """`append(..., remember=...)` found its key already stored; nothing was written."""
 

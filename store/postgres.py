@@ -37,6 +37,7 @@ from store.log import (
     Remember,
     StoreError,
     StoreUnavailable,
+    StoreUnreachable,
     backlog_of,
     check_append,
 )
@@ -171,6 +172,9 @@ class PostgresStore:
             raise StoreError(str(exc)) from exc
         except psycopg.Error as exc:
             raise translate(exc) from exc
+        # Set when a pooled connection was lost, cleared when the pool connects again: in
+        # between, each call connects on its own (see `_connection`).
+        self._lost = False
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -179,16 +183,46 @@ class PostgresStore:
             timeout=timeout,
             open=True,
             name="hoststand",
+            configure=self._pool_connected,
         )
 
     # -- connections and transactions ---------------------------------------------------
 
+    def _pool_connected(self, _conn: Conn) -> None:
+        self._lost = False  # the server accepts connections again: back to the pool
+
     @contextmanager
     def _connection(self) -> Iterator[Conn]:
+        """A pooled connection; or, after one was lost (the server went away), a connection
+        of this call's own until the pool has connected again. A server that refuses
+        connections (down, restarting) is then StoreUnreachable at once: the pool would
+        make the call wait `timeout` seconds for a connection it cannot make, and say busy.
+        Only a pool that is merely exhausted keeps callers waiting."""
         if self._closed:
             raise StoreError("store is closed")
+        if self._lost:
+            with self._own_connection() as conn:
+                yield conn
+            return
+        pooled: Conn | None = None
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection() as pooled:
+                yield pooled
+        except psycopg.Error as exc:
+            if pooled is not None and pooled.closed:
+                self._lost = True
+            raise translate(exc) from exc
+
+    @contextmanager
+    def _own_connection(self) -> Iterator[Conn]:
+        try:
+            conn = psycopg.connect(self.url, **self._connect_args)
+        except psycopg.Error as exc:
+            raise StoreUnreachable(f"the database is unreachable: {exc}") from exc
+        try:
+            if self._pool.get_stats().get("pool_available", 0):
+                self._lost = False  # the pool has connected meanwhile: the next call uses it
+            with conn:
                 yield conn
         except psycopg.Error as exc:
             raise translate(exc) from exc
@@ -458,7 +492,7 @@ class PostgresStore:
                     try:
                         self._session = psycopg.connect(self.url, **self._connect_args)
                     except psycopg.Error as exc:
-                        raise translate(exc) from exc
+                        raise StoreUnreachable(f"the database is unreachable: {exc}") from exc
                 session = self._session
                 try:
                     with session.transaction():

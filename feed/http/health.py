@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from feed.http.metrics import CONTENT_TYPE, Metrics
 from feed.settings import Settings
-from store.log import LogStore, StoreError
+from store.log import LogStore, StoreError, StoreUnreachable
 
 PROBE_SCOPE = "health"  # a key nobody writes: recalling it is a cheap read of the store
 
@@ -106,12 +106,19 @@ async def healthz(store: LogStore, settings: Settings) -> JSONResponse:
 HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {503: {"model": Health}}
 
 
-def store_answers(store: LogStore) -> bool:
+def store_trouble(store: LogStore) -> str | None:
+    """Why the store does not answer a cheap read now, or None when it does."""
     try:
         store.recall(PROBE_SCOPE, "probe")
-    except StoreError:
-        return False
-    return True
+    except StoreUnreachable as exc:
+        return f"the store is unreachable, retry: {exc}"
+    except StoreError as exc:
+        return f"the store does not answer, retry: {exc}"
+    return None
+
+
+def store_answers(store: LogStore) -> bool:
+    return store_trouble(store) is None
 
 
 class Readiness:

@@ -19,7 +19,7 @@ from feed.http.responses import render
 from feed.http.statuses import status_of
 from feed.service import events
 from feed.service.replies import Reply, problem
-from store.log import ConcurrencyConflict, StoreUnavailable
+from store.log import ConcurrencyConflict, StoreUnavailable, StoreUnreachable
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -56,9 +56,13 @@ ROUTE_KEY = "hoststand.route"  # scope key: (template, path params) of a hot pre
 
 
 def busy(exc: Exception) -> Answer:
-    """The store stayed locked or other writers kept winning: nothing changed, retry."""
+    """The store stayed locked or other writers kept winning, or its server cannot be
+    reached (down, restarting): nothing changed, retry."""
     events.note_busy(exc)  # logged and counted when the request ends (feed.http.observe)
-    return problem(statuses.UNAVAILABLE, f"the store is busy, retry: {exc}"), {"Retry-After": "1"}
+    state = "unreachable" if isinstance(exc, StoreUnreachable) else "busy"
+    return problem(statuses.UNAVAILABLE, f"the store is {state}, retry: {exc}"), {
+        "Retry-After": "1"
+    }
 
 
 def too_large(limit: int) -> Answer:

@@ -14,8 +14,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from feed.http import statuses
+from feed.http.health import store_trouble
 from feed.http.hotpaths import Answer, Route
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
@@ -245,11 +247,15 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
         reply, headers = answer(settings, method, request.headers.get("authorization"), body)
         return send(reply, headers)
 
-    @routes.get("/HealthCheck", responses={200: _OBJECT, 401: _ERROR})
+    @routes.get("/HealthCheck", responses={200: _OBJECT, 401: _ERROR, 503: _ERROR})
     async def health_check(request: Request) -> JSONResponse:
-        """200 when the booking server is up (Basic auth as for every call)."""
+        """200 when the booking server is up and its store answers, else 503 (Basic auth as
+        for every call): a partner must not be told healthy by a server that cannot book."""
         if basic_partner(settings, request.headers.get("authorization")) is None:
             return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
+        trouble = await run_in_threadpool(store_trouble, api.store)
+        if trouble is not None:
+            return send(problem(statuses.UNAVAILABLE, trouble), {"Retry-After": "1"})
         return send(Reply({}))
 
     def handler(method: Callable[[Partner, Any], Reply]) -> Callable[[Request], Any]:

@@ -26,6 +26,7 @@ from store.log import (
     OutboxMessage,
     StoreError,
     StoreUnavailable,
+    StoreUnreachable,
 )
 from store.postgres import CLAIM_SECONDS, PostgresStore, translate
 from store.postgres_schema import FOLD_COLUMNS, SCHEMA_VERSION
@@ -33,6 +34,7 @@ from tests.integration.outbox_rule import OUTBOX_ROWS, StoredRow, first_due_of_e
 from tests.integration.postgres import fresh_schema
 from tests.integration.server_process import free_port
 from tests.integration.store_contract import DAY, MERCHANT, StoreContract, entry
+from tests.integration.tcp_proxy import TcpProxy
 
 REPO = Path(__file__).resolve().parents[2]
 T0 = 1_796_400_000.0  # 2026-12-04 18:40 UTC, fixed: never today's clock
@@ -342,6 +344,39 @@ def test_a_sender_whose_session_the_server_ended_claims_under_a_new_live_one(
         assert other.claim([second.id], T0 + 1) == []  # held by the sender's live session
         sender.release_claims()  # its own claims, under its new session
         assert other.claim([second.id], T0 + 1) == [second.id]
+
+
+DOWN_PORT = 8347  # the relay that takes the database down
+
+
+def test_a_database_that_refuses_connections_is_unreachable_at_once_and_serves_once_back(
+    url: str,
+) -> None:
+    """Down (connection refused) is said at once, not after waiting `timeout` seconds for a
+    pooled connection that cannot be made; the store serves again when the server is back."""
+    proxy, via = TcpProxy.before(url, port=DOWN_PORT)
+    try:
+        with PostgresStore(via, timeout=30) as store:
+            store.append(MERCHANT, DAY, 0, [entry(0)])  # the pool holds a connection
+            proxy.stop()
+            failures: list[StoreUnavailable] = []
+            for _ in range(2):  # the pooled connection the stop cut fails one call first
+                with pytest.raises(StoreUnavailable) as raised:
+                    store.entries(MERCHANT, DAY)
+                failures.append(raised.value)
+            assert isinstance(failures[-1], StoreUnreachable), failures
+            assert "the database is unreachable" in str(failures[-1])
+            proxy.start()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    assert [e.seq for e in store.entries(MERCHANT, DAY)] == [0]
+                    break
+                except StoreUnavailable:
+                    assert time.monotonic() < deadline, "the store never served again"
+                    time.sleep(0.05)
+    finally:
+        proxy.stop()
 
 
 # -- processes ------------------------------------------------------------------------------
