@@ -59,7 +59,8 @@ CATCH_UP_DAYS = 7  # past days a sweep looks back over for no-shows never writte
 
 def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None) -> int:
     """Log a `board` on every running day that time alone changes (a booking past its hold,
-    a wait reaching 30 minutes, a claim); how many days.
+    a wait reaching 30 minutes, a claim), and a `leave` for each walk-in still waiting once
+    its service has closed; how many days.
 
     With `caught_up` (merchant -> the date its past days were last looked at), also the
     CATCH_UP_DAYS days before today, once a day per process: a booking whose hold ended
@@ -82,8 +83,15 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
                 caught_up[r.merchant_id] = local
         if day is None:
             continue
+        # The waitlist ends with its service: a party still waiting at the close is taken
+        # off it (as the host would), never seated by the next service's first pass.
+        closed = book.waiting_after_close(day, now)
+        for party in closed:
+            book.operate(day, now, "leave", party, meta={"source": "clock"}, keep_rejected=False)
         if book.time_changes(day, now):
             book.operate(day, now, "board", meta={"source": "clock"})
+            swept += 1
+        elif closed:
             swept += 1
     return swept
 

@@ -915,6 +915,15 @@ class DayBook:
         stand.apply(["board", self.op_ts(day, stand, now)])
         return _state_key(stand) != before
 
+    def waiting_after_close(self, day: date, now: datetime) -> list[str]:
+        """The walk-ins still waiting on `day` while no service is open at `now`: the
+        service they came in has closed (walk-ins are taken only while one is open), so
+        they are no longer anybody's to seat. Oldest first."""
+        if calendar.in_service(self.restaurant, now) is not None:
+            return []
+        with self._lock:
+            return [party.id for party in self._load(day).stand.queue()]
+
     def left_behind(self, first: date, last: date) -> list[tuple[date, datetime]]:
         """Past days, first..last, whose log never said what time made of them by their
         close: a booking whose hold ended before closing, never marked a no-show (the

@@ -93,3 +93,33 @@ def test_a_no_show_left_behind_by_a_server_down_past_the_close_is_written_and_to
         assert [(p["status"], p["name"].rsplit("/", 1)[-1]) for p in told] == [
             ("NO_SHOW", ids["gone"])
         ]
+
+
+def test_walk_ins_still_waiting_when_their_service_closes_leave_the_waitlist(
+    tmp_path: Path,
+) -> None:
+    """Lunch's waitlist ends with lunch: a party still waiting at the close is taken off it
+    by the clock, and dinner's first pass does not seat it at 17:30."""
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    clock = [datetime(2026, 12, 4, 13, 0, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([marlowes], store, Settings(), lambda: clock[0])
+        mid = marlowes.merchant_id
+        for i in range(8):  # more parties of 4 than the floor seats: two wait
+            assert receiver.host_operation(mid, "walk_in", f"w{i}", 4).code is None
+        waiting = [p.id for p in receiver.books[mid].stand(FRIDAY).queue()]
+        assert waiting  # lunch is full
+        assert sweep_no_shows(receiver) == 0  # lunch is on: they wait
+        clock[0] = datetime(2026, 12, 4, 16, 0, tzinfo=UTC)  # between lunch and dinner
+        assert sweep_no_shows(receiver) == 1
+        assert sweep_no_shows(receiver) == 0  # once
+        stand = receiver.books[mid].stand(FRIDAY)
+        assert stand.queue() == []
+        left = [e for e in store.entries(mid, FRIDAY) if e.operation[0] == "leave"]
+        assert [e.operation[2] for e in left] == waiting
+        assert all(e.meta == {"source": "clock"} for e in left)
+        for table in list(stand.seated()):
+            receiver.host_operation(mid, "free", table)  # lunch has gone home
+        clock[0] = datetime(2026, 12, 4, 17, 30, tzinfo=UTC)  # dinner opens: nobody is seated
+        assert receiver.host_operation(mid, "board").code is None
+        assert receiver.books[mid].stand(FRIDAY).seated() == {}
