@@ -72,27 +72,26 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
     for book in receiver.books.values():
         r = book.restaurant
         day = receiver.today(r, now)
-        if caught_up is not None:
-            local = now.astimezone(r.tz).date()
-            if caught_up.get(r.merchant_id) != local:
-                last = (day or local) - timedelta(days=1)
-                first = last - timedelta(days=CATCH_UP_DAYS - 1)
-                for past, closing in book.left_behind(first, last):
-                    book.operate(past, closing, "board", meta={"source": "clock"})
-                    swept += 1
-                caught_up[r.merchant_id] = local
-        if day is None:
-            continue
+        local = now.astimezone(r.tz).date()
+        written: set[date] = set()
+        if caught_up is not None and caught_up.get(r.merchant_id) != local:
+            last = (day or local) - timedelta(days=1)
+            first = last - timedelta(days=CATCH_UP_DAYS - 1)
+            for past, closing in book.left_behind(first, last):
+                book.close_queue(past, closing)  # else the board could seat them
+                book.operate(past, closing, "board", meta={"source": "clock"})
+                written.add(past)
+            caught_up[r.merchant_id] = local
         # The waitlist ends with its service: a party still waiting at the close is taken
-        # off it (as the host would), never seated by the next service's first pass.
-        closed = book.waiting_after_close(day, now)
-        for party in closed:
-            book.operate(day, now, "leave", party, meta={"source": "clock"}, keep_rejected=False)
-        if book.time_changes(day, now):
+        # off it (as the host would), never seated by a later pass. Yesterday too: its
+        # last service may close after midnight, when today is already the next day.
+        for d in {local - timedelta(days=1), *([day] if day is not None else [])}:
+            if book.close_queue(d, now):
+                written.add(d)
+        if day is not None and book.time_changes(day, now):
             book.operate(day, now, "board", meta={"source": "clock"})
-            swept += 1
-        elif closed:
-            swept += 1
+            written.add(day)
+        swept += len(written)
     return swept
 
 

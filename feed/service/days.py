@@ -916,13 +916,36 @@ class DayBook:
         return _state_key(stand) != before
 
     def waiting_after_close(self, day: date, now: datetime) -> list[str]:
-        """The walk-ins still waiting on `day` while no service is open at `now`: the
-        service they came in has closed (walk-ins are taken only while one is open), so
-        they are no longer anybody's to seat. Oldest first."""
-        if calendar.in_service(self.restaurant, now) is not None:
+        """The walk-ins still waiting on `day` whose service has closed by `now` (or who
+        came in no service at all): walk-ins are taken only while a service is open, and
+        its waitlist ends with it, so they are nobody's to seat any more. Oldest first."""
+        r = self.restaurant
+        opening = calendar.opening_instant(r, day)
+        if opening is None:
             return []
         with self._lock:
-            return [party.id for party in self._load(day).stand.queue()]
+            queue = self._load(day).stand.queue()
+        over = []
+        for party in queue:
+            closing = calendar.service_closing(r, day, opening + timedelta(minutes=party.arrival))
+            if closing is None or closing <= now:
+                over.append(party.id)
+        return over
+
+    def close_queue(self, day: date, now: datetime) -> int:
+        """Take `waiting_after_close` off the waitlist; how many. Each `leave` is written at
+        the log's last minute, not `now`: an operation runs the seating pass first, and at a
+        later minute it could seat the very parties being taken off (a wait reaching 30
+        minutes, a no-show's table), long after they went. At the last minute that pass
+        has run already and seats nobody."""
+        gone = self.waiting_after_close(day, now)
+        for party in gone:
+
+            def leave(stand: HostStand, ts: int, party: str = party) -> list[Any]:
+                return ["leave", ts if stand.last_ts is None else stand.last_ts, party]
+
+            self.apply(day, now, leave, {"source": "clock"}, keep_rejected=False)
+        return len(gone)
 
     def left_behind(self, first: date, last: date) -> list[tuple[date, datetime]]:
         """Past days, first..last, whose log never said what time made of them by their

@@ -123,3 +123,86 @@ def test_walk_ins_still_waiting_when_their_service_closes_leave_the_waitlist(
         clock[0] = datetime(2026, 12, 4, 17, 30, tzinfo=UTC)  # dinner opens: nobody is seated
         assert receiver.host_operation(mid, "board").code is None
         assert receiver.books[mid].stand(FRIDAY).seated() == {}
+
+
+def walk_ins(receiver: Receiver, mid: str, sizes: list[int], prefix: str = "f") -> None:
+    for i, size in enumerate(sizes):
+        assert receiver.host_operation(mid, "walk_in", f"{prefix}{i}", size).code is None
+
+
+def test_taking_the_waitlist_off_at_the_close_seats_nobody(tmp_path: Path) -> None:
+    """At 15:00 lunch closes and a party of 2 queued at 14:30 reaches its 30 minutes: the
+    6-top freed at 14:45 would take it now. Taken off at the close, it is not seated."""
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    mid = marlowes.merchant_id
+    clock = [datetime(2026, 12, 4, 14, 0, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([marlowes], store, Settings(), lambda: clock[0])
+        walk_ins(receiver, mid, [4, 2, 6, 2, 4, 4])  # every table taken
+        clock[0] = datetime(2026, 12, 4, 14, 30, tzinfo=UTC)
+        walk_ins(receiver, mid, [2], "late")
+        clock[0] = datetime(2026, 12, 4, 14, 45, tzinfo=UTC)
+        assert receiver.host_operation(mid, "free", "T3").code is None  # too roomy for 2 yet
+        clock[0] = datetime(2026, 12, 4, 15, 0, 3, tzinfo=UTC)
+        assert sweep_no_shows(receiver) == 1
+        stand = receiver.books[mid].stand(FRIDAY)
+        assert stand.queue() == [] and "T3" not in stand.seated()
+        assert store.entries(mid, FRIDAY)[-1].operation == ["leave", 165, "late0"]
+
+
+def test_a_lunch_party_left_waiting_while_no_server_ran_is_not_seated_at_dinner(
+    tmp_path: Path,
+) -> None:
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    mid = marlowes.merchant_id
+    clock = [datetime(2026, 12, 4, 14, 30, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([marlowes], store, Settings(), lambda: clock[0])
+        walk_ins(receiver, mid, [4, 2, 6, 2, 4, 4, 2])  # the last one waits
+        clock[0] = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)  # the first sweep is at dinner
+        assert sweep_no_shows(receiver) == 1
+        assert receiver.books[mid].stand(FRIDAY).queue() == []
+        walk_ins(receiver, mid, [2], "dinner")  # dinner's own waitlist
+        seated = receiver.host_operation(mid, "free", "T2").body["result"]
+        assert seated == ["dinner0@T2"]
+
+
+def test_a_service_closing_after_midnight_has_its_waitlist_taken_off_the_next_day(
+    tmp_path: Path,
+) -> None:
+    harbour = load_restaurant(REPO / "samples" / "harbour.toml")  # NYE: 18:00-01:00
+    mid, nye = harbour.merchant_id, date(2026, 12, 31)
+    clock = [datetime(2027, 1, 1, 0, 30, tzinfo=UTC)]  # Dublin is on UTC in winter
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([harbour], store, Settings(), lambda: clock[0])
+        walk_ins(receiver, mid, [2, 2, 4, 4, 6, 2, 4, 2])
+        assert [p.id for p in receiver.books[mid].stand(nye).queue()] == ["f7"]
+        clock[0] = datetime(2027, 1, 1, 0, 59, tzinfo=UTC)
+        assert sweep_no_shows(receiver) == 0  # still New Year's Eve's service
+        clock[0] = datetime(2027, 1, 1, 1, 0, 5, tzinfo=UTC)  # today is 1 January now
+        assert sweep_no_shows(receiver) == 1
+        assert receiver.books[mid].stand(nye).queue() == []
+
+
+def test_catching_up_a_past_day_seats_nobody_on_the_tables_its_no_shows_free(
+    tmp_path: Path,
+) -> None:
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    mid = marlowes.merchant_id
+    clock = [datetime(2026, 12, 4, 12, 0, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([marlowes], store, Settings(), lambda: clock[0])
+        book = receiver.books[mid]
+        found = calendar.slot_at(marlowes, datetime(2026, 12, 4, 19, 30))
+        assert found is not None
+        booked = book.book(FRIDAY, found[1], 2, clock[0])
+        clock[0] = datetime(2026, 12, 4, 19, 0, tzinfo=UTC)
+        walk_ins(receiver, mid, [4, 6, 2, 4, 4])
+        clock[0] = datetime(2026, 12, 4, 19, 20, tzinfo=UTC)
+        walk_ins(receiver, mid, [2], "late")  # waits: T2 is held for 19:30
+        clock[0] = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)  # down until the next morning
+        assert sweep_no_shows(receiver, {}) == 1
+        stand = book.stand(FRIDAY)
+        assert stand.queue() == [] and "T2" not in stand.seated()
+        no_show = stand.book.get(booked.operation[2])  # type: ignore[union-attr]
+        assert no_show is not None and no_show.status is ReservationStatus.NO_SHOW
