@@ -155,3 +155,15 @@ def test_a_change_to_what_the_booking_already_is_writes_nothing(
             "unit": ann["unit"],
         }
     assert rec.books[MID].length(SATURDAY) == length  # no cancel and book again
+
+
+def test_an_empty_change_of_a_booking_past_its_hold_is_refused_as_any_change(
+    rec: Receiver, clock: HandClock
+) -> None:
+    clock.at("17:00")
+    ann = rec.host_book(MID, 2, "2026-12-05T18:00", "Ann", "1").body["reservation_id"]
+    clock.at("18:16")  # a no-show by now, though no sweep has written it
+    for size in (None, 3):
+        refused = rec.host_change(MID, ann, size, None)
+        assert refused.code == "reservation not active", refused.body
+    assert listed(rec, ann)["status"] == "no-show"
