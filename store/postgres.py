@@ -8,6 +8,7 @@ deadlock or a serialization check wrote nothing and is run again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -219,9 +220,16 @@ class PostgresStore:
             conn = psycopg.connect(self.url, **self._connect_args)
         except psycopg.Error as exc:
             raise StoreUnreachable(f"the database is unreachable: {exc}") from exc
+        # The server accepts connections again: the next call goes back to the pool. Not
+        # only once the pool says it has connected: after an outage longer than its
+        # reconnect_timeout it has stopped trying, and connects again only when asked.
+        # Its idle connections from before the outage are checked first (one round trip
+        # each, once): each broken one would otherwise fail a call of its own.
+        if self._lost:
+            with contextlib.suppress(psycopg.Error):
+                self._pool.check()
+            self._lost = False
         try:
-            if self._pool.get_stats().get("pool_available", 0):
-                self._lost = False  # the pool has connected meanwhile: the next call uses it
             with conn:
                 yield conn
         except psycopg.Error as exc:

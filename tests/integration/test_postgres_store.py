@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -375,6 +376,48 @@ def test_a_database_that_refuses_connections_is_unreachable_at_once_and_serves_o
                 except StoreUnavailable:
                     assert time.monotonic() < deadline, "the store never served again"
                     time.sleep(0.05)
+    finally:
+        proxy.stop()
+
+
+def test_once_the_server_is_back_the_store_goes_back_to_its_pool(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a lost connection each call connects on its own; the first that can connect
+    puts the store back on its pool. Waiting for the pool to say it connected is not
+    enough: after an outage longer than its reconnect_timeout (300 s) the pool stops
+    trying and connects again only when asked, so the store would connect once per call
+    for ever."""
+    proxy, via = TcpProxy.before(url, port=DOWN_PORT)
+    try:
+        with PostgresStore(via, timeout=30) as store:
+            store.append(MERCHANT, DAY, 0, [entry(0)])
+            proxy.stop()
+            with pytest.raises(StoreUnavailable):
+                store.entries(MERCHANT, DAY)  # the pooled connection the stop cut
+            assert store._lost
+            # A pool that has given up (past reconnect_timeout) holds no connection and makes
+            # none until asked: it says so, whatever it manages meanwhile in this test.
+            stats = store._pool.get_stats
+            monkeypatch.setattr(store._pool, "get_stats", lambda: {**stats(), "pool_available": 0})
+            proxy.start()
+            connects: list[object] = []
+            real = psycopg.connect
+
+            def counted(*args: Any, **kwargs: Any) -> psycopg.Connection[Any]:
+                connects.append(args)
+                return real(*args, **kwargs)
+
+            monkeypatch.setattr(psycopg, "connect", counted)
+            served = 0
+            for _ in range(40):  # a pooled connection from before may still fail one call
+                try:
+                    assert [e.seq for e in store.entries(MERCHANT, DAY)] == [0]
+                    served += 1
+                except StoreUnavailable:
+                    pass
+            assert served >= 30
+            assert len(connects) <= 5  # not one per call: the pool's connections serve
     finally:
         proxy.stop()
 
