@@ -141,11 +141,8 @@ def in_service(r: Restaurant, instant: datetime) -> date | None:
     None between services (after lunch, before dinner) and outside the day."""
     instant = _aware(instant)
     for day in _candidate_days(instant.astimezone(r.tz).date()):
-        for service in services_of(r, day):
-            start = _instant(r.tz, _wall(day, service.open_offset))
-            end = _instant(r.tz, _wall(day, service.close_offset))
-            if start <= instant < end:
-                return day
+        if service_closing(r, day, instant) is not None:
+            return day
     return None
 
 
