@@ -559,6 +559,56 @@ def test_a_booking_is_changed_from_its_row_under_the_same_id(
     assert tablet.errors() == []
 
 
+def _fill(server: ServerProcess, size: int, hhmm: str) -> None:
+    """Books parties of `size` at `hhmm` until the server refuses one: the slot is full."""
+    body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": "Filler"}
+    for _ in range(20):
+        reply = requests.post(
+            f"{server.base}{HOST}/reservations", json=body, headers=AUTH, timeout=10
+        )
+        if reply.status_code == 409:
+            return
+        assert reply.status_code == 200, reply.text
+    raise AssertionError(f"{hhmm} never filled up for {size}")
+
+
+def test_a_size_only_change_keeps_the_bookings_own_time_even_in_a_full_slot(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Bo's table is Bo's: a slot that shows no spot open for others still offers Bo its
+    own time in Change…, selected, so making the party smaller keeps the time."""
+    from selenium.webdriver.support.ui import Select
+
+    bo = _book(server, 4, "19:00", "Bo", "+44 20 7946 0505")
+    _fill(server, 4, "19:00")
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="the booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 4 at 19:00")
+    form = tablet.el("#book-form")
+
+    def chosen() -> str:
+        return str(
+            Select(form.find_element("name", "start")).first_selected_option.get_attribute("value")
+        )
+
+    assert chosen() == "2026-12-04T19:00"
+    size = form.find_element("name", "size")
+    size.clear()
+    size.send_keys("3")
+    assert chosen() == "2026-12-04T19:00"
+    tablet.shot("change-in-a-full-slot")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Bo is now booked at 19:00, party of 3 ("), said
+    mine = [
+        r for r in api(server, "GET", "/reservations")["reservations"] if r["reservation_id"] == bo
+    ]
+    assert [(r["start"][11:16], r["party_size"]) for r in mine] == [("19:00", 3)]
+    assert tablet.errors() == []
+
+
 def test_a_booking_moved_to_another_day_shows_where_it_went(
     server: ServerProcess, browser: Open
 ) -> None:

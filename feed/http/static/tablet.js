@@ -358,8 +358,20 @@
     const options = slots.filter((s) => (s.open[size] ?? 0) > 0)
       .map((s) => h("option", { value: s.start },
         `${s.time} (${s.open[size]} open${(s.over_pacing || []).includes(size) ? ", over pacing" : ""})`));
+    // A booking being changed holds its own time: that slot may show no spot open for
+    // others, yet a change of size only must be able to keep it.
+    const own = ownStart();
+    if (own && !other.day && !options.some((o) => o.value === own)) {
+      const at = options.findIndex((o) => o.value > own);
+      const mine = h("option", { value: own }, `${own.slice(11)} (their time)`);
+      options.splice(at < 0 ? options.length : at, 0, mine);
+    }
     select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, `No open slot ${when}`)]));
     if ([...select.options].some((o) => o.value === was)) select.value = was;
+  }
+  // The start of the booking being changed (today's: Change… is on today's list).
+  function ownStart() {
+    return st.changing && st.floor ? `${st.floor.day}T${st.changing.time}` : null;
   }
 
   // -- the host's actions ---------------------------------------------------------------
@@ -493,8 +505,7 @@
     form.day.value = st.floor.day;
     other.day = null;
     fillSlots();
-    const own = `${st.floor.day}T${r.time}`;  // a change of size only keeps the time
-    if ([...form.start.options].some((o) => o.value === own)) form.start.value = own;
+    form.start.value = ownStart();  // a change of size only keeps the time
     for (const k of HELD) { form[k].value = r[k] || ""; form[k].disabled = true; }
     $("book-h").textContent = `Change ${party(r)} at ${r.time}`;
     form.querySelector("button[type=submit]").textContent = "Change booking";
@@ -509,6 +520,7 @@
     $("book-h").textContent = "Phone booking";
     form.querySelector("button[type=submit]").textContent = "Book";
     $("book-keep").hidden = true;
+    fillSlots();  // the booking's own time is no longer held for it
   }
   async function change(form, r) {
     const size = parseInt(form.size.value, 10);
