@@ -609,6 +609,41 @@ def test_a_size_only_change_keeps_the_bookings_own_time_even_in_a_full_slot(
     assert tablet.errors() == []
 
 
+def test_a_live_update_never_changes_the_time_the_host_chose_for_a_phone_booking(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The host picks 19:00 for a party of 6; another tablet books T3, the only table for
+    6, at 19:00. The live update refills the list: 19:00 stays chosen, marked full, and
+    Book sends 19:00, whose refusal (with the nearest open times) the host reads."""
+    from selenium.webdriver.support.ui import Select
+
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    form = tablet.el("#book-form")
+    size = form.find_element("name", "size")
+    size.clear()
+    size.send_keys("6")
+    nineteen = "2026-12-04T19:00"
+    Select(form.find_element("name", "start")).select_by_value(nineteen)
+    form.find_element("name", "name").send_keys("Six")
+    _book(server, 6, "19:00", "Other tablet")
+
+    def selected() -> tuple[str, str]:
+        o = Select(form.find_element("name", "start")).first_selected_option
+        return str(o.get_attribute("value")), str(o.text)
+
+    tablet.wait(lambda: selected()[0] != nineteen or "full" in selected()[1], message="the refill")
+    assert selected() == (nineteen, "19:00 — full now")
+    tablet.shot("chosen-time-full-now")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("no table for 6 at 2026-12-04 19:00; open for 6 that day: 20:30"), said
+    names = [r["name"] for r in api(server, "GET", "/reservations")["reservations"]]
+    assert names == ["Other tablet"]
+    assert tablet.errors() == []
+
+
 def test_a_booking_moved_to_another_day_shows_where_it_went(
     server: ServerProcess, browser: Open
 ) -> None:

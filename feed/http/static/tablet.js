@@ -7,7 +7,7 @@
   const POLL_MS = 1500; // fallback polling while the event stream is down
   const STALE_MS = 20000; // no event or beat for this long: the stream is reopened
   const $ = (id) => document.getElementById(id);
-  const st = { merchant: null, token: null, floor: null, es: null, lastEvent: 0, poll: null };
+  const st = { merchant: null, token: null, floor: null, es: null, lastEvent: 0, poll: null, chosen: null };
 
   // -- small helpers ------------------------------------------------------------------
   function h(tag, attrs, ...kids) {
@@ -341,10 +341,11 @@
   async function pickDay() {
     const form = $("book-form");
     const day = form.day.value;
-    if (!day || day === st.floor?.day) { other.day = null; fillSlots(); return; }
+    if (!day || day === st.floor?.day) { other.day = null; st.chosen = null; fillSlots(); return; }
     const r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
     const data = r.ok ? await r.json() : { slots: [] };
     other.day = day; other.slots = data.slots || [];
+    st.chosen = null;  // a time of another day
     fillSlots();
   }
   function fillSlots() {
@@ -352,7 +353,7 @@
     if (st.floor && !form.day.value) form.day.value = st.floor.day;
     const size = String(form.size.value || "");
     const select = form.start;
-    const was = select.value;
+    const was = st.chosen || select.value;
     const slots = other.day ? other.slots : (st.floor?.slots || []);
     const when = other.day ? "that day" : "today";
     const options = slots.filter((s) => (s.open[size] ?? 0) > 0)
@@ -365,6 +366,16 @@
       const at = options.findIndex((o) => o.value > own);
       const mine = h("option", { value: own }, `${own.slice(11)} (their time)`);
       options.splice(at < 0 ? options.length : at, 0, mine);
+    }
+    // The time the host chose stays chosen whatever a live update says of it: marked when
+    // it is no longer open, so Book sends what the host chose and the refusal is shown.
+    const chosen = st.chosen && !options.some((o) => o.value === st.chosen) && st.chosen !== own
+      ? st.chosen : null;
+    if (chosen && chosen.slice(0, 10) === (other.day || st.floor?.day)) {
+      const slot = slots.find((s) => s.start === chosen);
+      const at = options.findIndex((o) => o.value > chosen);
+      const gone = h("option", { value: chosen }, `${chosen.slice(11)} — ${slot ? "full now" : "no longer open"}`);
+      options.splice(at < 0 ? options.length : at, 0, gone);
     }
     select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, `No open slot ${when}`)]));
     if ([...select.options].some((o) => o.value === was)) select.value = was;
@@ -505,7 +516,7 @@
     form.day.value = st.floor.day;
     other.day = null;
     fillSlots();
-    form.start.value = ownStart();  // a change of size only keeps the time
+    form.start.value = st.chosen = ownStart();  // a change of size only keeps the time
     for (const k of HELD) { form[k].value = r[k] || ""; form[k].disabled = true; }
     $("book-h").textContent = `Change ${party(r)} at ${r.time}`;
     form.querySelector("button[type=submit]").textContent = "Change booking";
@@ -516,6 +527,7 @@
   function endChange() {
     const form = $("book-form");
     st.changing = null;
+    st.chosen = null;
     for (const k of HELD) { form[k].value = ""; form[k].disabled = false; }
     $("book-h").textContent = "Phone booking";
     form.querySelector("button[type=submit]").textContent = "Book";
@@ -543,6 +555,7 @@
     }
     if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
     form.name.value = ""; form.phone.value = ""; form.notes.value = "";
+    st.chosen = null;
     const on = other.day ? ` on ${other.day}` : "";
     if (other.day) pickDay();  // that day's spots have changed
     say(`Booked ${body.name || "guest"}, party of ${size}, at ${body.start.slice(11)}${on} (${res.data.unit})`, "seat");
@@ -608,6 +621,7 @@
     const bookForm = $("book-form");
     bookForm.size.addEventListener("input", fillSlots);
     bookForm.day.addEventListener("change", pickDay);
+    bookForm.start.addEventListener("change", () => { st.chosen = bookForm.start.value || null; });
     $("book-keep").addEventListener("click", endChange);
     bookForm.addEventListener("submit", (e) => { e.preventDefault(); tap(bookForm.querySelector("button[type=submit]"), () => book(bookForm)); });
     const all = saved();
