@@ -761,6 +761,38 @@ def test_the_page_never_scrolls_sideways_and_its_targets_are_large(
     assert tablet.errors() == []
 
 
+@pytest.mark.parametrize("width,height", [(1024, 768), (390, 844)], ids=["tablet", "phone"])
+def test_the_answer_to_a_tap_shows_where_the_host_is(
+    server: ServerProcess, browser: Open, width: int, height: int
+) -> None:
+    """The phone booking form is far down the page: its answer shows on screen, and once
+    the page is scrolled to its end the message covers none of it."""
+    for size, name in ((2, "Al"), (2, "Bea"), (4, "Cam"), (6, "Dee"), (2, "Ed"), (2, "Flo")):
+        api(server, "POST", "/walk-ins", {"size": size, "name": name})
+    tablet = browser(server.base, width, height)
+    form = tablet.el("#book-form")
+    tablet.js("arguments[0].scrollIntoView({block: 'center'})", form)
+    form.find_element("name", "name").send_keys("Low")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Booked Low, party of 2"), said
+    box = tablet.js(
+        "const r = document.getElementById('banner').getBoundingClientRect();"
+        " return [r.top, r.bottom, window.innerHeight]"
+    )
+    assert box[0] >= 0 and box[1] <= box[2], box
+    tablet.shot(f"answer-on-screen-{width}x{height}")
+    tablet.js("window.scrollTo(0, document.documentElement.scrollHeight)")
+    last, top = tablet.js(
+        "const ps = document.querySelectorAll('#stand .panel');"
+        " return [ps[ps.length - 1].getBoundingClientRect().bottom,"
+        "         document.getElementById('banner').getBoundingClientRect().top]"
+    )
+    assert last <= top, (last, top)
+    assert tablet.errors() == []
+
+
 def test_signing_out_forgets_the_token(server: ServerProcess, browser: Open) -> None:
     tablet = browser(server.base)
     tablet.driver.refresh()  # remembered: straight to the floor

@@ -121,10 +121,17 @@
   }
 
   // -- banner ---------------------------------------------------------------------------
+  // The message floats at the bottom of the screen (the host may be anywhere on the
+  // page); the page gets its height as room below, so no control stays under it.
   function say(text, kind) {
     $("banner-text").textContent = text;
     $("banner").className = `banner ${kind || ""}`;
     $("banner").hidden = false;
+    $("stand").style.paddingBottom = `${$("banner").offsetHeight + 24}px`;
+  }
+  function unsay() {
+    $("banner").hidden = true;
+    $("stand").style.paddingBottom = "";
   }
 
   // -- live -----------------------------------------------------------------------------
@@ -613,7 +620,7 @@
       if (!msg) $("token").value = "";
     });
     $("signout").addEventListener("click", () => signOut(""));
-    $("banner-close").addEventListener("click", () => { $("banner").hidden = true; });
+    $("banner-close").addEventListener("click", unsay);
     $("chooser-cancel").addEventListener("click", () => $("chooser").close());
     const walkin = $("walkin-form");
     walkin.addEventListener("submit", (e) => { e.preventDefault(); tap(walkin.querySelector("button"), () => addWalkIn(walkin)); });
