@@ -382,6 +382,34 @@ def test_a_check_in_at_a_busy_table_says_so_and_offers_the_free_tables(
     tablet.wait(lambda: "Cy, party of 4" in tablet.table("T5"))
 
 
+def test_moving_a_party_onto_a_table_held_for_guests_asks_first(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Ann (18:15) is at the door, her table held: Move… onto it asks, as Seat… does; the
+    host says no and Wu stays where Wu sits."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ann = _book(server, 4, "18:15", "Ann")  # T1, held from 18:00
+    api(server, "POST", f"/reservations/{ann}/arrive")
+    api(server, "POST", "/walk-ins", {"size": 2, "party_id": "W", "name": "Wu"})
+    wu = next(
+        t for t, who in api(server, "GET", "/board")["result"]["tables"].items() if who == "W"
+    )
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Held" in tablet.table("T1"), message="T1 held")
+    tablet.press(lambda: tablet.el(f'#floor [data-table="{wu}"]'))
+    tablet.choose("move")
+    tablet.choose("T1")
+    alert = WebDriverWait(tablet.driver, WAIT).until(expected_conditions.alert_is_present())
+    assert alert.text.startswith("T1 is held for Ann, party of 4"), alert.text
+    assert alert.text.endswith("Move Wu there anyway?"), alert.text
+    alert.dismiss()
+    board = api(server, "GET", "/board")["result"]["tables"]
+    assert board[wu] == "W" and board["T1"] != "W"
+    assert tablet.errors() == []
+
+
 # -- large parties -------------------------------------------------------------------------
 
 

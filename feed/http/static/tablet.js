@@ -397,7 +397,10 @@
     const f = st.floor;
     const busy = new Set(f.tables.filter((t) => t.occupant).map((t) => t.id));
     const list = f.tables.map((t) => ({ id: t.id, seats: t.seats, hold: t.hold, busy: busy.has(t.id) }));
-    for (const c of f.combos) list.push({ id: c.id, seats: c.capacity, busy: c.tables.some((id) => busy.has(id)), combo: true });
+    for (const c of f.combos) {
+      const hold = c.tables.map(tableOf).find((t) => t?.hold)?.hold;  // a held table of the combo
+      list.push({ id: c.id, seats: c.capacity, hold, busy: c.tables.some((id) => busy.has(id)), combo: true });
+    }
     return list;
   }
   function choose(title, note, options) {
@@ -421,7 +424,7 @@
         value: u.id,
         cls: size && u.seats >= size && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
         label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}`,
-        run: () => (kind === "move" ? move(p, u.id) : seat(p, id, u.id, u)),
+        run: () => (kind === "move" ? move(p, u.id, u) : seat(p, id, u.id, u)),
       }));
     const verb = kind === "move" ? "Move" : "Seat";
     choose(`${verb} ${party(p)}`, opts.length ? "Choose a table (green ones fit the party)." : "No table is free.", opts);
@@ -482,7 +485,10 @@
     if (!res.ok) { say(explain(res, { unit, name: party(p) }), "bad"); return; }
     say(`${party(p)} seated at ${unit}`, "seat");
   }
-  async function move(o, unit) {
+  async function move(o, unit, u) {
+    // As Seat… does: a table held for guests (maybe at the door already) is the host's
+    // to give away, but only knowingly.
+    if (u && u.hold && !confirm(`${unit} is held for ${party(u.hold)} until ${u.hold.until || "they are seated"}. Move ${who(o)} there anyway?`)) return;
     const before = st.floor;
     const res = await act("POST", `/parties/${encodeURIComponent(o.party_id)}/move`, { unit });
     if (!res.ok) { say(explain(res, { unit, name: party(o) }), "bad"); return; }
