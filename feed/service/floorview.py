@@ -164,6 +164,8 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
                     "arrived": res.arrived,
                 }
 
+    # Tables a reservation holds now (its guests due, or at the door): not the waitlist's.
+    held = {t.id for t in r.floor.tables if stand.book.holder(t.id, ts) is not None}
     positions = r.positions
     columns = 3 if len(r.floor.tables) <= 9 else 4
     tables: list[dict[str, Any]] = []
@@ -203,7 +205,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "max_party_size": r.max_party_size,
         "tables": tables,
         "combos": combos,
-        "queue": _queue(book, stand, ts, meta, quotes, set(occupants)),
+        "queue": _queue(book, stand, ts, meta, quotes, set(occupants) | held),
         "reservations": _reservations(book, day, stand, meta, hhmm),
         "slots": _slots(book, day, now),
     }
@@ -215,16 +217,17 @@ def _queue(
     ts: int,
     meta: dict[str, dict[str, Any]],
     quotes: dict[str, int],
-    occupied: set[str],
+    taken: set[str],
 ) -> list[dict[str, Any]]:
     """The waitlist oldest first; `next_up` is the unit the host could seat a party at now
-    (nobody sits there, it is big enough, an older party has not got it already)."""
+    (no table of it is in `taken`: sat at or held for a reservation; it is big enough; an
+    older party has not got it already)."""
     floor = book.restaurant.floor
     units = sorted(
         [(t.seats, i, t.id, (t.id,)) for i, t in enumerate(floor.tables)]
         + [(c.capacity, 100 + j, c.id, c.tables) for j, c in enumerate(floor.combos)]
     )
-    given: set[str] = set(occupied)
+    given: set[str] = set(taken)
     out = []
     for p in stand.queue():
         size = p.size or 0

@@ -410,6 +410,27 @@ def test_moving_a_party_onto_a_table_held_for_guests_asks_first(
     assert tablet.errors() == []
 
 
+def test_the_waitlist_never_sends_a_party_to_a_table_held_for_guests(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Ann (18:15, a party of 2) has her table held; the walk-ins fill the rest. The party
+    first in line is not told "next up" at Ann's table."""
+    ann = _book(server, 2, "18:15", "Ann")
+    held = next(r["unit"] for r in api(server, "GET", "/reservations")["reservations"]
+                if r["reservation_id"] == ann)  # fmt: skip
+    for _ in range(6):
+        if str(api(server, "POST", "/walk-ins", {"size": 2})["result"]).startswith("queued"):
+            break
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#queue li[data-party]"), message="somebody waiting")
+    assert "Held" in tablet.table(held)
+    badges = tablet.js(
+        "return [...document.querySelectorAll('#queue .badge.next')].map(b => b.textContent)"
+    )
+    assert all(held not in b.split(": ")[1].split("+") for b in badges), (held, badges)
+    assert tablet.errors() == []
+
+
 # -- large parties -------------------------------------------------------------------------
 
 

@@ -249,3 +249,33 @@ def test_the_tablets_tables_say_the_booking_due_next_and_whether_the_party_will_
     assert isinstance(back, Applied) and back.result == []
     held = {t["id"]: t for t in FloorViews(book).floor(SATURDAY, at(SATURDAY, "19:12"))["tables"]}
     assert held[table]["hold"]["name"] == "Ann" and held[table]["next"] is None
+
+
+def test_the_waitlists_next_up_never_names_a_table_held_for_a_reservation(
+    store: SQLiteStore, marlowes: Restaurant
+) -> None:
+    """Ann's table is held from 18:45 for her 19:00 booking, and still once she is at the
+    door: the party first in line is told of another table, or of none, never of hers."""
+    from feed.service.floorview import FloorViews
+
+    book = DayBook(store, marlowes)
+    ann = book.book(SATURDAY, slot(marlowes, SATURDAY, "19:00"), 2, BEFORE, {"name": "Ann"})
+    assert isinstance(ann, Applied)
+    held = ann.operation[3]
+    now = at(SATURDAY, "18:50")
+    for i in range(len(marlowes.floor.tables)):
+        outcome = book.operate(SATURDAY, now, "walk_in", f"w-{i}", 2, meta={"party_size": 2})
+        assert isinstance(outcome, Applied)
+        if str(outcome.result).startswith("queued"):
+            break
+    else:
+        raise AssertionError("nobody waits")
+    for hh_mm, arrive in (("18:51", False), ("18:52", True)):
+        if arrive:
+            arrived = book.operate(SATURDAY, at(SATURDAY, hh_mm), "arrive", ann.operation[2])
+            assert isinstance(arrived, Applied)
+        floor = FloorViews(book).floor(SATURDAY, at(SATURDAY, hh_mm))
+        assert {t["id"]: t["hold"] is not None for t in floor["tables"]}[held]
+        assert floor["queue"], hh_mm
+        for party in floor["queue"]:
+            assert held not in str(party["next_up"]).split("+"), (hh_mm, party)
