@@ -434,6 +434,33 @@ def test_the_waitlist_never_sends_a_party_to_a_table_held_for_guests(
 # -- large parties -------------------------------------------------------------------------
 
 
+def test_a_walk_in_is_offered_only_units_that_seat_it_and_told_when_none_does(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Eight on T5+T6 and six on T3: Zoe's six can sit at no free table (T1 seats 4, T2
+    and T4 2), so Seat… offers none and says so, rather than tables it cannot have."""
+    api(server, "POST", "/walk-ins", {"size": 8, "name": "Big"})  # T5+T6
+    api(server, "POST", "/walk-ins", {"size": 6, "name": "Six"})  # T3
+    api(server, "POST", "/walk-ins", {"size": 6, "party_id": "Z", "name": "Zoe"})  # waits
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Zoe" in tablet.text("#queue"), message="Zoe waiting")
+
+    def offered() -> list[str]:
+        return list(
+            tablet.js(
+                "return [...document.querySelectorAll('#chooser-options [data-unit]')]"
+                ".map(b => b.dataset.unit)"
+            )
+        )
+
+    tablet.tap_row('#queue [data-party="Z"]', "Seat…")
+    tablet.wait(lambda: tablet.el("#chooser").is_displayed(), message="the chooser")
+    assert offered() == []
+    assert tablet.text("#chooser-note") == "No free table seats a party of 6 now."
+    tablet.shot("walk-in-nothing-fits")
+    assert tablet.errors() == []
+
+
 def test_a_party_of_eight_sits_on_t5_and_t6_drawn_joined_and_one_tap_frees_both(
     server: ServerProcess, browser: Open
 ) -> None:
@@ -784,7 +811,7 @@ def test_the_page_never_scrolls_sideways_and_its_targets_are_large(
         api(server, "POST", "/walk-ins", {"size": size, "name": name})
     tablet = browser(server.base, width, height)
     tablet.wait(lambda: "Dee Large Party" in tablet.el("#queue").text)
-    tablet.banner_after(lambda: tablet.tap_row("#queue li", "Seat…") or tablet.choose("T3"))
+    tablet.walk_in(2, "Gus")  # the page with a message up
     widths = tablet.js(
         "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
     )

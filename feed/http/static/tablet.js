@@ -418,8 +418,12 @@
     const name = who(p);
     const id = kind === "move" ? p.party_id : (p.reservation_id || p.party_id);
     const own = new Set(kind === "move" && p.unit ? p.unit.split("+") : []);
+    // A walk-in never sits at a unit smaller than the party (the engine refuses it: "table
+    // too small"); a booking's size is not the engine's to check, so all stay offered.
+    const walkIn = kind === "move" ? !p.reservation : !p.reservation_id;
     const opts = units()
       .filter((u) => u.id !== p.unit && u.id.split("+").every((id) => !tableOf(id)?.occupant || own.has(id)))
+      .filter((u) => !walkIn || !size || u.seats >= size)
       .map((u) => ({
         value: u.id,
         cls: size && u.seats >= size && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
@@ -427,7 +431,8 @@
         run: () => (kind === "move" ? move(p, u.id, u) : seat(p, id, u.id, u)),
       }));
     const verb = kind === "move" ? "Move" : "Seat";
-    choose(`${verb} ${party(p)}`, opts.length ? "Choose a table (green ones fit the party)." : "No table is free.", opts);
+    const none = walkIn && size ? `No free table seats a party of ${size} now.` : "No table is free.";
+    choose(`${verb} ${party(p)}`, opts.length ? "Choose a table (green ones fit the party)." : none, opts);
   }
   function tableMenu(t) {
     const o = t.occupant;
