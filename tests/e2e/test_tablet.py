@@ -556,6 +556,15 @@ def test_the_finder_keeps_the_bookings_that_match_a_name_or_a_phones_digits(
     assert tablet.el("#res-find").get_attribute("value") == "Cy"
     find("")
     assert len(names()) == 4
+    _book(server, 2, "20:00", "Jürgen Müller", "")
+    _book(server, 2, "20:15", "Seán O'Brien", "")
+    tablet.wait(lambda: len(names()) == 6, message="the guests with accents")
+    find("Muller")  # as the guest says it, without accents or punctuation
+    assert names() == ["20:00 · Jürgen Müller"]
+    find("obrien")
+    assert names() == ["20:15 · Seán O'Brien"]
+    find("sean o'brien")
+    assert names() == ["20:15 · Seán O'Brien"]
     assert tablet.errors() == []
 
 

@@ -291,13 +291,17 @@
 
   // The finder: a guest at the door on a busy night says a name (or the phone's last
   // digits); the list keeps the bookings that match, in time order.
+  // Folded for the finder: no accents, no punctuation ("Muller" finds Müller, "obrien"
+  // O'Brien), words kept apart.
+  const fold = (s) => s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase()
+    .replace(/[^\p{L}\p{N}\s]/gu, "");
   function matches(r, query) {
     const q = query.trim().toLowerCase();
     if (!q) return true;
-    const text = [who(r), r.time, r.unit, r.notes, r.status].join(" ").toLowerCase();
+    const text = fold([who(r), r.time, r.unit, r.notes, r.status].join(" "));
     const digits = q.replace(/[^0-9]/g, "");
     const phone = (r.phone || "").replace(/[^0-9]/g, "");
-    return q.split(/\s+/).every((word) => text.includes(word)) ||
+    return fold(q).split(/\s+/).filter(Boolean).every((word) => text.includes(word)) ||
       (digits.length >= 3 && digits.length === q.replace(/[\s+()-]/g, "").length && phone.includes(digits));
   }
   function drawReservations(floor) {
