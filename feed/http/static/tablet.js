@@ -289,6 +289,9 @@
     $("queue").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, "Nobody is waiting.")]));
   }
 
+  // A phone number is read as one: no line break inside it.
+  const unbroken = (text) => (text || "").replace(/ /g, "\u00a0").replace(/-/g, "\u2011");
+
   // The finder: a guest at the door on a busy night says a name (or the phone's last
   // digits); the list keeps the bookings that match, in time order.
   // Folded for the finder: no accents, no punctuation ("Muller" finds Müller, "obrien"
@@ -313,7 +316,7 @@
       return h("li", { "data-reservation": r.reservation_id },
         h("div", { class: "main" },
           h("span", { class: "name" }, `${r.time} · ${who(r)}`), " ",
-          h("span", { class: "meta" }, [r.size ? `party of ${r.size}` : "", r.unit, r.phone, r.notes].filter(Boolean).join(" · ")), " ",
+          h("span", { class: "meta" }, [r.size ? `party of ${r.size}` : "", r.unit, unbroken(r.phone), r.notes].filter(Boolean).join(" · ")), " ",
           h("span", { class: `badge ${r.status}` }, r.moved_to ? `moved to ${r.moved_to}`
             : r.status + (r.seated_at ? ` at ${r.seated_at}` : "")),
           // Still booked past its time: the host calls them before the hold runs out.
