@@ -938,14 +938,18 @@ class DayBook:
         later minute it could seat the very parties being taken off (a wait reaching 30
         minutes, a no-show's table), long after they went. At the last minute that pass
         has run already and seats nobody."""
-        gone = self.waiting_after_close(day, now)
-        for party in gone:
+        # Newest first: a party's leave runs a pass that could seat whoever is behind it
+        # (a large party's claim lifted), never one ahead of it (seed Part 3 rule 4: a claim
+        # holds up only the parties after the claimant). So each pass seats nobody.
+        written = 0
+        for party in reversed(self.waiting_after_close(day, now)):
 
             def leave(stand: HostStand, ts: int, party: str = party) -> list[Any]:
                 return ["leave", ts if stand.last_ts is None else stand.last_ts, party]
 
-            self.apply(day, now, leave, {"source": "clock"}, keep_rejected=False)
-        return len(gone)
+            done = self.apply(day, now, leave, {"source": "clock"}, keep_rejected=False)
+            written += isinstance(done, Applied) and done.seq is not None
+        return written
 
     def left_behind(self, first: date, last: date) -> list[tuple[date, datetime]]:
         """Past days, first..last, whose log never said what time made of them by their

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 from engine.holds import ReservationStatus
 from feed.http.serving import sweep_no_shows
@@ -116,7 +117,7 @@ def test_walk_ins_still_waiting_when_their_service_closes_leave_the_waitlist(
         stand = receiver.books[mid].stand(FRIDAY)
         assert stand.queue() == []
         left = [e for e in store.entries(mid, FRIDAY) if e.operation[0] == "leave"]
-        assert [e.operation[2] for e in left] == waiting
+        assert [e.operation[2] for e in left] == waiting[::-1]  # newest first
         assert all(e.meta == {"source": "clock"} for e in left)
         for table in list(stand.seated()):
             receiver.host_operation(mid, "free", table)  # lunch has gone home
@@ -206,3 +207,35 @@ def test_catching_up_a_past_day_seats_nobody_on_the_tables_its_no_shows_free(
         assert stand.queue() == [] and "T2" not in stand.seated()
         no_show = stand.book.get(booked.operation[2])  # type: ignore[union-attr]
         assert no_show is not None and no_show.status is ReservationStatus.NO_SHOW
+
+
+def test_a_large_partys_claim_lifted_at_the_close_seats_nobody_behind_it(
+    tmp_path: Path,
+) -> None:
+    """The seed's Part 3 example at the end of lunch: G (8) claims T5+T6 and I (3) waits
+    behind it. Taking G off first would lift the claim and seat I on T6 after the close."""
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    mid = marlowes.merchant_id
+    clock = [datetime(2026, 12, 4, 14, 20, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([marlowes], store, Settings(), lambda: clock[0])
+
+        def at(hh_mm: str, *operation: Any) -> None:
+            clock[0] = datetime.fromisoformat(f"2026-12-04T{hh_mm}+00:00")
+            assert receiver.host_operation(mid, *operation).code is None
+
+        for pid, n in [("A", 6), ("B", 4), ("C", 4), ("D", 4), ("E", 2), ("F", 2)]:
+            at("14:20", "walk_in", pid, n)
+        at("14:26", "walk_in", "G", 8)
+        at("14:27", "walk_in", "H", 2)
+        at("14:30", "free", "T5")  # H (2) sits there: G cannot
+        at("14:35", "walk_in", "I", 3)
+        at("14:50", "free", "T6")  # G claims T5+T6: I may not have T6
+        stand = receiver.books[mid].stand(FRIDAY)
+        assert [p.id for p in stand.queue()] == ["G", "I"] and "T6" not in stand.seated()
+        clock[0] = datetime(2026, 12, 4, 15, 0, 5, tzinfo=UTC)  # lunch has closed
+        assert sweep_no_shows(receiver) == 1
+        stand = receiver.books[mid].stand(FRIDAY)
+        assert stand.queue() == [] and "T6" not in stand.seated()
+        left = [e.operation[2] for e in store.entries(mid, FRIDAY) if e.operation[0] == "leave"]
+        assert left == ["I", "G"]
