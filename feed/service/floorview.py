@@ -206,7 +206,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "tables": tables,
         "combos": combos,
         "queue": _queue(book, stand, ts, meta, quotes, set(occupants) | held),
-        "reservations": _reservations(book, day, stand, meta, hhmm),
+        "reservations": _reservations(book, day, stand, meta, hhmm, opening),
         "slots": _slots(book, day, now),
     }
 
@@ -255,7 +255,12 @@ def _queue(
 
 
 def _reservations(
-    book: DayBook, day: date, stand: HostStand, meta: dict[str, dict[str, Any]], hhmm: Any
+    book: DayBook,
+    day: date,
+    stand: HostStand,
+    meta: dict[str, dict[str, Any]],
+    hhmm: Any,
+    opening: datetime,
 ) -> list[dict[str, Any]]:
     """One row per booking, by time (`one_per_booking`); one moved to another day stays
     'cancelled' here, with `moved_to` saying where it went."""
@@ -270,6 +275,10 @@ def _reservations(
                 "reservation_id": booking_id,
                 "party_id": res.id,
                 "time": hhmm(res.at),
+                # The local date and time (a late service's 00:15 is the next calendar day).
+                "start": (opening + timedelta(minutes=res.at))
+                .astimezone(r.tz)
+                .strftime("%Y-%m-%dT%H:%M"),
                 "at": res.at,
                 "unit": res.unit,
                 "status": status_word(res),

@@ -410,6 +410,31 @@ def test_moving_a_party_onto_a_table_held_for_guests_asks_first(
     assert tablet.errors() == []
 
 
+def test_seating_a_booking_at_a_pair_asks_when_its_other_table_is_held_for_somebody_else(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Cy's own table T5 is one of the pair T5+T6; T6 is held for Dee, due at the same
+    time. Seating Cy on the pair gives Dee's table away: the page asks, naming Dee."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _book(server, 4, "18:15", "Ann")  # T1
+    cy = _book(server, 4, "18:15", "Cy")  # T5
+    _book(server, 4, "18:15", "Dee")  # T6
+    units = {r["name"]: r["unit"] for r in api(server, "GET", "/reservations")["reservations"]}
+    assert (units["Cy"], units["Dee"]) == ("T5", "T6")
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Held" in tablet.table("T6"), message="T6 held")
+    tablet.tap_row(f'[data-reservation="{cy}"]', "Seat…")
+    tablet.choose("T5+T6")
+    alert = WebDriverWait(tablet.driver, WAIT).until(expected_conditions.alert_is_present())
+    assert alert.text.startswith("T5+T6 is held for Dee, party of 4"), alert.text
+    alert.dismiss()
+    board = api(server, "GET", "/board")["result"]["tables"]
+    assert board["T6"].startswith("held:")  # nothing seated: the host said no
+    assert tablet.errors() == []
+
+
 def test_the_waitlist_never_sends_a_party_to_a_table_held_for_guests(
     server: ServerProcess, browser: Open
 ) -> None:

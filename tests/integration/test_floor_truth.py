@@ -279,3 +279,30 @@ def test_the_waitlists_next_up_never_names_a_table_held_for_a_reservation(
         assert floor["queue"], hh_mm
         for party in floor["queue"]:
             assert held not in str(party["next_up"]).split("+"), (hh_mm, party)
+
+
+def test_a_reservation_row_gives_its_local_date_and_time_after_midnight_too(
+    tmp_path: Path,
+) -> None:
+    """The tablet's Change… sends a booking's own start back: a late service's 00:00 is on
+    the next calendar day, not the floor's."""
+    text = (REPO / "samples" / "harbour.toml").read_text()
+    late = text.replace(
+        'close = "01:00", last_seating = "22:30"', 'close = "01:00", last_seating = "00:15"'
+    )
+    assert late != text
+    (tmp_path / "late.toml").write_text(late)
+    harbour = load_restaurant(tmp_path / "late.toml")
+    nye = date(2026, 12, 31)
+    from feed.service.floorview import FloorViews
+
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        book = DayBook(store, harbour)
+        for hhmm in ("00:00", "21:00"):
+            s = slot(harbour, nye if hhmm > "12" else date(2027, 1, 1), hhmm)
+            assert isinstance(book.book(nye, s, 2, at(nye, "12:00"), host=True), Applied)
+        rows = FloorViews(book).floor(nye, at(nye, "20:00"))["reservations"]
+        assert [(r["time"], r["start"]) for r in rows] == [
+            ("21:00", "2026-12-31T21:00"),
+            ("00:00", "2027-01-01T00:00"),
+        ]

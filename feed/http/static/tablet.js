@@ -394,9 +394,10 @@
     select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, `No open slot ${when}`)]));
     if ([...select.options].some((o) => o.value === was)) select.value = was;
   }
-  // The start of the booking being changed (today's: Change… is on today's list).
+  // The start of the booking being changed: its own local date and time (after midnight,
+  // a late service's booking is on the next calendar day).
   function ownStart() {
-    return st.changing && st.floor ? `${st.floor.day}T${st.changing.time}` : null;
+    return st.changing ? st.changing.start : null;
   }
 
   // -- the host's actions ---------------------------------------------------------------
@@ -405,8 +406,8 @@
     const busy = new Set(f.tables.filter((t) => t.occupant).map((t) => t.id));
     const list = f.tables.map((t) => ({ id: t.id, seats: t.seats, hold: t.hold, busy: busy.has(t.id) }));
     for (const c of f.combos) {
-      const hold = c.tables.map(tableOf).find((t) => t?.hold)?.hold;  // a held table of the combo
-      list.push({ id: c.id, seats: c.capacity, hold, busy: c.tables.some((id) => busy.has(id)), combo: true });
+      const holds = c.tables.map(tableOf).map((t) => t?.hold).filter(Boolean);  // its held tables
+      list.push({ id: c.id, seats: c.capacity, hold: holds[0], holds, busy: c.tables.some((id) => busy.has(id)), combo: true });
     }
     return list;
   }
@@ -491,8 +492,9 @@
     say(seated.length ? `Seat now: ${seatedWords(seated, before).join("; ")}` : `${unit} is free. Nobody in line is due it yet.`, seated.length ? "seat" : "");
   }
   async function seat(p, id, unit, t) {
-    if (t && t.hold && t.hold.reservation_id !== p.reservation_id &&
-        !confirm(`${unit} is held for ${party(t.hold)} until ${t.hold.until || "they are seated"}. Seat ${who(p)} there anyway?`)) return;
+    // Any table of the unit held for somebody else (a pair may hold the party's own too).
+    const other = t && (t.holds || [t.hold]).find((hd) => hd && hd.reservation_id !== p.reservation_id);
+    if (other && !confirm(`${unit} is held for ${party(other)} until ${other.until || "they are seated"}. Seat ${who(p)} there anyway?`)) return;
     const res = await act("POST", `/parties/${encodeURIComponent(id)}/seat`, { unit });
     if (!res.ok) { say(explain(res, { unit, name: party(p) }), "bad"); return; }
     say(`${party(p)} seated at ${unit}`, "seat");
