@@ -81,6 +81,12 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
                 book.close_queue(past, closing)  # else the board could seat them
                 book.operate(past, closing, "board", meta={"source": "clock"})
                 written.add(past)
+            # Every past day's waitlist too (any later write there, a host's late cancel,
+            # would run a pass that seats whoever still waits).
+            for offset in range(CATCH_UP_DAYS):
+                past = first + timedelta(days=offset)
+                if past not in written and book.close_queue(past, now):
+                    written.add(past)
             caught_up[r.merchant_id] = local
         # The waitlist ends with its service: a party still waiting at the close is taken
         # off it (as the host would), never seated by a later pass. Yesterday too: its

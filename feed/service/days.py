@@ -916,9 +916,9 @@ class DayBook:
         return _state_key(stand) != before
 
     def waiting_after_close(self, day: date, now: datetime) -> list[str]:
-        """The walk-ins still waiting on `day` whose service has closed by `now` (or who
-        came in no service at all): walk-ins are taken only while a service is open, and
-        its waitlist ends with it, so they are nobody's to seat any more. Oldest first."""
+        """The walk-ins still waiting on `day` whose service has closed by `now`: walk-ins
+        are taken only while a service is open, and its waitlist ends with it, so they are
+        nobody's to seat any more. Oldest first."""
         r = self.restaurant
         opening = calendar.opening_instant(r, day)
         if opening is None:
@@ -928,7 +928,11 @@ class DayBook:
         over = []
         for party in queue:
             closing = calendar.service_closing(r, day, opening + timedelta(minutes=party.arrival))
-            if closing is None or closing <= now:
+            # No service of the day holds its arrival (the hours were changed by a reload
+            # since): over once no service is open, not while one is.
+            if closing is None:
+                closing = now if calendar.in_service(r, now) is None else None
+            if closing is not None and closing <= now:
                 over.append(party.id)
         return over
 

@@ -239,3 +239,50 @@ def test_a_large_partys_claim_lifted_at_the_close_seats_nobody_behind_it(
         assert stand.queue() == [] and "T6" not in stand.seated()
         left = [e.operation[2] for e in store.entries(mid, FRIDAY) if e.operation[0] == "leave"]
         assert left == ["I", "G"]
+
+
+def test_catching_up_closes_the_waitlist_of_every_past_day_it_looks_at(tmp_path: Path) -> None:
+    """Three days ago lunch ended with a party still waiting and no server ran after: the
+    first sweep of a new day takes it off, though that day owes no no-show."""
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    mid = marlowes.merchant_id
+    clock = [datetime(2026, 12, 1, 14, 30, tzinfo=UTC)]  # Tuesday's lunch
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([marlowes], store, Settings(), lambda: clock[0])
+        walk_ins(receiver, mid, [4, 2, 6, 2, 4, 4, 2])  # the last one waits
+        tuesday = date(2026, 12, 1)
+        assert len(receiver.books[mid].stand(tuesday).queue()) == 1
+        clock[0] = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
+        assert sweep_no_shows(receiver) == 0  # Tuesday is nobody's today
+        assert sweep_no_shows(receiver, {}) == 1
+        assert receiver.books[mid].stand(tuesday).queue() == []
+
+
+def test_a_party_whose_arrival_no_service_holds_any_more_waits_while_one_is_open(
+    tmp_path: Path,
+) -> None:
+    """A reload splits Friday's lunch into 12:00-12:30 and 12:45-15:00 while a 12:35 walk-in
+    waits: no service holds its arrival any more, so it leaves once no service is open,
+    not at once while the restaurant serves."""
+    text = (REPO / "samples" / "marlowes.toml").read_text()
+    friday = 'friday = [\n  { open = "12:00", close = "15:00", last_seating = "14:00" },\n'
+    split = (
+        'friday = [\n  { open = "12:00", close = "12:30", last_seating = "12:15" },\n'
+        '  { open = "12:45", close = "15:00", last_seating = "14:00" },\n'
+    )
+    assert friday in text
+    (tmp_path / "split.toml").write_text(text.replace(friday, split))
+    marlowes = load_restaurant(REPO / "samples" / "marlowes.toml")
+    mid = marlowes.merchant_id
+    clock = [datetime(2026, 12, 4, 12, 35, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        walk_ins(Receiver([marlowes], store, Settings(), lambda: clock[0]), mid,
+                 [4, 2, 6, 2, 4, 4, 2])  # fmt: skip
+        after = Receiver([load_restaurant(tmp_path / "split.toml")], store, Settings(),
+                         lambda: clock[0])  # fmt: skip
+        clock[0] = datetime(2026, 12, 4, 13, 0, tzinfo=UTC)  # the second lunch is on
+        assert sweep_no_shows(after) == 0
+        assert len(after.books[mid].stand(FRIDAY).queue()) == 1
+        clock[0] = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)  # no service open
+        assert sweep_no_shows(after) == 1
+        assert after.books[mid].stand(FRIDAY).queue() == []
