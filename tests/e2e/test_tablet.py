@@ -719,6 +719,35 @@ def test_a_size_only_change_keeps_the_bookings_own_time_even_in_a_full_slot(
     assert tablet.errors() == []
 
 
+def test_a_change_that_looks_at_another_day_and_comes_back_keeps_the_bookings_time(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The host opens Change… for Bo (21:00), looks at Tuesday, comes back to today: Bo's
+    21:00 is chosen again, not the first open time of the day."""
+    from selenium.webdriver.support.ui import Select
+
+    bo = _book(server, 2, "21:00", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="the booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    form = tablet.el("#book-form")
+
+    def chosen() -> str:
+        return str(
+            Select(form.find_element("name", "start")).first_selected_option.get_attribute("value")
+        )
+
+    assert chosen() == "2026-12-04T21:00"
+    for day in ("2026-12-08", "2026-12-04"):  # another day, and back
+        tablet.js(
+            "const d = document.querySelector('#book-form [name=day]');"
+            f" d.value = '{day}'; d.dispatchEvent(new Event('change'));"
+        )
+        tablet.wait(lambda day=day: chosen().startswith(day), message=f"{day}'s times")
+    assert chosen() == "2026-12-04T21:00"
+    assert tablet.errors() == []
+
+
 def test_a_live_update_never_changes_the_time_the_host_chose_for_a_phone_booking(
     server: ServerProcess, browser: Open
 ) -> None:

@@ -355,7 +355,8 @@
   async function pickDay() {
     const form = $("book-form");
     const day = form.day.value;
-    if (!day || day === st.floor?.day) { other.day = null; st.chosen = null; fillSlots(); return; }
+    // Back on today: a booking being changed has its own time chosen again.
+    if (!day || day === st.floor?.day) { other.day = null; st.chosen = ownStart(); fillSlots(); return; }
     const r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
     const data = r.ok ? await r.json() : { slots: [] };
     other.day = day; other.slots = data.slots || [];
