@@ -206,7 +206,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "tables": tables,
         "combos": combos,
         "queue": _queue(book, stand, ts, meta, quotes, set(occupants) | held),
-        "reservations": _reservations(book, day, stand, meta, hhmm, opening),
+        "reservations": reservation_rows(book, day, stand, meta, opening),
         "slots": _slots(book, day, now),
     }
 
@@ -254,17 +254,21 @@ def _queue(
     return out
 
 
-def _reservations(
+def reservation_rows(
     book: DayBook,
     day: date,
     stand: HostStand,
     meta: dict[str, dict[str, Any]],
-    hhmm: Any,
     opening: datetime,
 ) -> list[dict[str, Any]]:
-    """One row per booking, by time (`one_per_booking`); one moved to another day stays
-    'cancelled' here, with `moved_to` saying where it went."""
+    """The day's reservations as the host reads them (the floor document's, and the host
+    API's list in its own field names): one row per booking, by time (`one_per_booking`);
+    one moved to another day stays 'cancelled' here, with `moved_to` saying where it went."""
     r = book.restaurant
+
+    def hhmm(minute: int) -> str:
+        return _clock(opening, r, minute)
+
     sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
     rows = []
     for booking_id, res, details in one_per_booking(

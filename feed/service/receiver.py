@@ -29,13 +29,11 @@ from feed.service.days import (
     Applied,
     DayBook,
     Refused,
-    area_id,
     json_result,
     new_booking_id,
-    one_per_booking,
 )
 from feed.service.events import Events
-from feed.service.floorview import status_word
+from feed.service.floorview import reservation_rows, status_word
 from feed.service.notify import Notifier
 from feed.service.replies import Reply, error_body, problem
 from feed.service.signing import SignatureError, verify
@@ -707,27 +705,24 @@ class Receiver:
             # As of now, as the floor shows it: a booking past its hold is a no-show here
             # before the clock's sweep writes it (reading never writes).
             stand, _, meta = book.snapshot(day, self.clock())
-            sits = {s.party_id: "+".join(s.tables) for s in stand.sittings()}
-            for booking_id, reservation, details in one_per_booking(
-                (res, meta.get(res.id, {})) for res in stand.reservations()
-            ):
-                local = (opening + timedelta(minutes=reservation.at)).astimezone(r.tz)
+            for row in reservation_rows(book, day, stand, meta, opening):
+                local = (opening + timedelta(minutes=row["at"])).astimezone(r.tz)
                 rows.append(
                     {
-                        "reservation_id": booking_id,
-                        "unit": reservation.unit,
-                        "tables": list(reservation.tables),
+                        "reservation_id": row["reservation_id"],
+                        "unit": row["unit"],
+                        "tables": unit_tables(row["unit"]),
                         "start": local.isoformat(),
-                        "status": status_word(reservation),
-                        "party_size": details.get("party_size"),
-                        "name": str(details.get("name", "")),
-                        "phone": str(details.get("phone", "")),
-                        "notes": str(details.get("notes", details.get("additional_request", ""))),
-                        "source": str(details.get("source", "")),
-                        "seated_at": sits.get(reservation.id),
-                        "area": area_id(r, reservation.unit),
-                        "over_pacing": details.get("over_pacing") is True,
-                        "moved_to": book.moved_to(day, booking_id, reservation),
+                        "status": row["status"],
+                        "party_size": row["size"],
+                        "name": row["name"],
+                        "phone": row["phone"],
+                        "notes": row["notes"],
+                        "source": str(meta.get(row["party_id"], {}).get("source", "")),
+                        "seated_at": row["seated_at"],
+                        "area": row["area"],
+                        "over_pacing": row["over_pacing"],
+                        "moved_to": row["moved_to"],
                     }
                 )
         rows = self._with_attention(merchant_id, day, rows)
