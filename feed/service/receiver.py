@@ -650,9 +650,11 @@ class Receiver:
 
         # Nothing to change (a retry, an empty form): the booking as it stands now, no write.
         # As of now: a booking past its hold is a no-show (refused below, as any change).
-        unchanged = (day, slot.minute, size) == (old_day, reservation.at, details.get("party_size"))
-        current = book.snapshot(old_day, now)[0].book.get(engine_id) if unchanged else None
-        same = current is not None and current.still_booked
+        same = (
+            (day, slot.minute, size) == (old_day, reservation.at, details.get("party_size"))
+            and reservation.still_booked
+            and not reservation.no_show_by(book.minute(old_day, now))
+        )
         moves = int(index.get("moves", 0)) + 1
         new_engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays
         moved = {
@@ -670,8 +672,8 @@ class Receiver:
         meta = {"booking_id": booking_id, "source": "host"}  # the guest's details go along
 
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
-            if same and current is not None:  # not stored: nothing was done
-                return shown(status_word(current), current.unit), False
+            if same:  # not stored: nothing was done
+                return shown(status_word(reservation), reservation.unit), False
             answer = shown("booked")
 
             def put(operation: list[Any]) -> list[Remember]:
