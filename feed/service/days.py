@@ -343,13 +343,14 @@ class DayBook:
         other reservation holds one (guests due now are on their way to it); `guest`'s own
         hold does not count."""
         floor = self.restaurant.floor
-        stand, _, _ = self.snapshot(day, now)
-        ts = self.op_ts(day, stand, now)
-        occupied_tables = set(stand.seated())
-        for t in floor.tables:
-            holder = stand.book.holder(t.id, ts)
-            if holder is not None and holder != guest:
-                occupied_tables.add(t.id)
+        ts = self.minute(day, now)
+        with self._lock:  # holder() reads holds as of `ts` without expiry having run
+            stand = self._load(day).stand
+            occupied_tables = set(stand.seated())
+            for t in floor.tables:
+                holder = stand.book.holder(t.id, ts)
+                if holder is not None and holder != guest:
+                    occupied_tables.add(t.id)
         units: list[tuple[int, int, str]] = []
         n = party_size
         for i, t in enumerate(floor.tables):
