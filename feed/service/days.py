@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from engine import HostStand, Rejected, config
+from engine import HostStand, Rejected
 from engine.booked import BookedDay
 from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
@@ -967,13 +967,9 @@ class DayBook:
             closing = calendar.closing_instant(r, day)
             if closing is None:
                 continue
-            close_ts, seen = self.minute(day, closing), booked.last_ts
-            if any(
-                not b.arrived
-                and b.at + config.HOLD_AFTER_MINUTES <= close_ts
-                and (seen is None or seen < b.at + config.HOLD_AFTER_MINUTES)
-                for b in booked.reservations.values()
-            ):
+            # The fold's own rule: fewer still held at the close than the log last said.
+            held = booked.reservations if booked.last_ts is None else booked.by_id(booked.last_ts)
+            if len(booked.by_id(self.minute(day, closing))) < len(held):
                 out.append((day, closing))
         return out
 
