@@ -41,6 +41,7 @@ from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
 from feed.settings import Settings
+from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 from store.log import LogStore, StoreUnavailable
 from store.turns import Turns
@@ -89,9 +90,13 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
                     written.add(past)
             caught_up[r.merchant_id] = local
         # The waitlist ends with its service: a party still waiting at the close is taken
-        # off it (as the host would), never seated by a later pass. Yesterday too: its
-        # last service may close after midnight, when today is already the next day.
-        for d in {local - timedelta(days=1), *([day] if day is not None else [])}:
+        # off it (as the host would), never seated by a later pass. Yesterday too when its
+        # last service closes after midnight (today is then already the next day); any
+        # other past day is the catch-up's, once a day.
+        yesterday = local - timedelta(days=1)
+        ends = calendar.closing_instant(r, yesterday)
+        late = ends is not None and ends.astimezone(r.tz).date() == local
+        for d in {*([yesterday] if late else []), *([day] if day is not None else [])}:
             if book.close_queue(d, now):
                 written.add(d)
         if day is not None and book.time_changes(day, now):
