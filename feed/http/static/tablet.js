@@ -492,18 +492,21 @@
     // Named as they were in the queue a moment ago (they are seated now).
     say(seated.length ? `Seat now: ${seatedWords(seated, before).join("; ")}` : `${unit} is free. Nobody in line is due it yet.`, seated.length ? "seat" : "");
   }
+  // A table held for guests (maybe at the door already) is the host's to give away, but
+  // only knowingly: asked when any table of the unit is held for somebody other than
+  // `own` (a booking's own hold does not count; a pair may hold it too).
+  function mayTake(u, own, unit, verb, whom) {
+    const other = u && (u.holds || [u.hold]).find((hd) => hd && hd.reservation_id !== own);
+    return !other || confirm(`${unit} is held for ${party(other)} until ${other.until || "they are seated"}. ${verb} ${whom} there anyway?`);
+  }
   async function seat(p, id, unit, t) {
-    // Any table of the unit held for somebody else (a pair may hold the party's own too).
-    const other = t && (t.holds || [t.hold]).find((hd) => hd && hd.reservation_id !== p.reservation_id);
-    if (other && !confirm(`${unit} is held for ${party(other)} until ${other.until || "they are seated"}. Seat ${who(p)} there anyway?`)) return;
+    if (!mayTake(t, p.reservation_id, unit, "Seat", who(p))) return;
     const res = await act("POST", `/parties/${encodeURIComponent(id)}/seat`, { unit });
     if (!res.ok) { say(explain(res, { unit, name: party(p) }), "bad"); return; }
     say(`${party(p)} seated at ${unit}`, "seat");
   }
   async function move(o, unit, u) {
-    // As Seat… does: a table held for guests (maybe at the door already) is the host's
-    // to give away, but only knowingly.
-    if (u && u.hold && !confirm(`${unit} is held for ${party(u.hold)} until ${u.hold.until || "they are seated"}. Move ${who(o)} there anyway?`)) return;
+    if (!mayTake(u, null, unit, "Move", who(o))) return;  // a seated party holds nothing
     const before = st.floor;
     const res = await act("POST", `/parties/${encodeURIComponent(o.party_id)}/move`, { unit });
     if (!res.ok) { say(explain(res, { unit, name: party(o) }), "bad"); return; }
