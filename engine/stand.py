@@ -155,7 +155,7 @@ class HostStand:
         return {t: self.parties[p] for t, p in self.occupant.items() if p is not None}
 
     def sittings(self) -> list[Sitting]:
-        """Every seated party once (a combined party is one sitting), in seating order."""
+        """Every seated party once (a combined party is one sitting), in the order they came in."""
         return [
             Sitting(p.id, p.tables, p.seated_at, p.size, p.reservation)
             for p in self.parties.values()
@@ -243,7 +243,8 @@ class HostStand:
         self._seating_pass(ts)
         if party.state is PartyState.SEATED:
             return f"seated {unit_name(party.tables)}"
-        return f"queued {list(self.waiting).index(party_id) + 1}"
+        # The pass only takes parties off the queue, and this one came last: it is last.
+        return f"queued {len(self.waiting)}"
 
     def _free_table(self, ts: int, seated: list[Seating], table_id: object) -> Result:
         if not is_id(table_id):
