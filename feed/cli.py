@@ -121,7 +121,9 @@ def run_command(operations_file: IO[str]) -> None:
     name = getattr(operations_file, "name", "-")
     try:
         operations = json.load(operations_file)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except RecursionError:  # the parser's own nesting limit
+        fail(f"{name}: not valid JSON (nested too deeply)")
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a too-long integer
         fail(f"{name}: not valid JSON ({exc})")
     if not isinstance(operations, list):
         fail(f"{name}: expected a JSON list of operations, got {type(operations).__name__}")

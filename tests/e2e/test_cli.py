@@ -99,6 +99,22 @@ def test_run_on_a_file_that_is_not_json_exits_2_with_one_line(tmp_path: Path) ->
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('[["walk_in", 1' + "0" * 5000 + ', "P1", 2]]', "digits"),  # past int's digit limit
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # past the parser's recursion
+    ],
+    ids=["huge-integer", "deep-nesting"],
+)
+def test_run_on_json_python_cannot_read_exits_2_with_one_line(text: str, reason: str) -> None:
+    result = hoststand("run", "-", input=text)
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result)
+    assert "not valid JSON" in line and reason in line
+    assert result.stdout == ""
+
+
 def test_run_on_json_that_is_not_a_list_exits_2_with_one_line() -> None:
     result = hoststand("run", "-", input='{"walk_in": [0, "P1", 2]}')
     assert result.exit_code == 2
