@@ -299,8 +299,10 @@ class Receiver:
         def remember(operation: list[Any], _result: Result) -> list[Remember]:
             return [record(reply_for(operation))] if record is not None else []
 
+        # The room asked for is indexed as a v3 booking's is: a later UpdateBooking keeps it.
+        index = {"room_id": area} if area is not None else None
         outcome = book.book(
-            day, slot, party_size, now, meta, booking_id, remember, area=area,
+            day, slot, party_size, now, meta, booking_id, remember, index, area,
             host=host, over_pacing=over_pacing,
         )  # fmt: skip
         if isinstance(outcome, Refused):

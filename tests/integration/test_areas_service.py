@@ -190,3 +190,18 @@ def test_the_host_list_has_no_area_where_areas_are_not_set(
     book.book(FRIDAY, slot[1], 2, NOW)
     listed = receiver.host_reservations(MARLOWES.merchant_id, FRIDAY).body["reservations"]
     assert [row["area"] for row in listed] == [None]
+
+
+def test_a_webhook_booking_keeps_its_room_on_a_later_update(
+    receiver: Receiver, api: PartnerApi
+) -> None:
+    booked = webhook(receiver, {"party_size": 2, "start": start("19:00"), "room_id": "patio"}, "e1")
+    assert booked.body["unit"] == "P3"
+    booking_id = booked.body["reservation_id"]
+    status = api.booking_status(PARTNER, {"booking_id": booking_id}).body
+    assert status["booking_status"] == "CONFIRMED"
+    later = {"booking_id": booking_id, "slot": {"start_sec": start("20:00")}}
+    moved = api.update_booking(PARTNER, {"booking": later}).body["booking"]
+    assert moved["slot"]["resources"] == {"party_size": 2, "room_id": "patio"}
+    book = api.books[TERRACE.merchant_id]
+    assert [r.unit for r, _ in book.reservations(FRIDAY) if r.status.name == "BOOKED"] == ["P3"]
