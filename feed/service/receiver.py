@@ -433,10 +433,20 @@ class Receiver:
         the same transaction; a refusal in words (about `named`, the id the host gave)."""
         name, *args = operation
 
+        def answer(applied: list[Any], result: Result) -> dict[str, Any]:
+            # The host sees its own id (a changed booking is another engine reservation).
+            if named is not None and args and args[0] != named:
+                applied = [named if i == 2 and v == args[0] else v for i, v in enumerate(applied)]
+                if isinstance(result, list):
+                    mine = f"{args[0]}@"
+                    result = [
+                        named + "@" + p[len(mine) :] if p.startswith(mine) else p for p in result
+                    ]
+            return {"operation": applied, "result": json_result(result)}
+
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
             def remember(applied: list[Any], result: Result) -> list[Remember]:
-                answer = {"operation": applied, "result": json_result(result)}
-                return [record(Reply(answer))] if record is not None else []
+                return [record(Reply(answer(applied, result)))] if record is not None else []
 
             outcome = book.operate(
                 day, now, name, *args, meta=meta, remember=remember, keep_rejected=False
@@ -447,7 +457,7 @@ class Receiver:
                 code = outcome.result.code
                 why = code if named is None else _in_words(code, named, tuple(args[1:]))
                 return problem(code, f"{name} refused: {why}"), False
-            return Reply({"operation": outcome.operation, "result": outcome.result}), True
+            return Reply(answer(outcome.operation, outcome.result)), True
 
         return act
 

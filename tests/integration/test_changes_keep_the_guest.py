@@ -167,3 +167,20 @@ def test_an_empty_change_of_a_booking_past_its_hold_is_refused_as_any_change(
         refused = rec.host_change(MID, ann, size, None)
         assert refused.code == "reservation not active", refused.body
     assert listed(rec, ann)["status"] == "no-show"
+
+
+def test_seat_and_move_of_a_changed_booking_answer_with_the_hosts_booking_id(
+    rec: Receiver, clock: HandClock
+) -> None:
+    clock.at("17:00")
+    ann = rec.host_book(MID, 2, "2026-12-05T18:00", "Ann", "1").body["reservation_id"]
+    assert rec.host_change(MID, ann, 3, None).code is None  # now another engine reservation
+    clock.at("17:55")
+    seated = rec.host_hand(MID, "seat", ann, "T4", key=("k-seat", ["seat", ann, "T4"]))
+    assert seated.code is None, seated.body
+    assert seated.body["operation"][2] == ann and seated.body["result"] == [f"{ann}@T4"]
+    again = rec.host_hand(MID, "seat", ann, "T4", key=("k-seat", ["seat", ann, "T4"]))
+    assert again.body == seated.body  # the stored reply says the same
+    moved = rec.host_hand(MID, "move", ann, "T1")
+    assert moved.code is None, moved.body
+    assert moved.body["operation"][2] == ann
