@@ -17,7 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import Rejected
-from engine.errors import TABLE_BUSY, UNKNOWN_RESERVATION
+from engine.errors import RESERVATION_NOT_ACTIVE, TABLE_BUSY, UNKNOWN_RESERVATION
+from engine.holds import ReservationStatus
 from engine.stand import Result
 from feed.clock import check_day, parse_instant, real_now
 from feed.service import bodies, replies
@@ -116,6 +117,21 @@ _WORDS = {
 def _in_words(code: str, party: str, args: tuple[Any, ...]) -> str:
     unit = str(args[0]) if args else ""
     return _WORDS.get(code, code).format(unit=unit, party=party)
+
+
+def _why_not_active(book: DayBook, day: date, engine_id: str, now: datetime) -> str:
+    """Why a reservation is no longer active, in the host's words: seated, a no-show (by
+    now, written or not) or cancelled."""
+    res = book.stand(day).book.get(engine_id)
+    if res is None:
+        return "it is not booked"
+    if res.status is ReservationStatus.SEATED:
+        return "the guests are already seated"
+    if res.status is ReservationStatus.NO_SHOW or res.no_show_by(book.minute(day, now)):
+        return "it became a no-show"
+    if res.status is ReservationStatus.CANCELLED:
+        return "it was cancelled"
+    return "it is still booked"  # active after all (a change raced this one)
 
 
 def _next(r: Restaurant, now: datetime) -> str:
@@ -358,6 +374,9 @@ class Receiver:
             code = outcome.result.code
             if name == "check_in" and code == TABLE_BUSY:
                 return self._arrived_at_a_busy_table(book, day, engine_id, now, meta, record)
+            if code == RESERVATION_NOT_ACTIVE:
+                why = _why_not_active(book, day, engine_id, now)
+                return problem(code, f"{name} refused: {code}: {why}"), False
             return problem(code, f"{name} refused: {code}"), False
         return reply_for(outcome.result), True
 
@@ -456,6 +475,8 @@ class Receiver:
             if isinstance(outcome.result, Rejected):
                 code = outcome.result.code
                 why = code if named is None else _in_words(code, named, tuple(args[1:]))
+                if code == RESERVATION_NOT_ACTIVE and args:
+                    why += ": " + _why_not_active(book, day, str(args[0]), now)
                 return problem(code, f"{name} refused: {why}"), False
             return Reply(answer(outcome.operation, outcome.result)), True
 
@@ -697,7 +718,10 @@ class Receiver:
                 old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, host=True
             )
             if isinstance(outcome, Refused):
-                return problem(outcome.code, outcome.message), False
+                message = outcome.message
+                if outcome.code == RESERVATION_NOT_ACTIVE:
+                    message += ": " + _why_not_active(book, old_day, engine_id, now)
+                return problem(outcome.code, message), False
             return answer, True
 
         return self._host_once(merchant_id, "change", key, act)

@@ -449,7 +449,9 @@ def test_a_refusal_in_a_real_process_is_one_line_on_stderr(tmp_path: Path) -> No
     assert run("host", "cancel", *day, booking_id).stdout == f"{booking_id} cancelled\n"
     again = run("host", "cancel", *day, booking_id)
     assert again.returncode == 1
-    assert again.stderr.splitlines() == ["hoststand: cancel refused: reservation not active"]
+    assert again.stderr.splitlines() == [
+        "hoststand: cancel refused: reservation not active: it was cancelled"
+    ]
 
 
 def test_reserve_books_one_party_per_turn_on_a_table(db: str) -> None:
