@@ -27,7 +27,6 @@ from feed.service.days import (
     BAD_PARTY_SIZE,
     BOOKING_SCOPE,
     NOT_A_SLOT,
-    Applied,
     DayBook,
     Refused,
     json_result,
@@ -410,8 +409,17 @@ class Receiver:
         arrive = book.operate(
             day, now, "arrive", engine_id, meta=meta, remember=remember, keep_rejected=False
         )
-        committed = isinstance(arrive, Applied) and not isinstance(arrive.result, Rejected)
-        return busy_reply(), committed
+        # Overtaken since the check-in was refused (the sweep wrote it a no-show, say): the
+        # guests were not marked arrived, and the answer says what the arrive was told.
+        if isinstance(arrive, Refused):
+            return problem(arrive.code, arrive.message), False
+        if isinstance(arrive.result, Rejected):
+            code = arrive.result.code
+            said = f"check_in refused: {code}"
+            if code == RESERVATION_NOT_ACTIVE:
+                said += ": " + _why_not_active(book, day, engine_id, now)
+            return problem(code, said), False
+        return busy_reply(), True
 
     def _resolve(self, book: DayBook, any_id: str, now: datetime) -> tuple[date, str] | None:
         """The day and engine id of a booking id we gave out, or of a party on today's log."""

@@ -1,0 +1,95 @@
+"""A host's or partner's action overtaken by another change of the same booking (the
+clock's sweep, a partner's UpdateBooking, another receiver) answers from the booking as it
+now stands: never a stale success, never a refusal the fresh record would not give.
+
+Two receivers on one real SQLite file, each with a clock moved by hand; the other's
+change is made at the moment this one has read the booking and not yet written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from feed.http.serving import sweep_no_shows
+from feed.service.days import DayBook
+from feed.service.receiver import Receiver
+from feed.settings import Settings
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.sqlite import SQLiteStore
+from tests.integration.slots import HandClock
+
+REPO = Path(__file__).resolve().parents[2]
+MID = "marlowes-kitchen"
+SATURDAY = date(2026, 12, 5)  # London is on UTC in December: dinner from 17:30
+
+
+@pytest.fixture(scope="module")
+def marlowes() -> Restaurant:
+    return load_restaurant(REPO / "samples" / "marlowes.toml")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        yield store
+
+
+@pytest.fixture
+def clock() -> HandClock:
+    return HandClock(SATURDAY, "17:00")
+
+
+@pytest.fixture
+def rec(store: SQLiteStore, marlowes: Restaurant, clock: HandClock) -> Receiver:
+    return Receiver([marlowes], store, Settings(), clock)
+
+
+@pytest.fixture
+def other_clock() -> HandClock:
+    return HandClock(SATURDAY, "17:00")
+
+
+@pytest.fixture
+def other(store: SQLiteStore, marlowes: Restaurant, other_clock: HandClock) -> Receiver:
+    """Another receiver on the same database (its clock may be a minute ahead)."""
+    return Receiver([marlowes], store, Settings(), other_clock)
+
+
+def before_the_next(book: DayBook, name: str, meanwhile: Callable[[], Any]) -> None:
+    """Run `meanwhile` once, just before `book`'s next `name` operation is written."""
+    operate = book.operate
+
+    def overtaken(day: date, now: Any, op: str, *args: Any, **kwargs: Any) -> Any:
+        if op == name:
+            book.operate = operate  # type: ignore[method-assign]
+            meanwhile()
+        return operate(day, now, op, *args, **kwargs)
+
+    book.operate = overtaken  # type: ignore[method-assign]
+
+
+def test_a_busy_check_in_overtaken_by_the_sweep_answers_the_arrives_refusal(
+    rec: Receiver, other: Receiver, clock: HandClock, other_clock: HandClock
+) -> None:
+    booked = rec.host_book(MID, 2, "2026-12-05T18:00", "Ann", "1").body
+    ann, unit = booked["reservation_id"], booked["unit"]
+    clock.at("17:50")
+    assert rec.host_operation(MID, "walk_in", "W", 2).code is None
+    seated = "W" in rec.books[MID].stand(SATURDAY).occupant.values()
+    seat_or_move = "move" if seated else "seat"
+    assert rec.host_hand(MID, seat_or_move, "W", unit).code is None  # Ann's table is taken
+    clock.at("18:14")  # within Ann's hold: the check-in finds her table busy...
+    other_clock.at("18:15")  # ...and the other receiver's sweep writes her a no-show
+    before_the_next(rec.books[MID], "arrive", lambda: sweep_no_shows(other))
+    reply = rec.host_operation(MID, "check_in", ann)
+    assert reply.code == "reservation not active", reply.body
+    assert reply.body["error"]["message"] == (
+        "check_in refused: reservation not active: it became a no-show"
+    )
+    assert "arrived" not in reply.body["error"]
+    rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
+    assert [row["status"] for row in rows if row["reservation_id"] == ann] == ["no-show"]
