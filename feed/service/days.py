@@ -335,14 +335,22 @@ class DayBook:
             return self._load(day).stand
 
     def free_units(
-        self, day: date, party_size: int | None, now: datetime, guest: str | None = None
+        self,
+        day: date,
+        party_size: int | None,
+        now: datetime,
+        guest: str | None = None,
+        area: str | None = None,
     ) -> list[str]:
         """Units the board shows free at `now` that fit a party of `party_size` (any unit
         when it is not known), fewest seats first: where the host could seat arriving
         guests. Free as the seed's board says it: nobody sits at a table of the unit and no
         other reservation holds one (guests due now are on their way to it); `guest`'s own
-        hold does not count."""
+        hold does not count. With `area` (the room the guests booked), that area's units
+        only; an area the restaurant no longer has: the whole floor."""
         floor = self.restaurant.floor
+        within = area_units(self.restaurant, area)
+        allowed = None if isinstance(within, Refused) else within
         ts = self.minute(day, now)
         with self._lock:  # holder() reads holds as of `ts` without expiry having run
             stand = self._load(day).stand
@@ -363,7 +371,7 @@ class DayBook:
                 n is None or (floor.is_large(n) and c.min_party <= n <= c.capacity)
             ):
                 units.append((c.capacity, len(floor.tables) + j, c.id))
-        return [unit for _, _, unit in sorted(units)]
+        return [unit for _, _, unit in sorted(units) if allowed is None or unit in allowed]
 
     def details(self, day: date, party_id: str) -> dict[str, Any]:
         """Booking details stored with a reservation or walk-in (party size, name, source)."""

@@ -372,7 +372,9 @@ class Receiver:
         if isinstance(outcome.result, Rejected):
             code = outcome.result.code
             if name == "check_in" and code == TABLE_BUSY:
-                return self._arrived_at_a_busy_table(book, day, engine_id, now, meta, record)
+                room = index.get("room_id")
+                area = room if isinstance(room, str) else None
+                return self._arrived_at_a_busy_table(book, day, engine_id, now, meta, record, area)
             if code == RESERVATION_NOT_ACTIVE:
                 why = _why_not_active(book, day, engine_id, now)
                 return problem(code, f"{name} refused: {code}: {why}"), False
@@ -387,15 +389,18 @@ class Receiver:
         now: datetime,
         meta: dict[str, Any],
         record: Callable[[Reply], Remember] | None,
+        area: str | None = None,
     ) -> tuple[Reply, bool]:
         """The guests are here but somebody still sits at their table: they are marked
-        arrived (never a no-show while they wait at the door) and told what fits now."""
+        arrived (never a no-show while they wait at the door) and told what fits now (in
+        `area`, the room they booked, when they named one)."""
         size = book.details(day, engine_id).get("party_size")
         res = book.stand(day).book.get(engine_id)
         unit = res.unit if res is not None else "?"
 
         def busy_reply() -> Reply:
-            free = book.free_units(day, size if isinstance(size, int) else None, now, engine_id)
+            n = size if isinstance(size, int) else None
+            free = book.free_units(day, n, now, engine_id, area)
             message = f"{unit} is still taken: the guests are marked arrived; " + (
                 f"free now for them: {', '.join(free)}" if free else "no table fits them now"
             )

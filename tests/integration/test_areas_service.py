@@ -24,6 +24,7 @@ from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import load_restaurant
 from store.sqlite import SQLiteStore
+from tests.integration.slots import HandClock
 
 REPO = Path(__file__).resolve().parents[2]
 TERRACE = load_restaurant(REPO / "samples" / "terrace.toml")
@@ -165,7 +166,7 @@ def webhook(receiver: Receiver, data: dict[str, Any], event_id: str) -> Any:
             "data": data,
         }
     ).encode()
-    return receiver.webhook(PARTNER.id, sign(SECRET, int(NOW.timestamp()), body), body)
+    return receiver.webhook(PARTNER.id, sign(SECRET, int(receiver.clock().timestamp()), body), body)
 
 
 def test_a_webhook_naming_a_room_books_in_it_and_the_hosts_list_shows_the_area(
@@ -205,3 +206,20 @@ def test_a_webhook_booking_keeps_its_room_on_a_later_update(
     assert moved["slot"]["resources"] == {"party_size": 2, "room_id": "patio"}
     book = api.books[TERRACE.merchant_id]
     assert [r.unit for r, _ in book.reservations(FRIDAY) if r.status.name == "BOOKED"] == ["P3"]
+
+
+def test_a_busy_check_in_names_the_free_tables_of_the_room_the_guests_booked(
+    store: SQLiteStore,
+) -> None:
+    clock = HandClock(FRIDAY, "10:00")
+    receiver = Receiver([TERRACE], store, Settings(partners={PARTNER.id: PARTNER}), clock)
+    booked = webhook(receiver, {"party_size": 2, "start": start("19:00"), "room_id": "patio"}, "e1")
+    assert booked.body["unit"] == "P3", booked.body
+    clock.at("18:50")
+    merchant = TERRACE.merchant_id
+    assert receiver.host_operation(merchant, "walk_in", "W", 2).code is None
+    seated = "W" in receiver.books[merchant].stand(FRIDAY).occupant.values()
+    assert receiver.host_hand(merchant, "move" if seated else "seat", "W", "P3").code is None
+    busy = receiver.host_operation(merchant, "check_in", booked.body["reservation_id"])
+    assert busy.code == "table busy", busy.body
+    assert busy.body["error"]["free_units"] == ["P1", "P2"]  # the patio's, not M1 and M2
