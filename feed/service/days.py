@@ -438,9 +438,26 @@ class DayBook:
         `remember(operation, result)` gives idempotency records that commit with the entry
         (DuplicateKey propagates: the caller replays the stored answer). With
         `keep_rejected=False` an operation the engine rejects is not written at all.
+
+        The day's waitlist is closed first (`close_queue`): a walk-in still waiting once its
+        service has closed is taken off before the operation's seating pass could seat it,
+        whether or not the clock's sweep has come by since (the CLI has no sweep at all).
         """
         if calendar.opening_instant(self.restaurant, day) is None:
             return Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
+        self.close_queue(day, now)
+        return self._apply(day, now, build, meta, remember, keep_rejected)
+
+    def _apply(
+        self,
+        day: date,
+        now: datetime,
+        build: Callable[[HostStand, int], list[Any] | Refused],
+        meta: dict[str, Any] | None,
+        remember: Callable[[list[Any], Result], Sequence[Remember]] | None,
+        keep_rejected: bool,
+    ) -> Applied | Refused:
+        """`apply` without closing the waitlist first (the close's own leaves)."""
         merchant = self.restaurant.merchant_id
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
@@ -960,7 +977,7 @@ class DayBook:
             def leave(stand: HostStand, ts: int, party: str = party) -> list[Any]:
                 return ["leave", ts if stand.last_ts is None else stand.last_ts, party]
 
-            done = self.apply(day, now, leave, {"source": "clock"}, keep_rejected=False)
+            done = self._apply(day, now, leave, {"source": "clock"}, None, False)
             written += isinstance(done, Applied) and done.seq is not None
         return written
 
@@ -1055,6 +1072,8 @@ class DayBook:
         for day in (old_day, new_day):
             if calendar.opening_instant(r, day) is None:
                 return Refused(CLOSED, f"{r.name} is closed on {day.isoformat()}")
+        for day in dict.fromkeys((old_day, new_day)):  # as `apply` does: the cancel's pass
+            self.close_queue(day, now)
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(

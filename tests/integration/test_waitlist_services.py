@@ -111,3 +111,18 @@ def test_a_guest_whose_lunch_entry_closed_may_join_the_dinner_waitlist(
     assert set(joined) == {"waitlist_entry_id"}, joined
     assert joined["waitlist_entry_id"] != lunch_entry
     assert entry(api, joined["waitlist_entry_id"])["waitlist_entry_state"] == "WAITING"
+
+
+def test_a_change_after_the_close_takes_the_waitlist_off_before_its_pass_seats_anyone(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    _, book, store, _ = world
+    book.operate(SATURDAY, LUNCH, "walk_in", "late", 2, meta={"source": "host"})
+    assert [p.id for p in book.stand(SATURDAY).queue()] == ["late"]
+    table = next(t for t, who in book.stand(SATURDAY).occupant.items() if who == "fill-5")
+    # Lunch has closed and no sweep has come by: the host frees a 2-top.
+    freed = book.operate(SATURDAY, BETWEEN, "free", table, meta={"source": "host"})
+    assert freed.result == [], freed  # nobody seated: "late" was lunch's, and lunch is over
+    assert book.stand(SATURDAY).queue() == []
+    ops = [e.operation for e in store.entries(MARLOWES, SATURDAY, after_seq=-1)][-2:]
+    assert [op[0] for op in ops] == ["leave", "free"] and ops[0][2] == "late"
