@@ -27,8 +27,10 @@ from feed.service.days import (
     BAD_PARTY_SIZE,
     BOOKING_SCOPE,
     NOT_A_SLOT,
+    SLOT_UNAVAILABLE,
     DayBook,
     Refused,
+    area_id,
     json_result,
     new_booking_id,
 )
@@ -716,6 +718,11 @@ class Receiver:
                 party_size=size,
             )
         meta = {"booking_id": booking_id, "source": "host"}  # the guest's details go along
+        # A booking made in a room (a partner's room_id) stays in it while the restaurant
+        # still has that area and a table there; else anywhere. Its index then names the
+        # room the new table is in: the partner is never shown a room it is not in.
+        room = index.get("room_id")
+        keep = room if isinstance(room, str) and r.rooms and r.area(room) is not None else None
 
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
             if same:  # not stored: nothing was done
@@ -723,13 +730,26 @@ class Receiver:
             answer = shown("booked")
 
             def put(operation: list[Any]) -> list[Remember]:
-                answer.body.update(unit=str(operation[3]), tables=unit_tables(str(operation[3])))
+                unit = str(operation[3])
+                answer.body.update(unit=unit, tables=unit_tables(unit))
                 extra = [record(answer)] if record is not None else []
-                return [(BOOKING_SCOPE, booking_id, moved), *extra]
+                now_in = {k: v for k, v in moved.items() if k != "room_id"}
+                if room is not None and (new_room := area_id(r, unit)) is not None and r.rooms:
+                    now_in["room_id"] = new_room
+                return [(BOOKING_SCOPE, booking_id, now_in), *extra]
 
             outcome = book.move(
-                old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, host=True
-            )
+                old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, keep,
+                host=True,
+            )  # fmt: skip
+            if (
+                isinstance(outcome, Refused)
+                and keep is not None
+                and outcome.code == SLOT_UNAVAILABLE
+            ):
+                outcome = book.move(
+                    old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, host=True
+                )
             if isinstance(outcome, Refused):
                 message = outcome.message
                 if outcome.code == RESERVATION_NOT_ACTIVE:

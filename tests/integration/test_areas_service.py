@@ -223,3 +223,20 @@ def test_a_busy_check_in_names_the_free_tables_of_the_room_the_guests_booked(
     busy = receiver.host_operation(merchant, "check_in", booked.body["reservation_id"])
     assert busy.code == "table busy", busy.body
     assert busy.body["error"]["free_units"] == ["P1", "P2"]  # the patio's, not M1 and M2
+
+
+def test_a_host_change_keeps_a_partner_booking_in_its_room_and_records_where_it_went(
+    receiver: Receiver, api: PartnerApi
+) -> None:
+    booking_id = create(api, start("19:00"), 4, "patio", "u1")["booking"]["booking_id"]
+    merchant = TERRACE.merchant_id
+    changed = receiver.host_change(merchant, booking_id, None, "2026-12-04T20:00")
+    assert changed.body["unit"] == "P1", changed.body  # M3 seats 4 too, but not in the patio
+    status = api.booking_status(PARTNER, {"booking_id": booking_id}).body
+    assert status["booking_status"] == "CONFIRMED"
+    for user in ("u2", "u3"):  # the patio is full for four at 21:30
+        assert create(api, start("21:30"), 4, "patio", user)["booking"]
+    changed = receiver.host_change(merchant, booking_id, None, "2026-12-04T21:30")
+    assert changed.body["unit"] == "M3", changed.body  # the host may seat them inside
+    moved = api.update_booking(PARTNER, {"booking": {"booking_id": booking_id}}).body
+    assert moved["booking"]["slot"]["resources"] == {"party_size": 4, "room_id": "main"}
