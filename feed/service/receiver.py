@@ -17,7 +17,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import Rejected
-from engine.errors import RESERVATION_NOT_ACTIVE, TABLE_BUSY, UNKNOWN_RESERVATION
+from engine.errors import (
+    NOT_SEATED,
+    NOT_WAITING,
+    RESERVATION_NOT_ACTIVE,
+    TABLE_BUSY,
+    UNKNOWN_PARTY,
+    UNKNOWN_RESERVATION,
+)
 from engine.holds import ReservationStatus
 from engine.stand import Result
 from feed.clock import check_day, parse_instant, real_now
@@ -133,6 +140,19 @@ def _why_not_active(book: DayBook, day: date, engine_id: str, now: datetime) -> 
     if res.status is ReservationStatus.CANCELLED:
         return "it was cancelled"
     return "it is still booked"  # active after all (a change raced this one)
+
+
+# Refusals a booking changed meanwhile may cause (its engine reservation was cancelled when
+# it was booked again): the booking is looked up again, at most LOOKUPS times in all.
+OVERTAKEN = frozenset(
+    (RESERVATION_NOT_ACTIVE, UNKNOWN_RESERVATION, NOT_WAITING, UNKNOWN_PARTY, NOT_SEATED)
+)
+LOOKUPS = 3
+
+
+def _where(index: Any) -> tuple[Any, Any] | None:
+    """The day and engine reservation a booking's index points at (None: no index)."""
+    return (index.get("day"), index.get("reservation_id")) if isinstance(index, dict) else None
 
 
 def _next(r: Restaurant, now: datetime) -> str:
@@ -338,14 +358,37 @@ class Receiver:
         partner_id: str | None,
         record: Callable[[Reply], Remember] | None,
     ) -> tuple[Reply, bool]:
-        """check_in or cancel of a booking we gave out (a partner's own ones only)."""
-        index = self.store.recall(BOOKING_SCOPE, reservation_id)
-        if (
-            not isinstance(index, dict)
-            or index.get("merchant_id") != book.restaurant.merchant_id
-            or (partner_id is not None and index.get("partner") != partner_id)
-        ):
-            return problem(UNKNOWN_RESERVATION, f"no reservation {reservation_id}"), False
+        """check_in or cancel of a booking we gave out (a partner's own ones only). A booking
+        changed meanwhile (booked again as another engine reservation, maybe on another
+        day) is looked up again and the action done to it as it now stands."""
+        for _ in range(LOOKUPS):
+            index = self.store.recall(BOOKING_SCOPE, reservation_id)
+            if (
+                not isinstance(index, dict)
+                or index.get("merchant_id") != book.restaurant.merchant_id
+                or (partner_id is not None and index.get("partner") != partner_id)
+            ):
+                return problem(UNKNOWN_RESERVATION, f"no reservation {reservation_id}"), False
+            reply, committed = self._change_once(
+                book, index, reservation_id, name, now, partner_id, record
+            )
+            if committed or reply.code not in OVERTAKEN:
+                break
+            if _where(self.store.recall(BOOKING_SCOPE, reservation_id)) == _where(index):
+                break  # refused as the booking stands: the answer
+        return reply, committed
+
+    def _change_once(
+        self,
+        book: DayBook,
+        index: dict[str, Any],
+        reservation_id: str,
+        name: str,
+        now: datetime,
+        partner_id: str | None,
+        record: Callable[[Reply], Remember] | None,
+    ) -> tuple[Reply, bool]:
+        """`_change` on the booking as `index` (just read) has it."""
         day = date.fromisoformat(str(index["day"]))
 
         def reply_for(result: Result) -> Reply:
@@ -449,9 +492,24 @@ class Receiver:
         if found is None:
             r = book.restaurant
             return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
-        day, engine_id = found
-        operation = (name, engine_id, *args)
-        act = self._operating(book, day, now, operation, {"source": "host"}, party_id)
+        first: tuple[date, str] = found
+
+        def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
+            # A booking changed meanwhile (another engine reservation) is looked up again.
+            where = first
+            for _ in range(LOOKUPS):
+                day, engine_id = where
+                operation = (name, engine_id, *args)
+                acting = self._operating(book, day, now, operation, {"source": "host"}, party_id)
+                reply, committed = acting(record)
+                if committed or reply.code not in OVERTAKEN:
+                    break
+                fresh = self._resolve(book, party_id, now)
+                if fresh is None or fresh == where:
+                    break  # refused as the booking stands: the answer
+                where = fresh
+            return reply, committed
+
         return self._host_once(merchant_id, name, key, act)
 
     @staticmethod

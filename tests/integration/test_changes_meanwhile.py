@@ -7,6 +7,8 @@ change is made at the moment this one has read the booking and not yet written."
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
@@ -16,8 +18,10 @@ import pytest
 
 from feed.http.serving import sweep_no_shows
 from feed.service.days import DayBook
+from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
-from feed.settings import Settings
+from feed.service.signing import sign
+from feed.settings import Partner, Settings
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
 from tests.integration.slots import HandClock
@@ -25,6 +29,8 @@ from tests.integration.slots import HandClock
 REPO = Path(__file__).resolve().parents[2]
 MID = "marlowes-kitchen"
 SATURDAY = date(2026, 12, 5)  # London is on UTC in December: dinner from 17:30
+PARTNER = Partner("tablefinder", "s" * 32, None)
+SETTINGS = Settings(partners={PARTNER.id: PARTNER})
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +51,7 @@ def clock() -> HandClock:
 
 @pytest.fixture
 def rec(store: SQLiteStore, marlowes: Restaurant, clock: HandClock) -> Receiver:
-    return Receiver([marlowes], store, Settings(), clock)
+    return Receiver([marlowes], store, SETTINGS, clock)
 
 
 @pytest.fixture
@@ -56,7 +62,7 @@ def other_clock() -> HandClock:
 @pytest.fixture
 def other(store: SQLiteStore, marlowes: Restaurant, other_clock: HandClock) -> Receiver:
     """Another receiver on the same database (its clock may be a minute ahead)."""
-    return Receiver([marlowes], store, Settings(), other_clock)
+    return Receiver([marlowes], store, SETTINGS, other_clock)
 
 
 def before_the_next(book: DayBook, name: str, meanwhile: Callable[[], Any]) -> None:
@@ -93,3 +99,54 @@ def test_a_busy_check_in_overtaken_by_the_sweep_answers_the_arrives_refusal(
     assert "arrived" not in reply.body["error"]
     rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
     assert [row["status"] for row in rows if row["reservation_id"] == ann] == ["no-show"]
+
+
+def webhook(rec: Receiver, kind: str, data: dict[str, Any]) -> Any:
+    body = json.dumps(
+        {"id": uuid.uuid4().hex, "type": f"reservation.{kind}", "merchant_id": MID, "data": data}
+    ).encode()
+    return rec.webhook(
+        PARTNER.id, sign(PARTNER.secret or "", int(rec.clock().timestamp()), body), body
+    )
+
+
+def status_of(rec: Receiver, booking_id: str) -> list[str]:
+    rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
+    return [row["status"] for row in rows if row["reservation_id"] == booking_id]
+
+
+def test_a_partners_cancel_overtaken_by_a_host_change_cancels_the_booking_as_changed(
+    rec: Receiver, other: Receiver
+) -> None:
+    at = "2026-12-05T18:00:00+00:00"
+    booking = webhook(rec, "requested", {"party_size": 2, "start": at}).body["reservation_id"]
+    before_the_next(rec.books[MID], "cancel", lambda: other.host_change(MID, booking, 3, None))
+    cancelled = webhook(rec, "cancelled", {"reservation_id": booking})
+    assert cancelled.code is None, cancelled.body
+    assert cancelled.body["status"] == "cancelled"
+    assert status_of(rec, booking) == ["cancelled"]  # the booking as changed, not still booked
+
+
+def test_a_host_seat_overtaken_by_a_partners_update_seats_the_booking_as_updated(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    start_sec = str(int(clock.now.replace(hour=18).timestamp()))
+    created = api.create_booking(
+        PARTNER,
+        {
+            "slot": {"merchant_id": MID, "start_sec": start_sec, "resources": {"party_size": 2}},
+            "user_information": {"user_id": "u1"},
+        },
+    ).body
+    booking = created["booking"]["booking_id"]
+    clock.at("17:55")
+    theirs = PartnerApi(other.books, other.store, other.clock)
+    update = {"booking_id": booking, "slot": {"resources": {"party_size": 3}}}
+    before_the_next(
+        rec.books[MID], "seat", lambda: theirs.update_booking(PARTNER, {"booking": update})
+    )
+    seated = rec.host_hand(MID, "seat", booking, "T5")
+    assert seated.code is None, seated.body
+    assert seated.body["result"] == [f"{booking}@T5"]
+    assert status_of(rec, booking) == ["seated"]
