@@ -337,6 +337,14 @@ def _duration(r: Restaurant, start_sec: int, size: int) -> int:
     return calendar.duration_sec(r, found[0], found[1], size)
 
 
+STATUS_READS = 3  # reads of a booking's index while a concurrent change moves it (_fresh_status)
+
+
+def _where(index: dict[str, Any]) -> tuple[Any, Any]:
+    """The day and engine reservation a booking's index points at."""
+    return index.get("day"), index.get("reservation_id")
+
+
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
     return Reply({key: {"cause": cause, "description": description}})
 
@@ -394,6 +402,22 @@ class PartnerApi:
             "duration_sec": _duration(r, int(start.timestamp()), size),
             "party_size": size,
         }
+
+    def _fresh_status(
+        self, partner: Partner, booking_id: str, index: dict[str, Any], now: datetime
+    ) -> tuple[dict[str, Any], str]:
+        """The booking's index and status, read again while it reads CANCELED because a
+        change (the host's) booked it again after the index was read: its old engine
+        reservation is cancelled, the booking is not. At most STATUS_READS reads."""
+        status = self._status(index, now)
+        for _ in range(STATUS_READS - 1):
+            if status != CANCELED:
+                break
+            fresh = self._index(partner, booking_id)
+            if isinstance(fresh, Reply) or _where(fresh) == _where(index):
+                break
+            index, status = fresh, self._status(fresh, now)
+        return index, status
 
     def _status(self, index: dict[str, Any], now: datetime) -> str:
         """CONFIRMED while booked or seated, NO_SHOW once past its hold, CANCELED if cancelled."""
@@ -657,7 +681,7 @@ class PartnerApi:
             return index
         now = self.clock()
         book = self.books[str(index["merchant_id"])]
-        status = self._status(index, now)
+        index, status = self._fresh_status(partner, booking_id, index, now)
         if req.booking.status is not None and req.booking.status.upper() in (
             "CANCELED",
             "CANCELLED",
@@ -806,10 +830,11 @@ class PartnerApi:
         index = self._index(partner, req.booking_id)
         if isinstance(index, Reply):
             return index
+        _, status = self._fresh_status(partner, req.booking_id, index, self.clock())
         return Reply(
             {
                 "booking_id": req.booking_id,
-                "booking_status": self._status(index, self.clock()),
+                "booking_status": status,
                 "prepayment_status": PREPAYMENT_NOT_PROVIDED,
             },
         )
@@ -825,7 +850,8 @@ class PartnerApi:
             index = self.store.recall(BOOKING_SCOPE, booking_id)
             merchant = str(index.get("merchant_id")) if isinstance(index, dict) else ""
             if isinstance(index, dict) and merchant in self.books and partner.may_use(merchant):
-                bookings.append(self._booking(booking_id, index, self._status(index, now)))
+                index, status = self._fresh_status(partner, booking_id, index, now)
+                bookings.append(self._booking(booking_id, index, status))
         return Reply({"bookings": bookings})
 
     # -- waitlist ----------------------------------------------------------------------------

@@ -709,24 +709,54 @@ class Receiver:
     ) -> Reply:
         """The host changes a booking's time or party size (the guest phoned): it is booked
         again by the availability rules, atomically, under the same booking id; a partner
-        whose booking it is hears of it with the fields that changed."""
+        whose booking it is hears of it with the fields that changed. A change made
+        meanwhile (the partner's UpdateBooking) is neither overwritten nor a refusal: this
+        one is worked out again on the fresh record (LOOKUPS times at most)."""
         book = self.books.get(merchant_id)
         if book is None:
             return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
-        r, now = book.restaurant, self.clock()
-        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        now = self.clock()
+
+        def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
+            # A change of the booking made meanwhile (a partner's UpdateBooking) makes this
+            # one's cancel of the booking as read fail: worked out again on the fresh record.
+            for _ in range(LOOKUPS):
+                index = self.store.recall(BOOKING_SCOPE, booking_id)
+                reply, committed = self._change_booking(
+                    book, booking_id, index, party_size, start, now, record
+                )
+                if committed or reply.code not in OVERTAKEN:
+                    break
+                if _where(self.store.recall(BOOKING_SCOPE, booking_id)) == _where(index):
+                    break  # refused as the booking stands: the answer
+            return reply, committed
+
+        return self._host_once(merchant_id, "change", key, act)
+
+    def _change_booking(
+        self,
+        book: DayBook,
+        booking_id: str,
+        index: Any,
+        party_size: int | None,
+        start: str | None,
+        now: datetime,
+        record: Callable[[Reply], Remember] | None,
+    ) -> tuple[Reply, bool]:
+        """`host_change` on the booking as `index` (just read) has it."""
+        r = book.restaurant
         if not isinstance(index, dict) or index.get("merchant_id") != r.merchant_id:
-            return problem(UNKNOWN_RESERVATION, f"no reservation {booking_id}")
+            return problem(UNKNOWN_RESERVATION, f"no reservation {booking_id}"), False
         old_day = date.fromisoformat(str(index["day"]))
         engine_id = str(index.get("reservation_id", booking_id))
         reservation = book.stand(old_day).book.get(engine_id)
         opening = calendar.opening_instant(r, old_day)
         details = book.details(old_day, engine_id)
         if reservation is None or opening is None:
-            return problem(UNKNOWN_RESERVATION, f"no reservation {booking_id}")
+            return problem(UNKNOWN_RESERVATION, f"no reservation {booking_id}"), False
         size = party_size if party_size is not None else details.get("party_size")
         if not isinstance(size, int):
-            return problem(replies.INVALID_REQUEST, "party_size: give the party's size")
+            return problem(replies.INVALID_REQUEST, "party_size: give the party's size"), False
         if start is None:
             when = opening + timedelta(minutes=reservation.at)
         else:
@@ -734,11 +764,12 @@ class Receiver:
                 when = datetime.fromisoformat(start)
                 check_day(when.date())
             except ValueError as exc:
-                return problem(replies.INVALID_REQUEST, f"start: {str(exc)[:80]}")
+                return problem(replies.INVALID_REQUEST, f"start: {str(exc)[:80]}"), False
         found = calendar.slot_at(r, when)
         if found is None:
             why = calendar.why_not_a_slot(r, when)
-            return problem(NOT_A_SLOT, f"{when.isoformat()} is not a slot at {r.name}: {why}")
+            said = f"{when.isoformat()} is not a slot at {r.name}: {why}"
+            return problem(NOT_A_SLOT, said), False
         day, slot = found
 
         def shown(status: str, unit: str | None = None) -> Reply:
@@ -782,40 +813,33 @@ class Receiver:
         room = index.get("room_id")
         keep = room if isinstance(room, str) and r.rooms and r.area(room) is not None else None
 
-        def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
-            if same:  # not stored: nothing was done
-                return shown(status_word(reservation), reservation.unit), False
-            answer = shown("booked")
+        if same:  # not stored: nothing was done
+            return shown(status_word(reservation), reservation.unit), False
+        answer = shown("booked")
 
-            def put(operation: list[Any]) -> list[Remember]:
-                unit = str(operation[3])
-                answer.body.update(unit=unit, tables=unit_tables(unit))
-                extra = [record(answer)] if record is not None else []
-                now_in = {k: v for k, v in moved.items() if k != "room_id"}
-                if room is not None and (new_room := area_id(r, unit)) is not None and r.rooms:
-                    now_in["room_id"] = new_room
-                return [(BOOKING_SCOPE, booking_id, now_in), *extra]
+        def put(operation: list[Any]) -> list[Remember]:
+            unit = str(operation[3])
+            answer.body.update(unit=unit, tables=unit_tables(unit))
+            extra = [record(answer)] if record is not None else []
+            now_in = {k: v for k, v in moved.items() if k != "room_id"}
+            if room is not None and (new_room := area_id(r, unit)) is not None and r.rooms:
+                now_in["room_id"] = new_room
+            return [(BOOKING_SCOPE, booking_id, now_in), *extra]
 
+        outcome = book.move(
+            old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, keep,
+            host=True,
+        )  # fmt: skip
+        if isinstance(outcome, Refused) and keep is not None and outcome.code == SLOT_UNAVAILABLE:
             outcome = book.move(
-                old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, keep,
-                host=True,
-            )  # fmt: skip
-            if (
-                isinstance(outcome, Refused)
-                and keep is not None
-                and outcome.code == SLOT_UNAVAILABLE
-            ):
-                outcome = book.move(
-                    old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, host=True
-                )
-            if isinstance(outcome, Refused):
-                message = outcome.message
-                if outcome.code == RESERVATION_NOT_ACTIVE:
-                    message += ": " + _why_not_active(book, old_day, engine_id, now)
-                return problem(outcome.code, message), False
-            return answer, True
-
-        return self._host_once(merchant_id, "change", key, act)
+                old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, host=True
+            )
+        if isinstance(outcome, Refused):
+            message = outcome.message
+            if outcome.code == RESERVATION_NOT_ACTIVE:
+                message += ": " + _why_not_active(book, old_day, engine_id, now)
+            return problem(outcome.code, message), False
+        return answer, True
 
     def host_reservations(self, merchant_id: str, day: date | None) -> Reply:
         book = self.books.get(merchant_id)

@@ -71,11 +71,23 @@ def before_the_next(book: DayBook, name: str, meanwhile: Callable[[], Any]) -> N
 
     def overtaken(day: date, now: Any, op: str, *args: Any, **kwargs: Any) -> Any:
         if op == name:
-            book.operate = operate  # type: ignore[method-assign]
+            del book.operate  # the class's own again
             meanwhile()
         return operate(day, now, op, *args, **kwargs)
 
     book.operate = overtaken  # type: ignore[method-assign]
+
+
+def before_the_next_call(book: DayBook, method: str, meanwhile: Callable[[], Any]) -> None:
+    """Run `meanwhile` once, just before `book`'s next call of `method` (move, stand)."""
+    original = getattr(book, method)
+
+    def overtaken(*args: Any, **kwargs: Any) -> Any:
+        delattr(book, method)
+        meanwhile()
+        return original(*args, **kwargs)
+
+    setattr(book, method, overtaken)
 
 
 def test_a_busy_check_in_overtaken_by_the_sweep_answers_the_arrives_refusal(
@@ -150,3 +162,51 @@ def test_a_host_seat_overtaken_by_a_partners_update_seats_the_booking_as_updated
     assert seated.code is None, seated.body
     assert seated.body["result"] == [f"{booking}@T5"]
     assert status_of(rec, booking) == ["seated"]
+
+
+def v3_booking(api: PartnerApi, clock: HandClock, hhmm: str, size: int, user: str) -> str:
+    hour, minute = (int(x) for x in hhmm.split(":"))
+    start_sec = str(int(clock.now.replace(hour=hour, minute=minute).timestamp()))
+    created = api.create_booking(
+        PARTNER,
+        {
+            "slot": {"merchant_id": MID, "start_sec": start_sec, "resources": {"party_size": size}},
+            "user_information": {"user_id": user},
+        },
+    ).body
+    return str(created["booking"]["booking_id"])
+
+
+def test_a_host_change_overtaken_by_a_partners_update_is_made_on_the_updated_booking(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    theirs = PartnerApi(other.books, other.store, other.clock)
+    update = {"booking_id": booking, "slot": {"resources": {"party_size": 3}}}
+    before_the_next_call(
+        rec.books[MID], "move", lambda: theirs.update_booking(PARTNER, {"booking": update})
+    )
+    changed = rec.host_change(MID, booking, None, "2026-12-05T19:00")  # the guest phoned
+    assert changed.code is None, changed.body
+    assert (changed.body["party_size"], changed.body["start"][11:16]) == (3, "19:00")
+    mine = api.update_booking(PARTNER, {"booking": {"booking_id": booking}}).body["booking"]
+    assert mine["status"] == "CONFIRMED"
+    assert mine["slot"]["resources"]["party_size"] == 3  # the partner's size, kept
+    assert mine["slot"]["start_sec"] == int(clock.now.replace(hour=19).timestamp())
+    rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
+    assert [(r["status"], r["party_size"]) for r in rows if r["reservation_id"] == booking] == [
+        ("booked", 3)
+    ]
+
+
+def test_a_status_read_overtaken_by_a_host_change_reads_the_booking_again(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    before_the_next_call(
+        rec.books[MID], "stand", lambda: other.host_change(MID, booking, None, "2026-12-05T19:00")
+    )
+    status = api.booking_status(PARTNER, {"booking_id": booking}).body
+    assert status["booking_status"] == "CONFIRMED"  # changed, not cancelled
