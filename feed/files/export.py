@@ -310,6 +310,19 @@ def export_feeds(
     return summary
 
 
+def _address(r: Restaurant) -> dict[str, str]:
+    """The merchant feed's address: `region` is optional there, so a restaurant without one
+    leaves it out (an empty string is a schema violation, and would fail the whole export)."""
+    address = {
+        "street_address": r.address.street_address,
+        "locality": r.address.locality,
+        "region": r.address.region,
+        "country": r.address.country,
+        "postal_code": r.address.postal_code,
+    }
+    return {k: v for k, v in address.items() if v is not None}
+
+
 def _write_companions(
     summary: ExportSummary,
     ordered: Sequence[Restaurant],
@@ -329,13 +342,7 @@ def _write_companions(
             r.url,
             r.geo.latitude,
             r.geo.longitude,
-            {
-                "street_address": r.address.street_address,
-                "locality": r.address.locality,
-                "region": r.address.region,
-                "country": r.address.country,
-                "postal_code": r.address.postal_code,
-            },
+            _address(r),
         )
         for r in ordered
     ]

@@ -101,7 +101,7 @@ class Service:
 class Address:
     street_address: str
     locality: str
-    region: str
+    region: str | None  # optional in the merchant feed: absent, never an empty string
     country: str
     postal_code: str
 
@@ -412,7 +412,7 @@ class HoursModel(_Model):
 class AddressModel(_Model):
     street_address: NonEmpty
     locality: NonEmpty
-    region: str = ""
+    region: NonEmpty | None = None
     country: Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2")]
     postal_code: NonEmpty
 

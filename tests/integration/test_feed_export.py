@@ -98,6 +98,22 @@ def test_an_export_writes_the_three_feeds_each_valid_against_its_schema(
     ]
 
 
+def test_a_restaurant_without_a_region_has_a_merchant_feed_without_one(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    text = (REPO / "samples" / "marlowes.toml").read_text(encoding="utf-8")
+    assert 'region = "Greater London"\n' in text
+    path = tmp_path / "no-region.toml"
+    path.write_text(text.replace('region = "Greater London"\n', ""), encoding="utf-8")
+    out = tmp_path / "out"
+    export_feeds([load_restaurant(path)], store, out, NOW, days=1)
+    document = the(out, "merchant")
+    jsonschema.validate(document, schema("merchant"))
+    address = document["merchant"][0]["geo"]["address"]
+    assert "region" not in address
+    assert address["locality"] == "London"
+
+
 def test_the_feed_has_an_entry_per_future_slot_and_party_size_the_floor_can_seat(
     tmp_path: Path, store: SQLiteStore, restaurants: list[Restaurant]
 ) -> None:

@@ -344,8 +344,9 @@ MERCHANT_BREAKS = [
     ("merchant/0/geo/extra", 1, SCHEMA_VIOLATION),
     *(
         (f"merchant/0/geo/address/{field}", DELETE, MISSING_REQUIRED_FIELD)
-        for field in ("street_address", "locality", "region", "country", "postal_code")
+        for field in ("street_address", "locality", "country", "postal_code")
     ),
+    ("merchant/0/geo/address/region", "", SCHEMA_VIOLATION),
     ("merchant/0/geo/address/country", "GBR", SCHEMA_VIOLATION),
     ("merchant/0/geo/address/locality", "", SCHEMA_VIOLATION),
     ("merchant/0/geo/address/extra", "x", SCHEMA_VIOLATION),
@@ -389,6 +390,10 @@ def test_each_service_feed_rule_has_a_document_that_breaks_it(
     path: str, value: object, code: str
 ) -> None:
     assert code_of(SERVICE, changed(SERVICE_DOC, path, value)) == code
+
+
+def test_a_merchant_address_without_a_region_is_accepted() -> None:
+    validate_document(MERCHANT, changed(MERCHANT_DOC, "merchant/0/geo/address/region", DELETE))
 
 
 def test_locales_with_a_region_are_accepted() -> None:

@@ -218,6 +218,7 @@ def test_the_large_turn_reaches_the_floor_for_protection(tmp_path: Path) -> None
         (("", 'closed = ["2026-02-30"]\n'), "closed[0]", "YYYY-MM-DD"),
         (('merchant_id = "m1"', 'merchant_id = ""'), "merchant_id", "at least 1 character"),
         (('country = "GB"', 'country = "United Kingdom"'), "address.country", "pattern"),
+        (('locality = "London"', 'locality = "London"\nregion = ""'), "address.region", "1 char"),
         (("[address]", "[adress]"), "adress", "unknown key (did you mean 'address'?)"),
         (('name = "Minimal"\n', ""), "name", "required but missing"),
     ],
