@@ -16,6 +16,8 @@ from typing import Any, TypeGuard, TypeVar
 # jsonschema ships no type information (no py.typed) and types-jsonschema is not a dependency.
 import jsonschema  # type: ignore[import-untyped]
 
+from feed.venue.telephone import e164
+
 T = TypeVar("T")
 Record = dict[str, Any]
 
@@ -341,8 +343,9 @@ def merchant_record(
     longitude: float,
     address: Mapping[str, str],
 ) -> Record:
-    """A merchant as the merchant feed wants it; the telephone is reduced to E.164 digits."""
-    digits = "".join(ch for ch in telephone if ch not in " -.()")
+    """A merchant as the merchant feed wants it; the telephone is reduced to E.164 (a
+    ValueError if it does not reduce: stripping "+44 (0)20 ..." would give a wrong number)."""
+    digits = e164(telephone)
     return {
         "merchant_id": merchant_id,
         "name": name,

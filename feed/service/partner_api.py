@@ -16,7 +16,14 @@ from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
 
 from engine import Party, PartyState
 from engine.errors import RESERVATION_NOT_ACTIVE, Rejected
@@ -30,6 +37,7 @@ from feed.settings import Partner
 from feed.venue import calendar
 from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
+from feed.venue.telephone import e164
 from store.log import DuplicateKey, LogStore, Remember
 
 CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
@@ -110,11 +118,19 @@ class SlotTime(_Req):
     resource_ids: Resources | None = None
 
 
+def _telephone(value: str) -> str:
+    """A guest's telephone (or none), kept as written for the host, once it is known to
+    reduce to E.164: a number the host cannot dial, or "+44 (0)20 ...", is a bad argument."""
+    if value:
+        e164(value)
+    return value
+
+
 class UserInformation(_Req):
     user_id: str = Field(min_length=1, max_length=200)
     given_name: str = ""
     family_name: str = ""
-    telephone: str = ""
+    telephone: Annotated[str, AfterValidator(_telephone)] = ""
     email: str = ""
 
 

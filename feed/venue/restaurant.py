@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from engine.floor import FloorPlan, FloorPlanError, Table, build_floor
+from feed.venue.telephone import e164
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "restaurant.schema.json"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -320,8 +321,7 @@ def _check_url(value: str) -> str:
 
 
 def _check_telephone(value: str) -> str:
-    if not re.match(r"^\+?[0-9][0-9 ()\-]{5,}$", value):
-        raise ValueError(f"must be a phone number such as '+44 20 7946 0321' (got {value!r})")
+    e164(value)  # the merchant feed sends it reduced to E.164: it must reduce
     return value
 
 

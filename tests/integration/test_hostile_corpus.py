@@ -263,7 +263,7 @@ def test_no_hostile_request_gets_a_5xx_or_changes_anything_when_refused(
     slot = json.loads(ids["slot"])
     basic = {"Authorization": BASIC, "Content-Type": "application/json"}
     bearer = {"Authorization": BEARER, "Content-Type": "application/json"}
-    user = {"user_id": "u-2", "given_name": "Ada", "telephone": "+44"}
+    user = {"user_id": "u-2", "given_name": "Ada", "telephone": "+44 20 7946 0000"}
 
     # Valid bodies of every JSON route, each then broken field by field.
     v3_bodies: dict[str, Any] = {

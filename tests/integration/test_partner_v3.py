@@ -633,6 +633,13 @@ def test_a_user_may_book_the_same_time_again_after_cancelling(server: ServerProc
         {"slot": slot(sec(14, "19:00"), 2)},  # no user
         {"user_information": {"user_id": "u"}},  # no slot
         {"slot": {**slot(sec(14, "19:00"), 2), "start_sec": "soon"}, "user_information": {}},
+        *(
+            {
+                "slot": slot(sec(14, "19:00"), 2),
+                "user_information": {"user_id": "u", "telephone": t},
+            }
+            for t in ("+44 (0)20 7946 0000", "020 7946 0000", "+44", "+44 20 7946 0000 ext 2")
+        ),
     ],
 )
 def test_create_booking_with_bad_arguments_is_400(

@@ -428,6 +428,27 @@ def test_the_merchant_feed_is_valid_sorted_and_deterministic(tmp_path: Path) -> 
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
 
 
+@pytest.mark.parametrize(
+    ("written", "reduced"),
+    [
+        ("+44 20 7946 0000", "+442079460000"),
+        ("+1 (415) 555-0142", "+14155550142"),
+        ("+353.1.555.0142", "+35315550142"),
+    ],
+)
+def test_a_merchant_telephone_is_reduced_to_e164(written: str, reduced: str) -> None:
+    record = merchant_record("m", "M", written, "https://m.example", 51.5, -0.1, ADDRESS)
+    assert record["telephone"] == reduced
+
+
+@pytest.mark.parametrize(
+    "written", ["+44 (0)20 7946 0000", "020 7946 0000", "+44 20", "+0 20 7946 0000", "+44 x7946"]
+)
+def test_a_merchant_telephone_that_does_not_reduce_to_e164_is_refused(written: str) -> None:
+    with pytest.raises(ValueError):
+        merchant_record("m", "M", written, "https://m.example", 51.5, -0.1, ADDRESS)
+
+
 def test_an_invalid_merchant_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     bad = dict(marlowes(), category="bar")
     with pytest.raises(FeedError) as caught:
