@@ -22,6 +22,7 @@ from engine.errors import (
     NOT_WAITING,
     RESERVATION_NOT_ACTIVE,
     TABLE_BUSY,
+    TOO_EARLY,
     UNKNOWN_PARTY,
     UNKNOWN_RESERVATION,
 )
@@ -403,6 +404,10 @@ class Receiver:
             return [record(reply_for(result))] if record is not None else []
 
         engine_id = str(index.get("reservation_id", reservation_id))  # moved: a new engine id
+        if name == "check_in":
+            early = self._later_day(book, day, engine_id, now, name)
+            if early is not None:
+                return early, False
         if name == "cancel":
             late = book.cancel_refused(day, engine_id, now, host=partner_id is None)
             if late is not None:
@@ -493,6 +498,10 @@ class Receiver:
             r = book.restaurant
             return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today{_next(r, now)}")
         first: tuple[date, str] = found
+        if name in ("seat", "arrive"):
+            early = self._later_day(book, *first, now, name)
+            if early is not None:
+                return early
 
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
             # A booking changed meanwhile (another engine reservation) is looked up again.
@@ -511,6 +520,27 @@ class Receiver:
             return reply, committed
 
         return self._host_once(merchant_id, name, key, act)
+
+    def _later_day(
+        self, book: DayBook, day: date, engine_id: str, now: datetime, name: str
+    ) -> Reply | None:
+        """A still-booked reservation of a day later than the one being served is refused
+        "too early", with when it is due. The engine lets the host seat or mark arrived a
+        booking at any time of its own day; on another day's log it would seat guests now at
+        a table the floor shows free, and turn the booking into a visit that never was."""
+        r = book.restaurant
+        working = self.today(r, now) or now.astimezone(r.tz).date()
+        reservation = book.stand(day).book.get(engine_id)
+        opening = calendar.opening_instant(r, day)
+        if day <= working or reservation is None or opening is None:
+            return None
+        if not reservation.still_booked:
+            return None  # the engine's own refusal (not active) says more
+        due = (opening + timedelta(minutes=reservation.at)).astimezone(r.tz)
+        when = f"{due:%A %Y-%m-%d %H:%M}"
+        return problem(
+            TOO_EARLY, f"{name} refused: too early: the booking is for {when}, a later day"
+        )
 
     @staticmethod
     def _operating(

@@ -151,3 +151,28 @@ def test_the_hosts_refusals_say_what_is_wrong_in_words(
     assert reply.status_code == status, reply.text
     error = reply.json()["error"]
     assert error["code"] == code and words in error["message"], error
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/reservations/{rid}/check-in", None),
+        ("/reservations/{rid}/arrive", None),
+        ("/parties/{rid}/seat", {"unit": "T2"}),
+    ],
+    ids=["check-in", "arrive", "seat"],
+)
+def test_a_booking_of_a_later_day_is_too_early_with_its_time_and_changes_nothing(
+    server: ServerProcess, path: str, body: Any
+) -> None:
+    booking = {"party_size": 2, "start": "2026-12-05T19:00", "name": "Dee", "phone": "+44 1"}
+    rid = str(ok(call(server, "POST", "/reservations", booking))["reservation_id"])
+    reply = call(server, "POST", path.format(rid=rid), body)
+    assert reply.status_code == 409, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "too early"
+    assert "Saturday 2026-12-05 19:00" in error["message"]
+    assert set(error) == {"code", "message"}
+    [row] = ok(call(server, "GET", "/reservations?date=2026-12-05"))["reservations"]
+    assert (row["status"], row["seated_at"]) == ("booked", None)
+    assert tables(server)["T2"] == "free"

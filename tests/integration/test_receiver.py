@@ -331,7 +331,9 @@ def test_checking_in_more_than_fifteen_minutes_early_is_refused_with_409_too_ear
     server: ServerProcess,
 ) -> None:
     rid = book(server, 2, at(7, "19:00"))
-    assert_error(post(server, change_event(new_id(), "checked_in", rid)), 409, "too early")
+    reply = post(server, change_event(new_id(), "checked_in", rid))
+    assert_error(reply, 409, "too early")
+    assert "Monday 2026-12-07 19:00" in reply.json()["error"]["message"]
     assert listed(server, date(2026, 12, 7))[rid]["status"] == "booked"
 
 

@@ -113,7 +113,12 @@
       case "not seated": return `${name} is not sitting at a table`;
       case "unknown party": return `${name} is not on today's list`;
       case "reservation not active": return `${name}'s booking is no longer active`;
-      case "too early": return `Too early to check in ${name}: their table is held from 15 minutes before`;
+      case "too early":
+        // A booking of a later day: the message says when it is due.
+        if (/a later day$/.test(err.message || "")) {
+          return `Too early for ${name}: ${err.message.replace(/^.*too early: /, "")}`;
+        }
+        return `Too early to check in ${name}: their table is held from 15 minutes before`;
       case "party exists": return `${name} is already on the list`;
       case "unauthorized": signOut("The host token was refused: sign in again."); return "Signed out";
       default: return err.message || `Something went wrong (${res.status})`;
