@@ -1290,9 +1290,10 @@ class DayBook:
         ts = self.minute(day, now)
         floor = r.online_floor
         with self._lock:
-            # A day under way has a live floor (seated parties, arrived guests) that only
-            # the replay knows; a day ahead is its booked reservations, folded by the store.
-            if day in self._days or ts >= 0:
+            # A day whose date has come has a live floor (seated parties, arrived guests)
+            # that only the replay knows, even before it opens (the host may seat a party
+            # early); a day ahead is its booked reservations, folded by the store.
+            if day in self._days or ts >= 0 or day <= now.astimezone(r.tz).date():
                 state = self._load(day)
                 taken = occupied(r, state.stand, state.meta, ts, day)
                 counts = rules.stand_counts(r, state.stand, state.meta, ts) if r.paced else None

@@ -192,6 +192,26 @@ def test_a_restaurants_bookings_lower_its_entries_and_no_one_elses(
     assert {b["start_sec"] for b, _ in changed} == set(range(start - 5400, start + 5400, 900))
 
 
+def test_a_party_seated_before_the_day_opens_keeps_its_table_in_that_days_feed(
+    tmp_path: Path, store: SQLiteStore, restaurants: list[Restaurant]
+) -> None:
+    # Friday's lunch opens at 12:00; the host seats the 12:00 party of 5 (T3, the only
+    # table for 5) at 11:40, and the feed is exported at 11:45, before the opening.
+    marlowes, day = restaurants[0], date(2026, 12, 4)
+    [noon] = [s for s in calendar.slots(marlowes, day) if s.local.hour == 12 and s.minute == 0]
+    book = DayBook(store, marlowes)
+    booked = book.book(day, noon, 5, NOW - timedelta(hours=1), booking_id="bk-five")
+    assert isinstance(booked, Applied) and booked.result is True
+    seated = book.operate(day, NOW - timedelta(minutes=20), "seat", "bk-five", "T3")
+    assert isinstance(seated, Applied) and seated.result == ["bk-five@T3"]
+    export_feeds(restaurants, store, tmp_path, NOW - timedelta(minutes=15), days=1)
+    feed = entries(the(tmp_path, "availability"))
+    assert cell(feed, "marlowes-kitchen", noon.start_sec, 5) == (0, 1)
+    # Seated at 11:40 for a 90-minute turn: T3 is taken until 13:10.
+    assert cell(feed, "marlowes-kitchen", noon.start_sec + 3600, 5) == (0, 1)
+    assert cell(feed, "marlowes-kitchen", noon.start_sec + 4500, 5) == (1, 1)
+
+
 @pytest.mark.parametrize(
     ("sizes", "duration_sec"), [((1, 2), 2700), ((3, 4), 4200), ((5, 6), 5400), ((7, 10), 7200)]
 )
