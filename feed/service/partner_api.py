@@ -3,9 +3,9 @@
 Requests arrive normalised to snake_case; the answers use the partner's exact field names.
 Business failures are 200 with `booking_failure` (or `waitlist_business_logic_failure`);
 unknown merchants, slots or bookings are 400. Idempotency tokens are stored with the change
-they made, so a retry gets the same booking and a failed attempt is simply tried again. An
-UpdateBooking whose change is already made (by its twin on another receiver, say) answers
-the booking as it now is.
+they made, so a retry gets the same booking (shown as it now is) and a failed attempt is
+simply tried again. An UpdateBooking whose change is already made (by its twin on another
+receiver, say) answers the booking as it now is.
 """
 
 from __future__ import annotations
@@ -613,11 +613,28 @@ class PartnerApi:
         if isinstance(req, Reply):
             return req
         token_scope = f"v3create:{partner.id}"
-        return self._once(
+        reply = self._once(
             token_scope,
             req.idempotency_token,
             "booking",
             lambda: self._create_booking(partner, req, token_scope),
+        )
+        return self._as_it_now_is(partner, reply)
+
+    def _as_it_now_is(self, partner: Partner, reply: Reply) -> Reply:
+        """A booking answer with the booking as it is now. A retry with a used token gets
+        the same booking, but the reply stored with the token is the booking as it was
+        made: since cancelled, moved or resized, that would tell the partner something
+        false about it. Its id is read again, as GetBookingStatus would."""
+        booking = reply.body.get("booking")
+        if not isinstance(booking, dict) or not isinstance(booking.get("booking_id"), str):
+            return reply
+        booking_id = booking["booking_id"]
+        index = self._index(partner, booking_id)
+        if isinstance(index, Reply):
+            return reply
+        return Reply(
+            {"booking": self._booking(booking_id, index, self._status(index, self.clock()))}
         )
 
     def _create_booking(

@@ -676,6 +676,25 @@ def test_retrying_create_booking_with_the_same_token_returns_the_same_booking(
     assert not available(server, start, 6)  # one table taken, not two attempts' worth
 
 
+def test_a_retried_create_booking_shows_the_booking_as_it_now_is(server: ServerProcess) -> None:
+    user, start = new_user(), sec(15, "18:00")
+    cancelled_token, moved_token = new_token(), new_token()
+    first = create(server, start, 2, user, cancelled_token)["booking"]
+    cancel(server, first["booking_id"])
+    again = create(server, start, 2, user, cancelled_token)["booking"]
+    assert again["booking_id"] == first["booking_id"]
+    assert again["status"] == "CANCELED"
+    other_user, later = new_user(), sec(15, "21:00")
+    other = create(server, start, 2, other_user, moved_token)["booking"]
+    update(server, {"booking_id": other["booking_id"], "slot": {"start_sec": str(later)}})
+    again = create(server, start, 2, other_user, moved_token)["booking"]
+    assert again["booking_id"] == other["booking_id"]
+    assert (again["status"], again["slot"]["start_sec"]) == ("CONFIRMED", later)
+    # The retries booked nothing.
+    assert [b["booking_id"] for b in bookings_of(server, user)] == [first["booking_id"]]
+    assert [b["booking_id"] for b in bookings_of(server, other_user)] == [other["booking_id"]]
+
+
 def test_a_new_token_never_returns_an_old_booking(server: ServerProcess) -> None:
     user, start = new_user(), sec(15, "20:30")
     old = booked(server, start, 2, user)
