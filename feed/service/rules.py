@@ -16,6 +16,7 @@ from typing import Any
 from engine import HostStand
 from engine.booked import BookedDay
 from engine.floor import FloorPlan
+from engine.holds import ReservationStatus
 from feed.floor.availability import Column, Taken, day_opens, day_opens_of_units
 from feed.floor.pacing import NO_BOOKINGS, Counts, counts_by_minute, rooms
 from feed.venue import calendar
@@ -50,18 +51,22 @@ def size_or_seats(r: Restaurant, size: Any, unit: str) -> int:
 def stand_counts(
     r: Restaurant, stand: HostStand, meta: Mapping[str, Mapping[str, Any]], ts: int
 ) -> dict[int, Counts]:
-    """(covers, parties) per start minute of the still-booked reservations (any source)."""
+    """(covers, parties) per start minute of the reservations the kitchen cooks for (any
+    source): the still-booked ones and the seated (checked-in) ones. A check-in does not
+    give its slot's pacing back, as a cancellation or a no-show does: the party is eating."""
     return counts_by_minute(
         [
             (res.at, size_or_seats(r, meta.get(res.id, {}).get("party_size"), res.unit))
-            for res in stand.book.booked()
-            if not res.no_show_by(ts)
+            for res in stand.reservations()
+            if res.status is ReservationStatus.SEATED
+            or (res.still_booked and not res.no_show_by(ts))
         ]
     )
 
 
 def folded_counts(r: Restaurant, booked: BookedDay, ts: int) -> dict[int, Counts]:
-    """`stand_counts` of a day read off the store's fold."""
+    """`stand_counts` of a day read off the store's fold: a day whose date has not come,
+    so nobody is seated yet (a later day's booking cannot be checked in or seated)."""
     return counts_by_minute([(b.at, size_or_seats(r, b.size, b.unit)) for b in booked.bookings(ts)])
 
 

@@ -172,6 +172,33 @@ def test_a_cancellation_gives_pacing_back(store: SQLiteStore, harbour: Restauran
     assert book.spots(THURSDAY, s, 2, NOW) == 3  # the floor's H1 H2 H4; 8 covers, 3 parties
 
 
+def test_a_checked_in_booking_still_counts_toward_its_slots_pacing(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    # The Harbour Room taking bookings up to the minute (no min_advance_minutes).
+    text = HARBOUR.read_text(encoding="utf-8")
+    assert "min_advance_minutes = 120\n" in text
+    path = tmp_path / "harbour.toml"
+    path.write_text(text.replace("min_advance_minutes = 120\n", ""), encoding="utf-8")
+    book = DayBook(store, load_restaurant(path))
+    s = slot(book.restaurant, THURSDAY, "12:00")  # lunch: 12 covers, 4 parties per slot
+    made = [book.book(THURSDAY, s, 4, NOW) for _ in range(3)]
+    assert all(isinstance(m, Applied) for m in made)
+    assert book.spots(THURSDAY, s, 2, NOW) == 0  # 12 covers booked
+    first = made[0]
+    assert isinstance(first, Applied)
+    at_the_door = datetime(2026, 12, 3, 11, 50, tzinfo=UTC)
+    checked_in = book.operate(THURSDAY, at_the_door, "check_in", first.operation[2])
+    assert isinstance(checked_in, Applied) and str(checked_in.result).startswith("seated")
+    # The kitchen still cooks for those 4 guests starting at 12:00: no room is given back,
+    # though a 2-top is free.
+    assert book.spots(THURSDAY, s, 2, at_the_door) == 0
+    refused = book.book(THURSDAY, s, 2, at_the_door)
+    assert isinstance(refused, Refused) and refused.code == days.OVER_PACING
+    host = book.book(THURSDAY, s, 2, at_the_door, host=True)
+    assert isinstance(host, Refused) and host.code == days.OVER_PACING
+
+
 def test_the_host_is_refused_over_pacing_unless_it_says_so_and_the_list_marks_it(
     store: SQLiteStore, harbour: Restaurant
 ) -> None:
