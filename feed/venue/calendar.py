@@ -185,8 +185,14 @@ def _slots(r: Restaurant, day: date) -> list[Slot]:
     services = services_of(r, day)
     first = _wall(day, services[0].open_offset).replace(tzinfo=r.tz)
     last = _wall(day, services[-1].last_seating_offset).replace(tzinfo=r.tz)
-    if first.utcoffset() == last.utcoffset() and _exists(r.tz, first.replace(tzinfo=None)):
-        # No clock change inside the day (the usual case): wall minutes are real minutes.
+    if (
+        first.utcoffset() == last.utcoffset()
+        and _exists(r.tz, first.replace(tzinfo=None))
+        and _exists(r.tz, last.replace(tzinfo=None))
+    ):
+        # No clock change inside the day (the usual case): wall minutes are real minutes. A
+        # last seating the clocks skip reads with the offset before the jump, like the
+        # opening, though the day changes its clocks: it takes the slot-by-slot path.
         return _plain_slots(r, services, first, opening)
     return _wall_clock_slots(r, day, opening)
 

@@ -380,3 +380,19 @@ def test_why_not_a_slot_keeps_a_late_dinner_and_the_next_days_lunch_apart() -> N
     assert why_not_a_slot(r, datetime(2026, 6, 20, 12, 40)) == (
         "slots are every 30 minutes: the nearest are 12:30 and 13:00"
     )
+
+
+def test_a_last_seating_the_clocks_skip_gives_no_slot_past_the_jump() -> None:
+    # 2026-03-29 01:00 GMT the clocks go to 02:00 BST: a last seating at 01:30 does not
+    # exist that night, so the last slot is 00:30, not 01:30 GMT read as 02:30 BST.
+    r = late("Europe/London", "saturday", "22:00", "03:00", "01:30")
+    saturday = date(2026, 3, 28)
+    assert grid(r, saturday) == [
+        ("22:00", 0),
+        ("22:30", 30),
+        ("23:00", 60),
+        ("23:30", 90),
+        ("00:00", 120),
+        ("00:30", 150),
+    ]
+    assert slot_at(r, datetime(2026, 3, 29, 2, 30)) is None
