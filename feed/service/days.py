@@ -131,6 +131,13 @@ def _open_rows(
     return out
 
 
+def earliest_start(r: Restaurant, now: datetime) -> int:
+    """The first start_sec a booking made at `now` may have: min_advance_minutes after now,
+    to the microsecond. Starts are whole seconds, so now is rounded up, not down: a slot
+    closes the instant after its last_bookable_sec, as `unbookable` refuses it."""
+    return math.ceil(now.timestamp()) + r.min_advance_minutes * 60
+
+
 def area_units(r: Restaurant, area_id: str | None) -> AreaUnits | Refused:
     """The units a booking or lookup naming `area_id` (a partner's room_id) may have: None
     for any unit (no area named, or the restaurant is one area); SLOT_UNAVAILABLE for an
@@ -1246,7 +1253,7 @@ class DayBook:
         if calendar.within_horizon(r, day, now):
             by_minute = {slot.minute: row for slot, row in zip(slots, opens, strict=True)}
         now_sec = int(now.timestamp())
-        earliest = now_sec + r.min_advance_minutes * 60
+        earliest = earliest_start(r, now)
         return _open_rows(slots, sizes, totals, by_minute, 0, ts, now_sec, earliest)
 
     def _partner_rows(
@@ -1265,7 +1272,7 @@ class DayBook:
         sizes = range(1, width + 1)
         totals = [spots_total(r.online_floor, n, units) for n in sizes]
         now_sec = int(now.timestamp())
-        earliest = now_sec + r.min_advance_minutes * 60
+        earliest = earliest_start(r, now)
         last_day = calendar.last_bookable_day(r, now)
         with self._lock:  # None beyond the horizon: nothing open there yet
             read = self._read_day(day, now, now.timestamp(), self.store.log_version(), last_day)
@@ -1305,7 +1312,7 @@ class DayBook:
                 counts = rules.folded_counts(r, booked, ts) if r.paced else None
                 opens = rules.opens(r, day, floor, None, units, slots, sizes, counts)
         now_sec = int(now.timestamp())
-        earliest = now_sec + r.min_advance_minutes * 60
+        earliest = earliest_start(r, now)
         keep = [i for i, s in enumerate(slots) if s.start_sec > now_sec and s.minute > ts]
         if r.min_advance_minutes:  # too close to book: published, 0 open
             opens = [

@@ -114,6 +114,28 @@ def test_a_booking_closer_than_min_advance_is_refused(store: SQLiteStore) -> Non
     assert isinstance(book.book(SATURDAY, slot(strict, SATURDAY, "19:15"), 2, now), Applied)
 
 
+def test_availability_rows_close_a_slot_at_its_last_bookable_instant_to_the_microsecond(
+    store: SQLiteStore,
+) -> None:
+    r = load_restaurant(REPO / "samples" / "marlowes.toml")
+    strict = Restaurant(**{**r.__dict__, "min_advance_minutes": 60, "memo": {}})
+    book = DayBook(store, strict)
+    seven = slot(strict, SATURDAY, "19:00")
+    last_bookable = at(SATURDAY, "18:00")  # last_bookable_sec: start - min_advance
+
+    def open_at_seven(now: datetime, **how: bool) -> int:
+        rows = book.rows(SATURDAY, now, **how)
+        return next(o for start, n, o, _ in rows if start == seven.start_sec and n == 2)
+
+    for how in ({}, {"host": True}):
+        assert open_at_seven(last_bookable, **how) > 0  # at last_bookable_sec: still open
+        assert open_at_seven(last_bookable + timedelta(microseconds=1), **how) == 0, how
+    late = last_bookable + timedelta(microseconds=1)
+    assert isinstance(book.book(SATURDAY, seven, 2, late), Refused)  # as the rows say
+    block = book.day_block(SATURDAY, late, [2])
+    assert block[1][block[0].index(seven.start_sec)] == [0]
+
+
 def receiver_at(
     store: SQLiteStore, r: Restaurant, clock: list[datetime], notifier: Notifier | None = None
 ) -> Receiver:
