@@ -1,12 +1,12 @@
 """A running server's reload of its restaurant files: all of them valid, or none applied.
 
 A reload reads every file `serve` was given. Any problem (a file's own, two files with one
-merchant_id, a restaurant added or removed, an opening moved on a day whose log has
-entries) refuses it whole, with every problem, and the running configuration stays. Else
-each changed restaurant's DayBook goes on under its new Restaurant (its replayed days are
-dropped and replayed again under the new floor and hours), the bookings that no longer fit
-are listed for the host (never cancelled), and partners are sent an availability replace
-of every day ahead. The swap is done by the caller's thread in one step under a lock: on
+merchant_id, a restaurant added or removed, a time zone changed, an opening moved on a day
+whose log has entries) refuses it whole, with every problem, and the running configuration
+stays. Else each changed restaurant's DayBook goes on under its new Restaurant (its replayed
+days are dropped and replayed again under the new floor and hours), the bookings that no
+longer fit are listed for the host (never cancelled), and partners are sent an availability
+replace of every day ahead. The swap is done by the caller's thread in one step under a lock: on
 the event loop, no request sees part old, part new.
 """
 
@@ -136,6 +136,9 @@ class Reloader:
             book = books[m]
             if book.restaurant == new:
                 continue
+            if new.tz != book.restaurant.tz:
+                problems.append(_moved_zone(path, book.restaurant, new))
+                continue
             days = _days_ahead(book.restaurant, new, now)
             problems += _moved_openings(book, path, new, days)
             misfits[m] = _misfits(book, new, days, self.receiver.attention)
@@ -169,6 +172,16 @@ def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:
     today = now.astimezone(new.tz).date()
     last = max(old.horizon_days, new.horizon_days)
     return [today + timedelta(days=i) for i in range(-1, last + 1)]
+
+
+def _moved_zone(path: Path, old: Restaurant, new: Restaurant) -> str:
+    """A new time zone is refused: the stored days count minutes from openings read in the
+    old zone, and would be read in the new one at other instants."""
+    return (
+        f"{path}: timezone: would change from {old.tz.key} to {new.tz.key}: the stored days"
+        f" count their times from openings on the {old.tz.key} clock and would be misread;"
+        f" keep timezone = {old.tz.key!r}"
+    )
 
 
 def _moved_openings(book: DayBook, path: Path, new: Restaurant, days: list[date]) -> list[str]:

@@ -84,3 +84,15 @@ def test_an_unchanged_file_changes_nothing(receiver: Receiver, path: Path) -> No
     outcome = Reloader([path], receiver).reload()
     assert outcome.applied and outcome.changed == () and outcome.replaces == 0
     assert book.restaurant is before and book.generation == 0
+
+
+def test_changing_the_time_zone_is_refused_naming_the_zones(receiver: Receiver, path: Path) -> None:
+    booked = receiver.host_book("marlowes-kitchen", 2, "2026-12-05T19:00", "Ada", "")
+    assert booked.code is None, booked.body
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"Europe/London"', '"Europe/Paris"'), encoding="utf-8")
+    outcome = Reloader([path], receiver).reload()
+    assert not outcome.applied
+    [problem] = outcome.problems
+    assert problem.startswith(f"{path}: timezone: would change from Europe/London to Europe/Paris")
+    assert receiver.books["marlowes-kitchen"].restaurant == load_restaurant(MARLOWES)
