@@ -54,10 +54,15 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
     closing = calendar.closing_instant(r, day)
     start = max(opening, now) if opening is not None else now
     end = closing if closing is not None else start
+    slots = calendar.slots(r, day)
+    if slots and slots[-1].start_sec >= end.timestamp():
+        # A last seating at the close starts at the close: the window's end is exclusive,
+        # so it ends just after that slot, or the partner would drop it.
+        end = datetime.fromtimestamp(slots[-1].start_sec + 1, UTC)
     now_sec = int(now.timestamp())
     stamps: dict[int, str] = {}
     # The turn of a party follows the service its slot is in.
-    by_start = {s.start_sec: s for s in calendar.slots(r, day)} if r.varied_turns else {}
+    by_start = {s.start_sec: s for s in slots} if r.varied_turns else {}
     durations = {n: f"{r.duration_minutes(n) * 60}s" for n in range(1, r.max_party_size + 1)}
     rows: list[ReplaceRow] = []
     areas: list[tuple[str | None, tuple[str, str] | None]] = [(None, None)]

@@ -69,3 +69,16 @@ def calendar_stamp(start_sec: int) -> str:
     from feed.service.notify import rfc3339
 
     return rfc3339(datetime.fromtimestamp(start_sec, UTC))
+
+
+def test_a_replace_window_holds_a_last_seating_at_the_close(tmp_path: Path) -> None:
+    config = tomllib.loads(SAMPLE.read_text(encoding="utf-8"))
+    config["hours"]["friday"] = [{"open": "17:30", "close": "23:00", "last_seating": "23:00"}]
+    r = parse_restaurant(config, "test")
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    with SQLiteStore(tmp_path / "x.db") as store:
+        [window] = replace_body(DayBook(store, r), [DAY], now)["extendedServiceAvailability"]
+    starts = {a["startTime"] for a in window["availability"]}
+    assert "2026-12-04T23:00:00Z" in starts  # the last seating, at the close
+    # The window's end is exclusive: every entry it carries lies inside it.
+    assert all(window["startTimeRestrict"] <= s < window["endTimeRestrict"] for s in starts)
