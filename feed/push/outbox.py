@@ -50,15 +50,14 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
     """The replace's time window (RFC 3339 start and end) and its future slots' rows: each
     area's in turn (in [areas] order) where the restaurant has areas, as the feed has them."""
     r = book.restaurant
-    opening = calendar.opening_instant(r, day)
-    closing = calendar.closing_instant(r, day)
-    start = max(opening, now) if opening is not None else now
-    end = closing if closing is not None else start
+    # The whole service day, not its hours alone: a partner drops what it had in the window,
+    # so slots that hours changed since (or a day closed since) are taken back too, and a
+    # service past midnight stays with its own day's window (its end is exclusive, and
+    # holds a last seating at the close).
+    first, last = calendar.day_span(r, day)
+    start = max(first, now)
+    end = max(last, start + timedelta(seconds=1))
     slots = calendar.slots(r, day)
-    if slots and slots[-1].start_sec >= end.timestamp():
-        # A last seating at the close starts at the close: the window's end is exclusive,
-        # so it ends just after that slot, or the partner would drop it.
-        end = datetime.fromtimestamp(slots[-1].start_sec + 1, UTC)
     now_sec = int(now.timestamp())
     stamps: dict[int, str] = {}
     # The turn of a party follows the service its slot is in.
@@ -80,8 +79,7 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
                 durations[n] if slot is None else f"{calendar.duration_sec(r, day, slot, n)}s"
             )
             rows.append((stamp, duration, n, spots_open, total, room))
-    window_end = rfc3339(max(end, start + timedelta(seconds=1)))
-    return rfc3339(start), window_end, rows
+    return rfc3339(start), rfc3339(end), rows
 
 
 def _resources(n: int, room: tuple[str, str] | None) -> dict[str, Any]:

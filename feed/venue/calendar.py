@@ -136,6 +136,25 @@ def closing_instant(r: Restaurant, day: date) -> datetime | None:
     return _instant(r.tz, _wall(day, services[-1].close_offset))
 
 
+def day_span(r: Restaurant, day: date) -> tuple[datetime, datetime]:
+    """The instants the service day owns (UTC, end exclusive), open or closed: from its
+    local midnight to the next day's. A service running past midnight is its day's, so a
+    day begins once the day before's last service has closed (just after a last seating
+    at that close), and ends where the next one begins: the days tile time."""
+    return _day_start(r, day), _day_start(r, day + timedelta(days=1))
+
+
+def _day_start(r: Restaurant, day: date) -> datetime:
+    start = _instant(r.tz, _wall(day, 0))
+    before = day - timedelta(days=1)
+    closing = closing_instant(r, before)
+    if closing is None:
+        return start
+    told = slots(r, before)
+    last = datetime.fromtimestamp(told[-1].start_sec + 1, UTC) if told else closing
+    return max(start, closing, last)
+
+
 def in_service(r: Restaurant, instant: datetime) -> date | None:
     """The service day of the service running at `instant` (open <= instant < close), or
     None between services (after lunch, before dinner) and outside the day."""

@@ -12,6 +12,7 @@ import pytest
 
 from feed.venue.calendar import (
     closing_instant,
+    day_span,
     days_ahead,
     in_service,
     minute_of,
@@ -396,3 +397,29 @@ def test_a_last_seating_the_clocks_skip_gives_no_slot_past_the_jump() -> None:
         ("00:30", 150),
     ]
     assert slot_at(r, datetime(2026, 3, 29, 2, 30)) is None
+
+
+# ---------------------------------------------------------------- the instants a day owns
+
+
+def test_a_day_spans_midnight_to_midnight_when_no_service_runs_past_it() -> None:
+    assert day_span(MARLOWES, date(2026, 12, 4)) == (utc(2026, 12, 4), utc(2026, 12, 5))
+    # Closed, it still owns its hours (a replace of it takes back what partners had).
+    assert day_span(MARLOWES, date(2026, 12, 25)) == (utc(2026, 12, 25), utc(2026, 12, 26))
+    # Midnight on the local clock: 23:00 UTC in British Summer Time.
+    assert day_span(MARLOWES, date(2026, 6, 17)) == (utc(2026, 6, 16, 23), utc(2026, 6, 17, 23))
+
+
+def test_a_service_past_midnight_belongs_to_its_day_and_the_next_begins_after_it() -> None:
+    r = late("Europe/London", "friday", "18:00", "01:00", "00:30")
+    friday, saturday = date(2026, 12, 4), date(2026, 12, 5)
+    assert day_span(r, friday) == (utc(2026, 12, 4), utc(2026, 12, 5, 1))
+    assert day_span(r, saturday) == (utc(2026, 12, 5, 1), utc(2026, 12, 6))
+
+
+def test_a_day_ends_just_after_a_last_seating_at_its_close() -> None:
+    r = late("Europe/London", "friday", "18:00", "01:00", "01:00")
+    end = utc(2026, 12, 5, 1) + timedelta(seconds=1)
+    assert slots(r, date(2026, 12, 4))[-1].start_sec == int(utc(2026, 12, 5, 1).timestamp())
+    assert day_span(r, date(2026, 12, 4)) == (utc(2026, 12, 4), end)
+    assert day_span(r, date(2026, 12, 5))[0] == end

@@ -82,3 +82,21 @@ def test_a_replace_window_holds_a_last_seating_at_the_close(tmp_path: Path) -> N
     assert "2026-12-04T23:00:00Z" in starts  # the last seating, at the close
     # The window's end is exclusive: every entry it carries lies inside it.
     assert all(window["startTimeRestrict"] <= s < window["endTimeRestrict"] for s in starts)
+
+
+def test_a_replace_window_is_the_whole_service_day(tmp_path: Path) -> None:
+    config = tomllib.loads(SAMPLE.read_text(encoding="utf-8"))
+    config["hours"]["friday"] = [{"open": "18:00", "close": "01:00", "last_seating": "00:30"}]
+    r = parse_restaurant(config, "test")
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    christmas = date(2026, 12, 25)  # closed: its window still takes back all it had
+    with SQLiteStore(tmp_path / "x.db") as store:
+        body = replace_body(DayBook(store, r), [DAY, DAY + timedelta(days=1), christmas], now)
+    windows = [
+        (w["startTimeRestrict"], w["endTimeRestrict"]) for w in body["extendedServiceAvailability"]
+    ]
+    assert windows == [
+        ("2026-12-04T00:00:00Z", "2026-12-05T01:00:00Z"),  # Friday's dinner, past midnight
+        ("2026-12-05T01:00:00Z", "2026-12-06T00:00:00Z"),  # Saturday: after Friday's close
+        ("2026-12-25T00:00:00Z", "2026-12-26T00:00:00Z"),
+    ]
