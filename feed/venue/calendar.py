@@ -299,12 +299,37 @@ def slot_at(r: Restaurant, when: datetime) -> tuple[date, Slot] | None:
 
 def why_not_a_slot(r: Restaurant, when: datetime) -> str:
     """Why no slot starts at `when` (naive: local wall clock; aware: that instant), in words
-    the host or partner asking can act on: closed that day; outside the day's booking
+    the host or partner asking can act on: a wall time the clocks skip, or the second of a
+    repeated hour (slots are at its first); closed that day; outside the day's booking
     times (named: each service's first to last slot); or between two slots (named). Times
     are the restaurant's wall clock; asked with an instant, the reason names the zone."""
     if when.tzinfo is not None:
-        return f"{why_not_a_slot(r, when.astimezone(r.tz).replace(tzinfo=None))} ({r.tz.key})"
-    local = when
+        local = when.astimezone(r.tz)
+        wall = local.replace(tzinfo=None)
+        if local.fold and _repeated(r.tz, wall) and slot_at(r, wall) is not None:
+            first = wall.replace(tzinfo=r.tz, fold=0)
+            return (
+                f"{wall:%H:%M} comes twice on {wall.date().isoformat()} in {r.tz.key}:"
+                f" clocks go back; the slot is the first {wall:%H:%M} ({first.tzname()},"
+                f" {first.astimezone(UTC):%H:%M} UTC), not the second ({local.tzname()})"
+            )
+        return f"{_why_not(r, wall)} ({r.tz.key})"
+    if not _exists(r.tz, when):
+        return (
+            f"{when:%H:%M} does not exist on {when.date().isoformat()} in {r.tz.key}:"
+            f" clocks go forward; {_why_not(r, when)}"
+        )
+    return _why_not(r, when)
+
+
+def _repeated(tz: ZoneInfo, wall: datetime) -> bool:
+    """Does the clock read `wall` twice (the hour the clocks go back)?"""
+    return (
+        wall.replace(tzinfo=tz, fold=0).utcoffset() != wall.replace(tzinfo=tz, fold=1).utcoffset()
+    )
+
+
+def _why_not(r: Restaurant, local: datetime) -> str:
     day = local.date()
     # The slots told on that calendar date (a dinner past midnight is the day before's),
     # each with its service: (service day, index).

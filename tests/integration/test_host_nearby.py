@@ -211,6 +211,14 @@ def test_a_time_that_is_not_a_slot_names_the_nearest_slots_or_the_days_hours(
         ": that day's slots run 12:00-14:00 and 17:30-21:30"
     )
     assert rec.host_reservations(mid, FRIDAY).body["reservations"] == []
+    # A time the clocks skip (2027-03-28, 01:00 GMT -> 02:00 BST) is told as such.
+    skipped = rec.host_book(mid, 2, "2027-03-28T01:30", "Ann", "1")
+    assert status_of(skipped) == 409 and skipped.code == days.NOT_A_SLOT
+    assert skipped.body["error"]["message"] == (
+        "2027-03-28T01:30:00 is not a slot at Marlowe's Kitchen: 01:30 does not exist on"
+        " 2027-03-28 in Europe/London: clocks go forward; that day's slots run 12:00-14:00"
+        " and 17:30-21:30"
+    )
 
 
 def test_the_host_apis_list_says_where_a_booking_moved_to_another_day_went(

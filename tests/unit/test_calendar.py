@@ -423,3 +423,28 @@ def test_a_day_ends_just_after_a_last_seating_at_its_close() -> None:
     assert slots(r, date(2026, 12, 4))[-1].start_sec == int(utc(2026, 12, 5, 1).timestamp())
     assert day_span(r, date(2026, 12, 4)) == (utc(2026, 12, 4), end)
     assert day_span(r, date(2026, 12, 5))[0] == end
+
+
+def test_why_not_a_slot_says_the_clocks_skip_a_wall_time_that_does_not_exist() -> None:
+    # 2026-03-29 01:00 GMT the clocks go to 02:00 BST: 01:30 is never read that night.
+    r = late("Europe/London", "saturday", "22:00", "03:00", "02:30")
+    assert slot_at(r, datetime(2026, 3, 29, 1, 30)) is None
+    assert why_not_a_slot(r, datetime(2026, 3, 29, 1, 30)) == (
+        "01:30 does not exist on 2026-03-29 in Europe/London: clocks go forward;"
+        " slots are every 30 minutes: the nearest are 00:30 and 02:00"
+    )
+
+
+def test_why_not_a_slot_says_the_second_of_a_repeated_hour_is_not_the_slot() -> None:
+    # 2026-10-25 02:00 BST the clocks go back to 01:00 GMT: 01:30 is read twice.
+    r = late("Europe/London", "saturday", "22:00", "03:00", "02:30")
+    second_0130 = datetime(2026, 10, 25, 1, 30, tzinfo=LONDON, fold=1)
+    assert slot_at(r, second_0130) is None
+    assert why_not_a_slot(r, second_0130) == (
+        "01:30 comes twice on 2026-10-25 in Europe/London: clocks go back;"
+        " the slot is the first 01:30 (BST, 00:30 UTC), not the second (GMT)"
+    )
+    # A repeated time that is no slot either way is told as any other time.
+    assert why_not_a_slot(r, datetime(2026, 10, 25, 1, 40, tzinfo=LONDON, fold=1)) == (
+        "that day's slots run 00:00-02:30 (Europe/London)"
+    )
