@@ -41,7 +41,6 @@ from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
 from feed.settings import Settings
-from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 from store.log import LogStore, StoreUnavailable
 from store.turns import Turns
@@ -78,9 +77,9 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
         if caught_up is not None and caught_up.get(r.merchant_id) != local:
             last = (day or local) - timedelta(days=1)
             first = last - timedelta(days=CATCH_UP_DAYS - 1)
-            for past, closing in book.left_behind(first, last):
-                book.close_queue(past, closing)  # else the board could seat them
-                book.operate(past, closing, "board", meta={"source": "clock"})
+            for past, judged in book.left_behind(first, last, now):
+                book.close_queue(past, judged)  # else the board could seat them
+                book.operate(past, judged, "board", meta={"source": "clock"})
                 written.add(past)
             # Every past day's waitlist too (any later write there, a host's late cancel,
             # would run a pass that seats whoever still waits).
@@ -91,17 +90,20 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
             caught_up[r.merchant_id] = local
         # The waitlist ends with its service: a party still waiting at the close is taken
         # off it (as the host would), never seated by a later pass. Yesterday too when its
-        # last service closes after midnight (today is then already the next day); any
-        # other past day is the catch-up's, once a day.
+        # last service closes, or a booking at its last seating is held, after midnight
+        # (today is then already the next day): its no-shows are still the clock's to
+        # write. Any other past day is the catch-up's, once a day.
         yesterday = local - timedelta(days=1)
-        ends = calendar.closing_instant(r, yesterday)
+        ends = book.settled(yesterday)
         late = ends is not None and ends.astimezone(r.tz).date() == local
-        for d in {*([yesterday] if late else []), *([day] if day is not None else [])}:
+        running = {*([yesterday] if late else []), *([day] if day is not None else [])}
+        for d in sorted(running):
             if book.close_queue(d, now):
                 written.add(d)
-        if day is not None and book.time_changes(day, now):
-            book.operate(day, now, "board", meta={"source": "clock"})
-            written.add(day)
+        for d in sorted(running):
+            if book.time_changes(d, now):
+                book.operate(d, now, "board", meta={"source": "clock"})
+                written.add(d)
         swept += len(written)
     return swept
 

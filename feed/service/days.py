@@ -14,12 +14,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from itertools import islice
 from typing import Any
 
 from engine import HostStand, Rejected
 from engine.booked import BookedDay
+from engine.config import HOLD_AFTER_MINUTES
 from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
 from feed.floor import pacing
@@ -988,21 +989,43 @@ class DayBook:
             written += isinstance(done, Applied) and done.seq is not None
         return written
 
-    def left_behind(self, first: date, last: date) -> list[tuple[date, datetime]]:
-        """Past days, first..last, whose log never said what time made of them by their
-        close: a booking whose hold ended before closing, never marked a no-show (the
-        server was down then). Each with its closing instant, when the clock would have
-        written it. One folded read of the store for the whole range, no replay."""
+    def settled(self, day: date) -> datetime | None:
+        """When time alone has done all it can to `day` by its hours (UTC): the last close,
+        or the end of the hold of a booking at the last seating when that is later (a last
+        seating at or near the close holds its table past it). None when closed."""
+        r = self.restaurant
+        closing = calendar.closing_instant(r, day)
+        told = calendar.slots(r, day)
+        if closing is None or not told:
+            return closing
+        last_hold = told[-1].local + timedelta(minutes=HOLD_AFTER_MINUTES)
+        return max(closing, last_hold.astimezone(UTC))
+
+    def left_behind(self, first: date, last: date, now: datetime) -> list[tuple[date, datetime]]:
+        """Past days, first..last, whose log never said what time made of them: a booking
+        whose hold ended, never marked a no-show (the server was down then). Each with the
+        instant it is judged as of, when the clock would have written it: its close, or
+        its last booking's hold's end when later (a booking at a late close is held past
+        it); a day whose last hold ends after `now` is left to the clock's sweep. One
+        folded read of the store for the whole range, no replay."""
         r = self.restaurant
         out: list[tuple[date, datetime]] = []
         for day, booked in sorted(self.store.booked(r.merchant_id, first, last).items()):
             closing = calendar.closing_instant(r, day)
-            if closing is None:
+            opening = calendar.opening_instant(r, day)
+            if closing is None or opening is None:
                 continue
-            # The fold's own rule: fewer still held at the close than the log last said.
+            holds = [b.at for b in booked.reservations.values() if not b.arrived]
+            judged = closing
+            if holds:
+                last_hold = opening + timedelta(minutes=max(holds) + HOLD_AFTER_MINUTES)
+                judged = max(closing, last_hold)
+            if judged > now:
+                continue
+            # The fold's own rule: fewer still held then than the log last said.
             held = booked.reservations if booked.last_ts is None else booked.by_id(booked.last_ts)
-            if len(booked.by_id(self.minute(day, closing))) < len(held):
-                out.append((day, closing))
+            if len(booked.by_id(self.minute(day, judged))) < len(held):
+                out.append((day, judged))
         return out
 
     def availability_key(self, day: date, now: datetime) -> int:

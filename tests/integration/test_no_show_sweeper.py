@@ -286,3 +286,54 @@ def test_a_party_whose_arrival_no_service_holds_any_more_waits_while_one_is_open
         clock[0] = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)  # no service open
         assert sweep_no_shows(after) == 1
         assert after.books[mid].stand(FRIDAY).queue() == []
+
+
+def late_close(tmp_path: Path) -> Path:
+    """Marlowe's with Friday's dinner to 01:00 and its last seating at the close."""
+    text = (REPO / "samples" / "marlowes.toml").read_text()
+    dinner = '{ open = "17:30", close = "23:00", last_seating = "21:30" },\n]\nsaturday'
+    assert dinner in text
+    late = '{ open = "17:30", close = "01:00", last_seating = "01:00" },\n]\nsaturday'
+    (tmp_path / "late.toml").write_text(text.replace(dinner, late))
+    return tmp_path / "late.toml"
+
+
+def test_a_hold_ending_after_a_late_close_is_written_a_no_show_by_the_clock(
+    tmp_path: Path,
+) -> None:
+    """A booking at 01:00, the close, holds its table until 01:15: by then Saturday is the
+    host's today, yet Friday's no-show is still the clock's to write."""
+    r = load_restaurant(late_close(tmp_path))
+    clock = [datetime(2026, 12, 4, 12, 0, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([r], store, Settings(), lambda: clock[0])
+        book = receiver.books[r.merchant_id]
+        found = calendar.slot_at(r, datetime(2026, 12, 5, 1, 0))
+        assert found == (FRIDAY, calendar.slots(r, FRIDAY)[-1])
+        booking_id = book.book(FRIDAY, found[1], 2, clock[0]).operation[2]  # type: ignore[union-attr]
+        clock[0] = datetime(2026, 12, 5, 1, 14, tzinfo=UTC)
+        assert sweep_no_shows(receiver) == 0  # its hold still runs
+        clock[0] = datetime(2026, 12, 5, 1, 15, tzinfo=UTC)
+        assert sweep_no_shows(receiver) == 1
+        written = book.stand(FRIDAY).book.get(booking_id)
+        assert written is not None and written.status is ReservationStatus.NO_SHOW
+
+
+def test_catching_up_judges_a_day_as_of_its_last_hold_not_its_close(tmp_path: Path) -> None:
+    """No server ran from before Friday's 01:00 booking until the next morning: the catch-up
+    writes its no-show as of 01:15, when its hold ended (at the close it was still held)."""
+    r = load_restaurant(late_close(tmp_path))
+    clock = [datetime(2026, 12, 4, 12, 0, tzinfo=UTC)]
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver([r], store, Settings(), lambda: clock[0])
+        book = receiver.books[r.merchant_id]
+        found = calendar.slot_at(r, datetime(2026, 12, 5, 1, 0))
+        assert found is not None
+        booking_id = book.book(FRIDAY, found[1], 2, clock[0]).operation[2]  # type: ignore[union-attr]
+        clock[0] = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
+        assert sweep_no_shows(receiver, {}) == 1
+        written = book.stand(FRIDAY).book.get(booking_id)
+        assert written is not None and written.status is ReservationStatus.NO_SHOW
+        last = store.entries(r.merchant_id, FRIDAY)[-1]
+        assert last.operation[:2] == ["board", (25 - 12) * 60 + 15]  # 01:15, opened 12:00
+        assert sweep_no_shows(receiver, {}) == 0  # written: nothing left behind
