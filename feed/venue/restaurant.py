@@ -15,7 +15,7 @@ import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -614,7 +614,7 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
 
     floor = _floor(m, fail)
     hours = _services(m, floor, fail)
-    special = _special_days(m, floor, fail)
+    special = _special_days(m, floor, hours, fail)
     walk_in = frozenset(t.id for t in m.tables if t.walk_in_only)
     if m.max_online_party_size is not None and m.max_online_party_size > m.max_party_size:
         raise fail("max_online_party_size", f"must be at most max_party_size ({m.max_party_size})")
@@ -717,7 +717,7 @@ def _services(m: RestaurantModel, floor: FloorPlan, fail: _Fail) -> dict[int, tu
 
 
 def _special_days(
-    m: RestaurantModel, floor: FloorPlan, fail: _Fail
+    m: RestaurantModel, floor: FloorPlan, hours: Mapping[int, tuple[Service, ...]], fail: _Fail
 ) -> dict[date, tuple[Service, ...]]:
     out: dict[date, tuple[Service, ...]] = {}
     for i, special in enumerate(m.special_days):
@@ -729,6 +729,29 @@ def _special_days(
         out[special.date] = _service_list(
             special.services, f"{where}.services", special.date.isoformat(), m, floor, fail
         )
+    closed = frozenset(m.closed)
+
+    def services_on(day: date) -> tuple[Service, ...]:
+        return () if day in closed else out.get(day, hours[day.weekday()])
+
+    # As the weekdays are: a service past midnight must end before the next day's first
+    # opens, whichever of the two is the special day (the hours would belong to both).
+    for i, special in enumerate(m.special_days):
+        day, services = special.date, out[special.date]
+        before, after = day - timedelta(days=1), day + timedelta(days=1)
+        earlier, later = services_on(before), services_on(after)
+        if earlier and earlier[-1].close_offset > _DAY + services[0].open_offset:
+            raise fail(
+                f"special_days[{i}].services[0].open",
+                f"{day} opens at {services[0].open:%H:%M}, before the last service of"
+                f" {before} closes ({earlier[-1].close:%H:%M}): the days would overlap",
+            )
+        if later and services[-1].close_offset > _DAY + later[0].open_offset:
+            raise fail(
+                f"special_days[{i}].services[{len(services) - 1}].close",
+                f"{day}'s last service closes at {services[-1].close:%H:%M}, after the first"
+                f" service of {after} opens ({later[0].open:%H:%M}): the days would overlap",
+            )
     return out
 
 

@@ -250,6 +250,47 @@ def test_a_service_running_into_the_next_days_opening_is_refused(tmp_path: Path)
     assert ": hours.monday[0].close: runs into the first service of tuesday" in message
 
 
+def special_day(day: str, open_: str, close: str) -> str:
+    return (
+        f'\n[[special_days]]\ndate = "{day}"\n'
+        f'services = [{{ open = "{open_}", close = "{close}", last_seating = "{open_}" }}]\n'
+    )
+
+
+def test_a_special_day_opening_before_the_day_befores_late_close_is_refused(
+    tmp_path: Path,
+) -> None:
+    late_monday = MINIMAL.replace(
+        'close = "23:00" }]', 'close = "03:00", last_seating = "23:00" }]'
+    )
+    message = error_of(write(tmp_path, late_monday + special_day("2026-12-08", "02:00", "06:00")))
+    assert message.endswith(
+        ": special_days[0].services[0].open: 2026-12-08 opens at 02:00, before the last"
+        " service of 2026-12-07 closes (03:00): the days would overlap"
+    )
+
+
+def test_a_special_day_running_into_the_next_days_opening_is_refused(tmp_path: Path) -> None:
+    early_monday = MINIMAL.replace(
+        'open = "17:00", close = "23:00"', 'open = "01:00", close = "05:00"'
+    )
+    message = error_of(write(tmp_path, early_monday + special_day("2026-12-06", "18:00", "02:00")))
+    assert message.endswith(
+        ": special_days[0].services[0].close: 2026-12-06's last service closes at 02:00, after"
+        " the first service of 2026-12-07 opens (01:00): the days would overlap"
+    )
+    # Two special days side by side are held to the same rule.
+    two = (
+        MINIMAL
+        + special_day("2026-12-09", "18:00", "02:00")
+        + special_day("2026-12-10", "01:00", "04:00")
+    )
+    assert ": special_days[0].services[0].close: " in error_of(write(tmp_path, two))
+    # A closed day after it leaves nothing to run into.
+    closed = 'closed = ["2026-12-07"]\n' + early_monday
+    assert load_restaurant(write(tmp_path, closed + special_day("2026-12-06", "18:00", "02:00")))
+
+
 def test_a_toml_syntax_error_names_the_file(tmp_path: Path) -> None:
     message = error_of(write(tmp_path, MINIMAL + "\nslot_minutes = = 15\n"))
     assert "not valid TOML" in message
