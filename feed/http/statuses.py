@@ -24,6 +24,7 @@ from feed.service.replies import (
     UNAUTHORIZED,
     UNAVAILABLE,
     UNKNOWN_MERCHANT,
+    WAIT_PAST_CLOSE,
     Reply,
     error_body,
 )
@@ -53,6 +54,7 @@ HTTP_STATUS: dict[str, int] = {
     days.CLOSED: 409,
     NO_SERVICE_TODAY: 409,
     NO_SERVICE_NOW: 409,
+    WAIT_PAST_CLOSE: 409,
     days.BEYOND_HORIZON: 409,
     days.TOO_SOON: 409,
     days.OVER_PACING: 409,

@@ -1042,6 +1042,15 @@ class DayBook:
             self.store.append_all([], outbox=messages)
         return bool(messages)
 
+    def wait_past_close(self, day: date, now: datetime, minutes: int) -> datetime | None:
+        """The close of `day`'s service running at `now` when a wait of `minutes` from now
+        reaches it (the waitlist ends with its service: nobody is seated after the close,
+        so such a wait is no estimate), else None."""
+        closing = calendar.service_closing(self.restaurant, day, now)
+        if closing is not None and now + timedelta(minutes=minutes) >= closing:
+            return closing
+        return None
+
     def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:
         """Results of operations at `now` on a copy of the day: nothing changes, nothing is
         written (quotes for wait estimates must not seat anyone in the real log)."""

@@ -946,11 +946,18 @@ class PartnerApi:
             if 1 <= n <= r.max_party_size and spots_total(r.floor, n) > 0
         ]
         quotes = book.peek(day, now, [["quote", n] for n in sizes])
-        estimates = [
-            self._estimate(book, day, n, int(q), now) for n, q in zip(sizes, quotes, strict=True)
+        # A wait that runs past the service's close is no estimate (nobody is seated after
+        # it): that size is left out, as one the restaurant cannot serve is.
+        kept = [
+            (n, int(q))
+            for n, q in zip(sizes, quotes, strict=True)
+            if book.wait_past_close(day, now, int(q)) is None
         ]
-        if sizes and all(q == 0 for q in quotes):
+        if sizes and not kept:
+            return Reply({"waitlist_status": "CLOSED_OTHER"})
+        if kept and all(q == 0 for _n, q in kept):
             return Reply({"waitlist_status": "CLOSED_NO_WAIT"})
+        estimates = [self._estimate(book, day, n, q, now) for n, q in kept]
         return Reply({"waitlist_status": "OPEN", "wait_estimate": estimates})
 
     def create_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
@@ -995,8 +1002,17 @@ class PartnerApi:
                     or self._queue_closed(book, other, party, now) is None
                 ):
                     return failure("EXISTING_WAITLIST_ENTRY", "this user is already waiting", key)
-        if book.peek(day, now, [["quote", size]]) == [0]:
+        [quoted] = book.peek(day, now, [["quote", size]])
+        if quoted == 0:
             return failure("NO_WAIT", "a table is free: walk right in", key)
+        closing = book.wait_past_close(day, now, int(quoted))
+        if closing is not None:
+            return failure(
+                "WAITLIST_FULL",
+                f"a party of {size} would wait past the"
+                f" {closing.astimezone(r.tz):%H:%M} close: no more on the waitlist for it",
+                key,
+            )
         entry_id = "wl-" + new_booking_id()[3:]
         response = {"waitlist_entry_id": entry_id}
         created = int(now.timestamp())

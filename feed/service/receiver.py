@@ -678,6 +678,14 @@ class Receiver:
             read = book.view(day, now, name, *args)
             if isinstance(read.result, Rejected):
                 return problem(read.result.code, f"{name} refused: {read.result.code}")
+            closing = book.wait_past_close(day, now, read.result) if name == "quote" else None
+            if closing is not None:  # a wait ending after the close is no time to tell
+                return problem(
+                    replies.WAIT_PAST_CLOSE,
+                    f"a party of {args[-1]} would wait about {read.result} minutes, past the"
+                    f" {closing.astimezone(r.tz):%H:%M} close: no table is expected for them"
+                    " before the service ends",
+                )
             result = _public_board(book, day, read.result) if name == "board" else read.result
             return Reply({"operation": read.operation, "result": result})
 

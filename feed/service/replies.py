@@ -22,6 +22,7 @@ NOT_FOUND = "not found"
 METHOD_NOT_ALLOWED = "method not allowed"
 NO_SERVICE_TODAY = "no service today"
 NO_SERVICE_NOW = "no service now"  # a walk-in between services
+WAIT_PAST_CLOSE = "wait past close"  # a quote that would end after the close
 UNAVAILABLE = "unavailable"
 BAD_ARGUMENTS = "bad arguments"  # the partner protocol's 400: unknown merchant, slot, booking
 INVALID_CONFIGURATION = "invalid configuration"  # a reload refused: the files have problems

@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from feed.http.statuses import status_of
 from feed.service.days import DayBook
 from feed.service.partner_api import PartnerApi
-from feed.settings import Partner
+from feed.service.receiver import Receiver
+from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store.sqlite import SQLiteStore
 
@@ -126,3 +128,50 @@ def test_a_change_after_the_close_takes_the_waitlist_off_before_its_pass_seats_a
     assert book.stand(SATURDAY).queue() == []
     ops = [e.operation for e in store.entries(MARLOWES, SATURDAY, after_seq=-1)][-2:]
     assert [op[0] for op in ops] == ["leave", "free"] and ops[0][2] == "late"
+
+
+def test_a_wait_that_would_run_past_the_close_is_not_estimated_nor_joined(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    """At 14:00 the only 6-top is taken for 90 minutes, past lunch's 15:00 close: a party
+    of 6 is told no seat time (it would be after the close) and cannot join; a party of 2
+    still waits 23 minutes, well before it."""
+    api, _book, store, clock = world
+    clock.now = datetime(2026, 12, 5, 14, 0, tzinfo=UTC)
+    asked = {"merchant_id": MARLOWES, "party_size": [2, 6]}
+    estimates = api.wait_estimates(PARTNER, asked).body
+    assert estimates["waitlist_status"] == "OPEN"
+    assert [e["party_size"] for e in estimates["wait_estimate"]] == [2]
+    only_six = api.wait_estimates(PARTNER, {**asked, "party_size": [6]}).body
+    assert only_six == {"waitlist_status": "CLOSED_OTHER"}
+    entries = len(store.entries(MARLOWES, SATURDAY))
+    refused = api.create_waitlist_entry(
+        PARTNER,
+        {"merchant_id": MARLOWES, "party_size": 6, "user_information": {"user_id": "six"}},
+    ).body
+    failure = refused["waitlist_business_logic_failure"]
+    assert failure["cause"] == "WAITLIST_FULL"
+    assert "past the 15:00 close" in failure["description"]
+    assert len(store.entries(MARLOWES, SATURDAY)) == entries  # nothing written
+    clock.now = LUNCH  # at 13:00 the same wait ends at 14:30: estimated
+    assert [e["party_size"] for e in api.wait_estimates(PARTNER, asked).body["wait_estimate"]] == [
+        2,
+        6,
+    ]
+
+
+def test_the_hosts_quote_of_a_wait_past_the_close_says_so(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 12, 5, 14, 0, tzinfo=UTC))
+    with SQLiteStore(tmp_path / "hoststand.db") as store:
+        receiver = Receiver(
+            [load_restaurant(REPO / "samples" / "marlowes.toml")], store, Settings(), clock
+        )
+        for i, size in enumerate([6, 4, 4, 4, 2, 2]):
+            assert receiver.host_operation(MARLOWES, "walk_in", f"fill-{i}", size).code is None
+        assert receiver.host_operation(MARLOWES, "quote", 2).body["result"] == 23
+        past = receiver.host_operation(MARLOWES, "quote", 6)
+        assert status_of(past) == 409 and past.code == "wait past close"
+        assert past.body["error"]["message"] == (
+            "a party of 6 would wait about 90 minutes, past the 15:00 close: no table is"
+            " expected for them before the service ends"
+        )
