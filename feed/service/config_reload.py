@@ -210,7 +210,7 @@ def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention)
     out: list[Misfit] = []
     seen: set[str] = set()
     for day in days:
-        opening = calendar.opening_instant(old, day)
+        opening = calendar.log_opening(old, day)
         if opening is None:
             continue
         for res, details in book.reservations(day):
@@ -249,7 +249,7 @@ def stored_misfits(book: DayBook, now: datetime) -> list[Misfit]:
     days = _days_ahead(r, r, now)
     out: list[Misfit] = []
     for day, folded in book.store.booked(r.merchant_id, days[0], days[-1]).items():
-        opening = calendar.opening_instant(r, day) or calendar.weekday_opening(r, day)
+        opening = calendar.log_opening(r, day)
         if opening is None:
             continue
         ts = math.floor((now - opening).total_seconds() / 60)

@@ -397,7 +397,7 @@ class DayBook:
         if not isinstance(index, dict) or index.get("day") in (None, day.isoformat()):
             return None
         other = date.fromisoformat(str(index["day"]))
-        opening = calendar.opening_instant(self.restaurant, other)
+        opening = calendar.log_opening(self.restaurant, other)
         with self._lock:
             now_on = self._load(other).stand.book.get(str(index.get("reservation_id")))
         gone = (ReservationStatus.CANCELLED, ReservationStatus.NO_SHOW)
@@ -424,7 +424,11 @@ class DayBook:
         return ts if stand.last_ts is None else max(ts, stand.last_ts)
 
     def minute(self, day: date, now: datetime) -> int:
-        return calendar.minute_of(self.restaurant, day, now)
+        """Minutes since the day's log's minute 0 (a day closed since still has one)."""
+        opening = calendar.log_opening(self.restaurant, day)
+        if opening is None:
+            raise ValueError(f"{self.restaurant.merchant_id} is closed on {day.isoformat()}")
+        return calendar.minute_of_opening(now, opening)
 
     # -- changes ------------------------------------------------------------------
 
@@ -451,9 +455,9 @@ class DayBook:
         service has closed is taken off before the operation's seating pass could seat it,
         whether or not the clock's sweep has come by since (the CLI has no sweep at all).
         """
-        if calendar.opening_instant(self.restaurant, day) is None:
+        if calendar.log_opening(self.restaurant, day) is None:
             return Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
-        self.close_queue(day, now)
+        self.close_queue(day, now)  # nobody's on a day closed since: its opening is gone
         return self._apply(day, now, build, meta, remember, keep_rejected)
 
     def _apply(
@@ -466,6 +470,9 @@ class DayBook:
         keep_rejected: bool,
     ) -> Applied | Refused:
         """`apply` without closing the waitlist first (the close's own leaves)."""
+        closed = Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
+        # A day closed since its bookings were taken takes their cancellations only.
+        open_ = calendar.opening_instant(self.restaurant, day) is not None
         merchant = self.restaurant.merchant_id
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
@@ -474,6 +481,8 @@ class DayBook:
                 operation = build(state.stand, ts)
                 if isinstance(operation, Refused):
                     return operation
+                if not open_ and operation[:1] != ["cancel"]:
+                    return closed
                 seq = state.next_seq
                 before = _booked_ids(state.stand)
                 floor_before = _floor_key(state.stand)
@@ -525,7 +534,7 @@ class DayBook:
             for rid in sorted(before ^ _booked_ids(stand))
             if (r := stand.book.get(rid)) is not None
         ]
-        opening = calendar.opening_instant(self.restaurant, day)
+        opening = calendar.log_opening(self.restaurant, day)
         if not (changed or floor_changed) or opening is None:
             return []
         # Delivery lag is a real-time figure, so messages are stamped with the real clock
@@ -755,7 +764,7 @@ class DayBook:
         r = self.restaurant
         if host or not r.cancel_cutoff_minutes:
             return None
-        opening = calendar.opening_instant(r, day)
+        opening = calendar.log_opening(r, day)
         with self._lock:
             reservation = self._load(day).stand.book.get(reservation_id)
         if opening is None or reservation is None:
@@ -1108,8 +1117,9 @@ class DayBook:
         r = self.restaurant
         if not 1 <= party_size <= r.max_party_size:
             return Refused(BAD_PARTY_SIZE, f"party size must be 1..{r.max_party_size}")
-        for day in (old_day, new_day):
-            if calendar.opening_instant(r, day) is None:
+        # A booking moves off a day closed since it was taken, never onto a closed one.
+        for day, opening in ((old_day, calendar.log_opening), (new_day, calendar.opening_instant)):
+            if opening(r, day) is None:
                 return Refused(CLOSED, f"{r.name} is closed on {day.isoformat()}")
         for day in dict.fromkeys((old_day, new_day)):  # as `apply` does: the cancel's pass
             self.close_queue(day, now)

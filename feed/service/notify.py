@@ -168,7 +168,7 @@ class Notifier:
             asked_by.get("source") == "partner" and asked_by.get("partner") == partner.id
         ):
             return []
-        old_open = calendar.opening_instant(r, old_day)
+        old_open = calendar.log_opening(r, old_day)
         new_open = calendar.opening_instant(r, new_day)
         if old_open is None or new_open is None:
             return []

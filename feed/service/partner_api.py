@@ -405,7 +405,7 @@ class PartnerApi:
         r, day = book.restaurant, date.fromisoformat(str(index["day"]))
         reservation_id = str(index["reservation_id"])
         reservation = book.stand(day).book.get(reservation_id)
-        opening = calendar.opening_instant(r, day)
+        opening = calendar.log_opening(r, day)  # a day closed since still has its bookings
         if reservation is None or opening is None:
             return None
         size = book.details(day, reservation_id).get("party_size")

@@ -788,7 +788,7 @@ class Receiver:
         old_day = date.fromisoformat(str(index["day"]))
         engine_id = str(index.get("reservation_id", booking_id))
         reservation = book.stand(old_day).book.get(engine_id)
-        opening = calendar.opening_instant(r, old_day)
+        opening = calendar.log_opening(r, old_day)  # a day closed since: moved off it
         details = book.details(old_day, engine_id)
         if reservation is None or opening is None:
             return problem(UNKNOWN_RESERVATION, f"no reservation {booking_id}"), False
@@ -890,7 +890,7 @@ class Receiver:
                 return problem(replies.INVALID_REQUEST, f"date: {exc}")
         r = book.restaurant
         day = day or self.today(r, self.clock()) or self.clock().astimezone(r.tz).date()
-        opening = calendar.opening_instant(r, day)
+        opening = calendar.log_opening(r, day)  # a day closed since still lists its bookings
         rows: list[dict[str, Any]] = []
         if opening is not None:
             # As of now, as the floor shows it: a booking past its hold is a no-show here

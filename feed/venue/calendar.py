@@ -128,6 +128,14 @@ def weekday_opening(r: Restaurant, day: date) -> datetime | None:
     return _instant(r.tz, _wall(day, services[0].open_offset)) if services else None
 
 
+def log_opening(r: Restaurant, day: date) -> datetime | None:
+    """Minute 0 of the day's log: what its bookings' times count from. The day's opening;
+    for a date closed since (a reload), its weekday's, where bookings taken before were
+    logged (a reload refuses to close or reopen a date whose log counts from any other
+    opening). None when neither has one: nothing can have been logged there."""
+    return opening_instant(r, day) or weekday_opening(r, day)
+
+
 def closing_instant(r: Restaurant, day: date) -> datetime | None:
     """When the day's last service closes (UTC; may be the next calendar day), or None."""
     services = services_of(r, day)
@@ -255,6 +263,11 @@ def minute_of(r: Restaurant, day: date, instant: datetime) -> int:
     opening = opening_instant(r, day)
     if opening is None:
         raise ValueError(f"{r.merchant_id} is closed on {day.isoformat()}")
+    return _minutes(_aware(instant), opening)
+
+
+def minute_of_opening(instant: datetime, opening: datetime) -> int:
+    """Whole real minutes from `opening` to `instant`, floored (negative before it)."""
     return _minutes(_aware(instant), opening)
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
 from feed.service.config_reload import Reloader
+from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
-from feed.settings import Settings
+from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
 
@@ -96,3 +97,60 @@ def test_changing_the_time_zone_is_refused_naming_the_zones(receiver: Receiver, 
     [problem] = outcome.problems
     assert problem.startswith(f"{path}: timezone: would change from Europe/London to Europe/Paris")
     assert receiver.books["marlowes-kitchen"].restaurant == load_restaurant(MARLOWES)
+
+
+def close_saturday(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    old = 'closed = ["2026-12-25", "2026-12-26"]'
+    assert old in text
+    path.write_text(text.replace(old, 'closed = ["2026-12-05", "2026-12-25", "2026-12-26"]'))
+
+
+def test_bookings_on_a_day_closed_since_can_still_be_read_cancelled_and_moved(
+    receiver: Receiver, path: Path
+) -> None:
+    """A reload closes Saturday: its bookings are kept (listed for attention), and the host
+    and the partner can still see, cancel and move them; nothing new lands there."""
+    mid, saturday = "marlowes-kitchen", date(2026, 12, 5)
+    api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+    partner = Partner("tablefinder", None, None)
+    start = int(datetime(2026, 12, 5, 19, 30, tzinfo=UTC).timestamp())
+    slot = {"merchant_id": mid, "service_id": "1000", "start_sec": start, "duration_sec": 2700,
+            "resources": {"party_size": 2}}  # fmt: skip
+    created = api.create_booking(partner, {"slot": slot, "user_information": {"user_id": "u1"}})
+    online = created.body["booking"]["booking_id"]
+    ada = receiver.host_book(mid, 2, "2026-12-05T19:00", "Ada", "").body["reservation_id"]
+    bo = receiver.host_book(mid, 2, "2026-12-05T20:00", "Bo", "").body["reservation_id"]
+    close_saturday(path)
+    assert Reloader([path], receiver).reload().applied
+
+    listed = receiver.host_reservations(mid, saturday).body["reservations"]
+    assert {(r["reservation_id"], r["start"][11:16], r["status"]) for r in listed} == {
+        (online, "19:30", "booked"), (ada, "19:00", "booked"), (bo, "20:00", "booked")
+    }  # fmt: skip
+    status = api.booking_status(partner, {"booking_id": online}).body
+    assert status["booking_status"] == "CONFIRMED"
+    sunday = int(datetime(2026, 12, 6, 19, 30, tzinfo=UTC).timestamp())
+    moved = api.update_booking(
+        partner, {"booking": {"booking_id": online, "slot": {"start_sec": sunday}}}
+    )
+    assert moved.body["booking"]["slot"]["start_sec"] == sunday, moved.body
+    assert receiver.host_operation(mid, "cancel", ada).body["status"] == "cancelled"
+    changed = receiver.host_change(mid, bo, None, "2026-12-06T20:00")
+    assert changed.code is None and changed.body["start"] == "2026-12-06T20:00:00+00:00"
+    statuses = {
+        r["reservation_id"]: r["status"]
+        for r in receiver.host_reservations(mid, saturday).body["reservations"]
+    }
+    assert statuses[ada] == "cancelled"
+    assert {
+        r["reservation_id"]
+        for r in receiver.host_reservations(mid, date(2026, 12, 6)).body["reservations"]
+    } == {online, bo}
+    # Nothing new on the closed day, and no move onto it.
+    back = api.update_booking(
+        partner, {"booking": {"booking_id": online, "slot": {"start_sec": start}}}
+    )
+    assert back.body["booking_failure"]["cause"] == "SLOT_UNAVAILABLE"
+    book = receiver.books[mid]
+    assert book.operate(saturday, NOW, "walk_in", "W1", 2).code == "closed"  # type: ignore[union-attr]
