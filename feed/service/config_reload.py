@@ -186,18 +186,27 @@ def _moved_zone(path: Path, old: Restaurant, new: Restaurant) -> str:
 
 def _moved_openings(book: DayBook, path: Path, new: Restaurant, days: list[date]) -> list[str]:
     """An opening moved on a day whose log has entries: refused, for the log's times count
-    from the day's opening (its bookings would move with it)."""
+    from the day's opening (its bookings would move with it). A date closed since its
+    bookings were taken counts from its weekday's opening (calendar.log_opening): reopened
+    at another, it is refused too."""
     old = book.restaurant
     out: list[str] = []
     for day in days:
-        before, after = calendar.opening_instant(old, day), calendar.opening_instant(new, day)
+        before, after = calendar.log_opening(old, day), calendar.opening_instant(new, day)
         if before is None or after is None or before == after or book.length(day) == 0:
             continue
+        was, now = f"{before.astimezone(old.tz):%H:%M}", f"{after.astimezone(new.tz):%H:%M}"
+        if calendar.opening_instant(old, day) is None:
+            out.append(
+                f"{path}: hours: {day.isoformat()} is closed and its bookings count from"
+                f" {was}, its weekday's opening; reopening it with an opening at {now} would"
+                f" move them: open it at {was}, or keep it closed"
+            )
+            continue
         out.append(
-            f"{path}: hours: the opening of {day.isoformat()} would move from"
-            f" {before.astimezone(old.tz):%H:%M} to {after.astimezone(new.tz):%H:%M}, and that"
-            " day already has bookings or walk-ins (their times count from the opening);"
-            " keep the opening until that day is past, or close the day"
+            f"{path}: hours: the opening of {day.isoformat()} would move from {was} to {now},"
+            " and that day already has bookings or walk-ins (their times count from the"
+            " opening); keep the opening until that day is past, or close the day"
         )
     return out
 

@@ -154,3 +154,29 @@ def test_bookings_on_a_day_closed_since_can_still_be_read_cancelled_and_moved(
     assert back.body["booking_failure"]["cause"] == "SLOT_UNAVAILABLE"
     book = receiver.books[mid]
     assert book.operate(saturday, NOW, "walk_in", "W1", 2).code == "closed"  # type: ignore[union-attr]
+
+
+def test_reopening_a_closed_day_at_another_opening_is_refused(
+    receiver: Receiver, path: Path
+) -> None:
+    """Saturday's bookings were taken at its weekday opening (12:00) and the day closed:
+    reopening it as a special day opening at 18:00 would move them by six hours."""
+    booked = receiver.host_book("marlowes-kitchen", 2, "2026-12-05T19:00", "Ada", "")
+    assert booked.code is None, booked.body
+    closed_text = path.read_text(encoding="utf-8")
+    close_saturday(path)
+    assert Reloader([path], receiver).reload().applied
+    special = (
+        '\n[[special_days]]\ndate = "2026-12-05"\nservices = [{ open = "%s", close = "23:00" }]\n'
+    )
+    path.write_text(closed_text + special % "18:00", encoding="utf-8")
+    outcome = Reloader([path], receiver).reload()
+    assert outcome.problems == (
+        f"{path}: hours: 2026-12-05 is closed and its bookings count from 12:00, its"
+        " weekday's opening; reopening it with an opening at 18:00 would move them: open it"
+        " at 12:00, or keep it closed",
+    )
+    path.write_text(closed_text + special % "12:00", encoding="utf-8")  # the same opening
+    assert Reloader([path], receiver).reload().applied
+    [row] = receiver.host_reservations("marlowes-kitchen", date(2026, 12, 5)).body["reservations"]
+    assert row["start"] == "2026-12-05T19:00:00+00:00"
