@@ -193,7 +193,10 @@ def _moved_openings(book: DayBook, path: Path, new: Restaurant, days: list[date]
     out: list[str] = []
     for day in days:
         before, after = calendar.log_opening(old, day), calendar.opening_instant(new, day)
-        if before is None or after is None or before == after or book.length(day) == 0:
+        if after is None:
+            out += _closed_apart(book, path, new, day)
+            continue
+        if before is None or before == after or book.length(day) == 0:
             continue
         was, now = f"{before.astimezone(old.tz):%H:%M}", f"{after.astimezone(new.tz):%H:%M}"
         if calendar.opening_instant(old, day) is None:
@@ -209,6 +212,29 @@ def _moved_openings(book: DayBook, path: Path, new: Restaurant, days: list[date]
             " opening); keep the opening until that day is past, or close the day"
         )
     return out
+
+
+def _closed_apart(book: DayBook, path: Path, new: Restaurant, day: date) -> list[str]:
+    """A day closed by the new files: its bookings are then read from its weekday's opening
+    (calendar.log_opening), so closing a special day with bookings still booked, whose log
+    counts from another opening, is refused (they would be read at other times)."""
+    old = book.restaurant
+    before, after = calendar.log_opening(old, day), calendar.log_opening(new, day)
+    if before is None or before == after or book.length(day) == 0:
+        return []
+    if not any(res.status is ReservationStatus.BOOKED for res, _ in book.reservations(day)):
+        return []
+    was = f"{before.astimezone(old.tz):%H:%M}"
+    read = (
+        f"from {after.astimezone(new.tz):%H:%M}, its weekday's opening"
+        if after is not None
+        else "from no opening (its weekday has no service)"
+    )
+    return [
+        f"{path}: special_days: closing {day.isoformat()} would read its bookings {read},"
+        f" not from {was}, the special day's opening they count from; cancel or move them"
+        " first, or keep the special day"
+    ]
 
 
 def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention) -> list[Misfit]:

@@ -99,6 +99,11 @@ def test_changing_the_time_zone_is_refused_naming_the_zones(receiver: Receiver, 
     assert receiver.books["marlowes-kitchen"].restaurant == load_restaurant(MARLOWES)
 
 
+SATURDAY_SPECIAL = (
+    '\n[[special_days]]\ndate = "2026-12-05"\nservices = [{ open = "%s", close = "23:00" }]\n'
+)
+
+
 def close_saturday(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     old = 'closed = ["2026-12-25", "2026-12-26"]'
@@ -166,17 +171,39 @@ def test_reopening_a_closed_day_at_another_opening_is_refused(
     closed_text = path.read_text(encoding="utf-8")
     close_saturday(path)
     assert Reloader([path], receiver).reload().applied
-    special = (
-        '\n[[special_days]]\ndate = "2026-12-05"\nservices = [{ open = "%s", close = "23:00" }]\n'
-    )
-    path.write_text(closed_text + special % "18:00", encoding="utf-8")
+    path.write_text(closed_text + SATURDAY_SPECIAL % "18:00", encoding="utf-8")
     outcome = Reloader([path], receiver).reload()
     assert outcome.problems == (
         f"{path}: hours: 2026-12-05 is closed and its bookings count from 12:00, its"
         " weekday's opening; reopening it with an opening at 18:00 would move them: open it"
         " at 12:00, or keep it closed",
     )
-    path.write_text(closed_text + special % "12:00", encoding="utf-8")  # the same opening
+    path.write_text(closed_text + SATURDAY_SPECIAL % "12:00", encoding="utf-8")  # the same opening
     assert Reloader([path], receiver).reload().applied
     [row] = receiver.host_reservations("marlowes-kitchen", date(2026, 12, 5)).body["reservations"]
     assert row["start"] == "2026-12-05T19:00:00+00:00"
+
+
+def test_closing_a_special_day_whose_bookings_count_from_another_opening_is_refused(
+    receiver: Receiver, path: Path
+) -> None:
+    """Saturday is a special day opening at 18:00, with a booking: closing it would read the
+    booking from the weekday's 12:00 opening. Once the booking is moved off, it may close."""
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original + SATURDAY_SPECIAL % "18:00", encoding="utf-8")
+    assert Reloader([path], receiver).reload().applied
+    mid = "marlowes-kitchen"
+    booked = receiver.host_book(mid, 2, "2026-12-05T19:00", "Ada", "").body["reservation_id"]
+    path.write_text(original, encoding="utf-8")
+    close_saturday(path)
+    outcome = Reloader([path], receiver).reload()
+    assert outcome.problems == (
+        f"{path}: special_days: closing 2026-12-05 would read its bookings from 12:00, its"
+        " weekday's opening, not from 18:00, the special day's opening they count from;"
+        " cancel or move them first, or keep the special day",
+    )
+    [row] = receiver.host_reservations(mid, date(2026, 12, 5)).body["reservations"]
+    assert row["start"] == "2026-12-05T19:00:00+00:00"  # still read from 18:00
+    moved = receiver.host_change(mid, booked, None, "2026-12-06T19:00")
+    assert moved.code is None, moved.body
+    assert Reloader([path], receiver).reload().applied
