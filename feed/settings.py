@@ -225,6 +225,13 @@ def _cross_field(model: _SettingsModel, path: Path | None) -> list[str]:
         if p.id in seen:
             problems.append(f"{path}: partners: {p.id} is listed twice")
         seen.add(p.id)
+    # A second entry for a restaurant would silently replace the first one's token: the
+    # tablet signed in with the first would be locked out with no word of why.
+    hosts: set[str] = set()
+    for h in model.hosts:
+        if h.merchant_id in hosts:
+            problems.append(f"{path}: hosts: {h.merchant_id} is listed twice")
+        hosts.add(h.merchant_id)
     for i, d in enumerate(model.export.destinations):
         where = f"{path}: export.destinations[{i}]"
         if d.kind == "directory" and not d.path:

@@ -123,3 +123,11 @@ def test_check_without_files_is_bad_input() -> None:
     result = check()
     assert result.exit_code == EXIT_BAD_INPUT
     assert "name the files to check" in result.stderr
+
+
+def test_a_restaurant_with_two_hosts_entries_is_a_settings_problem(tmp_path: Path) -> None:
+    entry = '[[hosts]]\nmerchant_id = "m"\ntoken = "a-token-of-16-chars"\n'
+    bad = write(tmp_path, "s.toml", entry + entry)
+    result = check(bad)
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert f"{bad}: hosts: m is listed twice" in result.stderr.splitlines()

@@ -1,0 +1,37 @@
+"""The settings file as `serve` loads it: one line naming the file and what is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from feed.settings import SettingsError, load_settings
+
+HOSTS_TWICE = """
+[[hosts]]
+merchant_id = "marlowes-kitchen"
+token = "first-token-of-marlowes"
+
+[[hosts]]
+merchant_id = "marlowes-kitchen"
+token = "second-token-of-marlowes"
+"""
+
+
+def test_a_restaurant_with_two_hosts_entries_is_refused_at_load(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(HOSTS_TWICE, encoding="utf-8")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(path, environ={})
+    assert str(refused.value) == f"{path}: hosts: marlowes-kitchen is listed twice"
+
+
+def test_hosts_of_different_restaurants_load(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(HOSTS_TWICE.replace('"marlowes-kitchen"', '"merch1"', 1), encoding="utf-8")
+    settings = load_settings(path, environ={})
+    assert dict(settings.host_tokens) == {
+        "merch1": "first-token-of-marlowes",
+        "marlowes-kitchen": "second-token-of-marlowes",
+    }
