@@ -6,10 +6,14 @@ tables, and floor-plan order (the tie-break of every rule) is the order given.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engine import config
+
+# Party sizes whose quote class is worked out when the floor is built (see FloorPlan).
+_KNOWN_SIZES = 1024
 
 
 class FloorPlanError(ValueError):
@@ -61,6 +65,7 @@ class FloorPlan:
     table_rank: dict[str, int] = field(init=False, repr=False, compare=False)
     class_tables: dict[int, int] = field(init=False, repr=False, compare=False)
     _class_of: dict[int, int] = field(init=False, repr=False, compare=False)
+    _classes: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # "Fewest seats, ties to floor-plan order" and "fewest combined seats, ties to
@@ -77,8 +82,12 @@ class FloorPlan:
         for t in self.tables:
             counts[t.seats] = counts.get(t.seats, 0) + 1
         setattr_(self, "class_tables", counts)
-        largest = max((t.seats for t in self.tables), default=0)
-        class_of = {n: min(c for c in counts if c >= n) for n in range(1, largest + 1)}
+        # Only the sizes a party may have: a table of 10**9 seats (a typo, or a file meant
+        # to break us) must not make a dict of 10**9 entries. Larger sizes are searched.
+        classes = sorted(counts)
+        known = min(classes[-1] if classes else 0, self.max_party, _KNOWN_SIZES)
+        class_of = {n: classes[bisect_left(classes, n)] for n in range(1, known + 1)}
+        setattr_(self, "_classes", tuple(classes))
         setattr_(self, "_class_of", class_of)
 
     def table(self, table_id: str) -> Table | None:
@@ -89,7 +98,10 @@ class FloorPlan:
 
     def quote_class(self, size: int) -> int | None:
         """Seat count of the smallest table that fits `size` (None when no table does)."""
-        return self._class_of.get(size)
+        cls = self._class_of.get(size)
+        if cls is None and 1 <= size <= (self._classes[-1] if self._classes else 0):
+            cls = self._classes[bisect_left(self._classes, size)]
+        return cls
 
     def is_large(self, size: int) -> bool:
         return size >= self.large_from

@@ -1,5 +1,6 @@
 """The same seating rules on other floor plans built with `build_floor` (PRODUCT.md 1 and 3)."""
 
+import tracemalloc
 from collections.abc import Callable
 
 import pytest
@@ -176,6 +177,35 @@ def test_a_quote_rounds_up_on_another_floor() -> None:
 
 def test_a_quote_is_zero_when_a_table_of_this_floor_is_free() -> None:
     assert run([["walk_in", 0, "X", 3], ["quote", 0, 3]], floor=QUOTE_FLOOR) == ["seated A", 0]
+
+
+def test_a_huge_table_costs_the_floor_no_entry_per_seat() -> None:
+    # A dict with an entry per party size up to the largest table hung `serve` on a file
+    # with seats = 10**18; memory is the deterministic measure of that loop.
+    tracemalloc.start()
+    try:
+        build_floor([("A", 10**6), ("B", 2)], [("A", "B")])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+
+
+def test_quote_classes_on_a_floor_with_a_huge_table_are_the_smallest_table_that_fits() -> None:
+    floor = build_floor([("A", 10**18), ("B", 2), ("C", 4)], max_party=10**18)
+    assert [floor.quote_class(n) for n in (0, 1, 2, 3, 4, 5, 10**9, 10**18, 10**18 + 1)] == [
+        None,
+        2,
+        2,
+        4,
+        4,
+        10**18,
+        10**18,
+        10**18,
+        None,
+    ]
+    ops = [["walk_in", 0, "P", 10**9], ["quote", 1, 5], ["walk_in", 2, "Q", 3]]
+    assert run(ops, floor=floor) == ["queued 1", 120, "seated C"]
 
 
 # -- bad floor plans ------------------------------------------------------------------------

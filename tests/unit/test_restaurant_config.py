@@ -170,6 +170,16 @@ def test_configured_turn_minutes_and_large_threshold_reach_the_floor(tmp_path: P
     assert (r.duration_minutes(4), r.duration_minutes(5)) == (60, 150)
 
 
+def test_a_table_of_10_to_the_18_seats_loads_and_seats_nobody_the_file_does_not_take(
+    tmp_path: Path,
+) -> None:
+    text = MINIMAL.replace("seats = 4", "seats = 1000000000000000000", 1)
+    r = load_restaurant(write(tmp_path, text + "\n[turn_minutes]\n1000000000000000000 = 90\n"))
+    assert r.floor.quote_class(3) == 4
+    assert r.floor.quote_class(5) == 10**18
+    assert r.turns == {n: 70 if n <= 4 else 90 for n in range(1, 11)}
+
+
 def test_a_restaurant_protects_its_reservations_unless_the_file_says_not(
     tmp_path: Path,
 ) -> None:
