@@ -55,6 +55,11 @@ class StoreUnreachable(StoreUnavailable):
     retryable, and said at once rather than after waiting for a connection."""
 
 
+class StoreUnwritable(StoreUnavailable):
+    """The database cannot be written: its disk is full, or writing failed (an I/O error).
+    Nothing of the transaction was written; retryable once the operator frees the disk."""
+
+
 class DuplicateKey(StoreError):
     """`append(..., remember=...)` found its key already stored; nothing was written."""
 

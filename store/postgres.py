@@ -39,6 +39,7 @@ from store.log import (
     StoreError,
     StoreUnavailable,
     StoreUnreachable,
+    StoreUnwritable,
     backlog_of,
     check_append,
 )
@@ -78,6 +79,7 @@ ORDER BY id LIMIT %s
 # (shutdown, cancel), 58 system error; 55P03 lock_not_available (lock_timeout).
 _UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
 _RETRY = ("40001", "40P01")  # serialization_failure, deadlock_detected
+_UNWRITABLE = ("53100", "58030")  # disk_full, io_error: the server's disk cannot be written
 _KEY_DETAIL = re.compile(r"Key \(scope, key\)=\((?P<scope>.*?), (?P<key>.*)\) already exists")
 
 
@@ -102,6 +104,8 @@ def translate(exc: psycopg.Error) -> StoreError:
             return DuplicateKey(scope, key, None)
     if isinstance(exc, PoolClosed):
         return StoreError("store is closed")
+    if state in _UNWRITABLE:
+        return StoreUnwritable(f"the database cannot be written: {exc}")
     if isinstance(exc, PoolTimeout) or state in _RETRY or state == "55P03":
         return StoreUnavailable(f"database unavailable: {exc}")
     if state[:2] in _UNAVAILABLE_CLASSES:

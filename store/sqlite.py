@@ -30,6 +30,7 @@ from store.log import (
     Remember,
     StoreError,
     StoreUnavailable,
+    StoreUnwritable,
     backlog_of,
     check_append,
 )
@@ -93,6 +94,10 @@ CREATE TABLE IF NOT EXISTS exports (
 _UNAVAILABLE = {"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_LOCKED"}
 _CANNOT_OPEN = {"SQLITE_CANTOPEN", "SQLITE_CANTOPEN_ISDIR", "SQLITE_CANTOPEN_NOTEMPDIR"}
 _UNIQUE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
+# The disk is full, or the OS refused a read or write (SQLITE_IOERR_WRITE, _FSYNC, ...):
+# SQLite has rolled the transaction back, so the caller may say "retry" with nothing written.
+_UNWRITABLE = {"SQLITE_FULL"}
+_UNWRITABLE_PREFIX = "SQLITE_IOERR"
 
 
 # outbox.pending: the due messages that are first of their key among the pending ones,
@@ -122,6 +127,8 @@ def translate(exc: sqlite3.Error) -> StoreError:
     name = getattr(exc, "sqlite_errorname", "")
     if isinstance(exc, sqlite3.IntegrityError) and name in _UNIQUE and "log_entries." in str(exc):
         return ConcurrencyConflict(f"another writer appended first: {exc}")
+    if name in _UNWRITABLE or name.startswith(_UNWRITABLE_PREFIX):
+        return StoreUnwritable(f"the database cannot be written: {exc}")
     if name in _UNAVAILABLE or name in _CANNOT_OPEN:
         return StoreUnavailable(f"database unavailable: {exc}")
     return StoreError(f"{type(exc).__name__}: {exc}")
@@ -410,6 +417,12 @@ class SQLiteStore:
                     try:
                         self._write(conn, job)
                     except (StoreError, sqlite3.Error) as exc:
+                        if not conn.in_transaction:
+                            # Disk full or I/O error: SQLite rolled back the whole batch,
+                            # the jobs written before this one too. All of them fail.
+                            if isinstance(exc, sqlite3.Error):
+                                raise translate(exc) from exc
+                            raise
                         conn.execute("ROLLBACK TO job")
                         job.error = translate(exc) if isinstance(exc, sqlite3.Error) else exc
                     conn.execute("RELEASE job")

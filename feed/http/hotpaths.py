@@ -19,7 +19,12 @@ from feed.http.responses import render
 from feed.http.statuses import status_of
 from feed.service import events
 from feed.service.replies import Reply, problem
-from store.log import ConcurrencyConflict, StoreUnavailable, StoreUnreachable
+from store.log import (
+    ConcurrencyConflict,
+    StoreUnavailable,
+    StoreUnreachable,
+    StoreUnwritable,
+)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -56,13 +61,17 @@ ROUTE_KEY = "hoststand.route"  # scope key: (template, path params) of a hot pre
 
 
 def busy(exc: Exception) -> Answer:
-    """The store stayed locked or other writers kept winning, or its server cannot be
-    reached (down, restarting): nothing changed, retry."""
+    """The store stayed locked or other writers kept winning, its server cannot be
+    reached (down, restarting), or its disk cannot be written (full, I/O errors): nothing
+    changed, retry."""
     events.note_busy(exc)  # logged and counted when the request ends (feed.http.observe)
-    state = "unreachable" if isinstance(exc, StoreUnreachable) else "busy"
-    return problem(statuses.UNAVAILABLE, f"the store is {state}, retry: {exc}"), {
-        "Retry-After": "1"
-    }
+    if isinstance(exc, StoreUnreachable):
+        state = "is unreachable"
+    elif isinstance(exc, StoreUnwritable):
+        state = "cannot be written (its disk is full or failing)"
+    else:
+        state = "is busy"
+    return problem(statuses.UNAVAILABLE, f"the store {state}, retry: {exc}"), {"Retry-After": "1"}
 
 
 def too_large(limit: int) -> Answer:

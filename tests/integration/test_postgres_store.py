@@ -28,6 +28,7 @@ from store.log import (
     StoreError,
     StoreUnavailable,
     StoreUnreachable,
+    StoreUnwritable,
 )
 from store.postgres import CLAIM_SECONDS, PostgresStore, translate
 from store.postgres_schema import FOLD_COLUMNS, SCHEMA_VERSION
@@ -185,6 +186,14 @@ def test_a_connection_the_server_ended_is_store_unavailable(
             continue
     else:
         pytest.fail("the pool never served again")
+
+
+@pytest.mark.parametrize("condition", ["disk_full", "io_error"])
+def test_a_disk_the_server_cannot_write_translates_to_store_unwritable(
+    raw: psycopg.Connection[tuple[object, ...]], condition: str
+) -> None:
+    error = driver_error(raw, f"DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '{condition}'; END $$")
+    assert type(translate(error)) is StoreUnwritable
 
 
 def test_any_other_driver_error_translates_to_a_plain_store_error(

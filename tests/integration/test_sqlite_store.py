@@ -18,8 +18,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.booked import fold
-from store.log import ConcurrencyConflict, LogStore, NewEntry, StoreError, StoreUnavailable
-from store.sqlite import CLAIM_SECONDS, SCHEMA_VERSION, SQLiteStore, translate
+from store.log import (
+    ConcurrencyConflict,
+    LogAppend,
+    LogStore,
+    NewEntry,
+    OutboxMessage,
+    StoreError,
+    StoreUnavailable,
+    StoreUnwritable,
+)
+from store.sqlite import CLAIM_SECONDS, SCHEMA_VERSION, SQLiteStore, _Job, translate
+from tests.integration.full_disk import FullDiskStore
 from tests.integration.outbox_rule import OUTBOX_ROWS, StoredRow, first_due_of_each_key
 from tests.integration.store_contract import DAY, MERCHANT, StoreContract, entry
 
@@ -438,6 +448,44 @@ def test_any_other_driver_error_translates_to_a_plain_store_error(
 ) -> None:
     assert type(translate(driver_error(raw, "SELECT * FROM no_such_table"))) is StoreError
     assert type(translate(sqlite3.InterfaceError("bad parameter"))) is StoreError
+
+
+def test_a_full_disk_is_store_unwritable_and_the_append_writes_nothing(db: Path) -> None:
+    with FullDiskStore(db) as store:
+        store.append(MERCHANT, DAY, 0, [entry(0)])
+        store.room = 0
+        with pytest.raises(StoreUnwritable, match="cannot be written") as raised:
+            store.append(MERCHANT, DAY, 1, [entry(1)], remember=[("webhook", "k", 1)])
+        assert getattr(raised.value.__cause__, "sqlite_errorname", "") == "SQLITE_FULL"
+        assert [e.seq for e in store.entries(MERCHANT, DAY)] == [0]
+        assert store.recall("webhook", "k") is None
+        store.room = None  # space freed: the same append goes through
+        store.append(MERCHANT, DAY, 1, [entry(1)], remember=[("webhook", "k", 1)])
+        assert [e.seq for e in store.entries(MERCHANT, DAY)] == [0, 1]
+
+
+def test_a_full_disk_in_a_group_commit_fails_every_job_of_the_batch_and_writes_nothing(
+    db: Path,
+) -> None:
+    # SQLite rolls the whole transaction back on a full disk, the jobs written before the
+    # one that met it too: each must hear so, none may think it committed.
+    with FullDiskStore(db) as store:
+        message = OutboxMessage("p", "booking", "b1", {"x": 1}, 0.0)
+        first = _Job([LogAppend(MERCHANT, DAY, 0, [entry(0)])], [], [], [message])
+        second = _Job([LogAppend("other", DAY, 0, [entry(0)])], [("webhook", "k", 1)], [], [])
+        store.room = 1  # the first job's rows fit, the second's do not
+        store._commit([first, second])
+        assert isinstance(first.error, StoreUnwritable) and first.done
+        assert isinstance(second.error, StoreUnwritable) and second.done
+        assert store.entries(MERCHANT, DAY) == store.entries("other", DAY) == []
+        assert store.recall("webhook", "k") is None
+        assert store.pending(now=1.0) == []
+
+
+def test_a_disk_io_error_translates_to_store_unwritable() -> None:
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorname = "SQLITE_IOERR_WRITE"
+    assert type(translate(error)) is StoreUnwritable
 
 
 # -- no stray files ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from feed.settings import Settings, load_settings
 from feed.venue.restaurant import load_restaurant
 from store.log import StoreUnavailable
 from store.sqlite import SQLiteStore
+from tests.integration.full_disk import FullDiskStore
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
@@ -123,3 +124,32 @@ def test_a_delivery_that_met_a_busy_store_is_processed_afresh_when_retried(
     assert first == 503
     assert second == 200  # the 503 was not stored as this event's answer
     assert reply["status"] == "booked"
+
+
+def test_a_full_disk_answers_503_with_retry_after_saying_the_store_cannot_be_written(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(REPO / "samples" / "server.toml")
+    store = FullDiskStore(tmp_path / "hoststand.db")
+    try:
+        receiver = Receiver(
+            [load_restaurant(REPO / "samples" / "marlowes.toml")], store, settings, lambda: NOW
+        )
+        app = create_app(receiver)
+        body, headers = signed_booking(settings, "e3")
+        store.room = 0
+        status, answer_headers, reply = call(app, "/webhooks/tablefinder", body, headers)
+        written = [
+            store.entries("marlowes-kitchen", d) for d in store.service_dates("marlowes-kitchen")
+        ]
+        store.room = None  # the operator frees the disk: the partner's retry books
+        retried, _, booked = call(app, "/webhooks/tablefinder", body, headers)
+    finally:
+        store.close()
+    assert status == 503
+    assert answer_headers["retry-after"] == "1"
+    assert reply["error"]["code"] == "unavailable"
+    assert reply["error"]["message"].startswith("the store cannot be written")
+    assert "busy" not in reply["error"]["message"]
+    assert written == []
+    assert (retried, booked["status"]) == (200, "booked")
