@@ -1,10 +1,12 @@
 """/healthz (is it working: the store answers, partners are not left waiting) and /readyz
 (may the load balancer send it requests: serving, and the store answers).
 
-/healthz is 503 when the store does not answer or when the oldest message still waiting
-for a partner is older than [health] max_backlog_seconds; it also says how old the last
-export is. The store is asked on a worker thread: a locked SQLite file waits out its busy
-timeout there, not on the event loop that answers every other request.
+/healthz is 503 when the store does not answer, when it cannot be written (a write probe
+fails: its disk is full or failing), or when the oldest message still waiting for a partner
+is older than [health] max_backlog_seconds; it also says how old the last export is. /readyz
+reads only: a server that cannot write still answers lookups and the board. The store is
+asked on a worker thread: a locked SQLite file waits out its busy timeout there, not on the
+event loop that answers every other request.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from starlette.concurrency import run_in_threadpool
 
 from feed.http.metrics import CONTENT_TYPE, Metrics
 from feed.settings import Settings
-from store.log import LogStore, StoreError, StoreUnreachable
+from store.log import LogStore, StoreError, StoreUnavailable, StoreUnreachable, StoreUnwritable
 
 PROBE_SCOPE = "health"  # a key nobody writes: recalling it is a cheap read of the store
+WRITE_PROBE_KEY = "write-probe"  # the record the write probe overwrites with the time
 
 
 class Outbox(BaseModel):
@@ -40,7 +43,7 @@ class LastExport(BaseModel):
 
 class Health(BaseModel):
     status: str = Field(description="ok, or unhealthy (then the status code is 503)")
-    store: str = Field(description="ok, or unavailable")
+    store: str = Field(description="ok, unavailable, or unwritable (a write probe failed)")
     outbox: Outbox | None
     last_export: LastExport | None
     max_backlog_seconds: float
@@ -84,12 +87,15 @@ def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]
             destination=str(record["destination"]),
         )
     problems = []
+    unwritable = write_trouble(store, now)
+    if unwritable is not None:
+        problems.append(unwritable)
     if age is not None and age > bound:
         problems.append(f"a message has waited {age:.0f} s for a partner (bound {bound:g} s)")
     status = "unhealthy" if problems else "ok"
     health = Health(
         status=status,
-        store="ok",
+        store="ok" if unwritable is None else "unwritable",
         outbox=outbox,
         last_export=last,
         max_backlog_seconds=bound,
@@ -115,6 +121,26 @@ def store_trouble(store: LogStore) -> str | None:
     except StoreError as exc:
         return f"the store does not answer, retry: {exc}"
     return None
+
+
+def write_trouble(store: LogStore, now: float) -> str | None:
+    """Why the store cannot be written now (a small durable write fails: disk full, I/O
+    errors, a read-only file), or None when it can. A write that only waited out a lock
+    is not trouble: the next one gets its turn."""
+    try:
+        store.append_all([], put=[(PROBE_SCOPE, WRITE_PROBE_KEY, now)])
+    except StoreUnwritable as exc:
+        return f"the store cannot be written, retry: {exc}"
+    except StoreUnavailable:
+        return None
+    except StoreError as exc:
+        return f"the store cannot be written, retry: {exc}"
+    return None
+
+
+def store_trouble_writing(store: LogStore, now: float) -> str | None:
+    """Why the store cannot book now: it does not answer a read, or it cannot be written."""
+    return store_trouble(store) or write_trouble(store, now)
 
 
 def store_answers(store: LogStore) -> bool:

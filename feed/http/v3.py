@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from feed.http import statuses
-from feed.http.health import store_trouble
+from feed.http.health import store_trouble_writing
 from feed.http.hotpaths import Answer, Route
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
@@ -249,11 +250,12 @@ def router(api: PartnerApi, settings: Settings) -> APIRouter:
 
     @routes.get("/HealthCheck", responses={200: _OBJECT, 401: _ERROR, 503: _ERROR})
     async def health_check(request: Request) -> JSONResponse:
-        """200 when the booking server is up and its store answers, else 503 (Basic auth as
-        for every call): a partner must not be told healthy by a server that cannot book."""
+        """200 when the booking server is up and its store answers and can be written (a
+        write probe), else 503 (Basic auth as for every call): a partner must not be told
+        healthy by a server that cannot book."""
         if basic_partner(settings, request.headers.get("authorization")) is None:
             return _send(problem(statuses.UNAUTHORIZED, "missing or wrong Basic credentials"))
-        trouble = await run_in_threadpool(store_trouble, api.store)
+        trouble = await run_in_threadpool(store_trouble_writing, api.store, time.time())
         if trouble is not None:
             return send(problem(statuses.UNAVAILABLE, trouble), {"Retry-After": "1"})
         return send(Reply({}))

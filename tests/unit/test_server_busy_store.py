@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,14 +30,14 @@ class LockedStore(SQLiteStore):
 
 
 def call(
-    app: Any, path: str, body: bytes, headers: dict[str, str]
+    app: Any, path: str, body: bytes, headers: dict[str, str], method: str = "POST"
 ) -> tuple[int, dict[str, str], Any]:
     """One HTTP request straight through the ASGI app (no network, no extra client library)."""
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
-        "method": "POST",
+        "method": method,
         "scheme": "http",
         "path": path,
         "raw_path": path.encode(),
@@ -153,3 +154,38 @@ def test_a_full_disk_answers_503_with_retry_after_saying_the_store_cannot_be_wri
     assert "busy" not in reply["error"]["message"]
     assert written == []
     assert (retried, booked["status"]) == (200, "booked")
+
+
+def test_healthz_and_the_partners_health_check_are_503_while_the_disk_cannot_be_written(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(REPO / "samples" / "server.toml")
+    store = FullDiskStore(tmp_path / "hoststand.db")
+    basic = base64.b64encode(b"tablefinder:sample-basic-password").decode()
+    try:
+        receiver = Receiver(
+            [load_restaurant(REPO / "samples" / "marlowes.toml")], store, settings, lambda: NOW
+        )
+        app = create_app(receiver)
+        app.state.readiness.serving()
+
+        def get(path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+            status, _, reply = call(app, path, b"", headers or {}, method="GET")
+            return status, reply
+
+        assert get("/healthz")[0] == 200
+        store.room = 0  # the disk is full: reads still answer, writes fail
+        healthz = get("/healthz")
+        check = get("/v3/HealthCheck", {"authorization": f"Basic {basic}"})
+        ready = get("/readyz")
+        store.room = None  # space freed
+        healthy_again = get("/healthz")[0]
+    finally:
+        store.close()
+    assert healthz[0] == 503
+    assert (healthz[1]["status"], healthz[1]["store"]) == ("unhealthy", "unwritable")
+    assert healthz[1]["problems"][0].startswith("the store cannot be written")
+    assert check[0] == 503
+    assert check[1]["error"]["message"].startswith("the store cannot be written")
+    assert ready == (200, {"status": "ready"})  # it still answers lookups and the board
+    assert healthy_again == 200
