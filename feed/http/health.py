@@ -42,7 +42,10 @@ class LastExport(BaseModel):
 
 
 class Health(BaseModel):
-    status: str = Field(description="ok, or unhealthy (then the status code is 503)")
+    status: str = Field(
+        description="ok; degraded when the last export to a destination failed (still 200:"
+        " bookings work, the partner's feed is stale); or unhealthy (then the status code is 503)"
+    )
     store: str = Field(description="ok, unavailable, or unwritable (a write probe failed)")
     outbox: Outbox | None
     last_export: LastExport | None
@@ -59,7 +62,9 @@ def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]
     bound = settings.health.max_backlog_seconds
     try:
         backlog = store.outbox_backlog()
-        exports = store.exports(1)
+        # A run records one export per destination, the last destination's last: enough
+        # records for the newest of each (a failed staging is one record on its own).
+        exports = store.exports(max(1, len(settings.export.destinations)))
     except StoreError as exc:
         problem = f"the store does not answer: {type(exc).__name__}"
         return 503, Health(
@@ -92,7 +97,9 @@ def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]
         problems.append(unwritable)
     if age is not None and age > bound:
         problems.append(f"a message has waited {age:.0f} s for a partner (bound {bound:g} s)")
-    status = "unhealthy" if problems else "ok"
+    failed_exports = export_failures(exports, now)
+    status = "unhealthy" if problems else "degraded" if failed_exports else "ok"
+    problems += failed_exports
     health = Health(
         status=status,
         store="ok" if unwritable is None else "unwritable",
@@ -101,7 +108,20 @@ def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]
         max_backlog_seconds=bound,
         problems=problems,
     )
-    return (503 if problems else 200), health
+    return (503 if status == "unhealthy" else 200), health
+
+
+def export_failures(records: list[Any], now: float) -> list[str]:
+    """A line for each destination whose newest export in `records` (newest first) failed."""
+    newest: dict[str, Any] = {}
+    for record in records:
+        newest.setdefault(str(record["destination"]), record)
+    return [
+        f"the last export to {where} failed"
+        f" {max(0.0, now - float(record['finished_at'])):.0f} s ago: {record.get('error', '')}"
+        for where, record in newest.items()
+        if record["outcome"] != "delivered"
+    ]
 
 
 async def healthz(store: LogStore, settings: Settings) -> JSONResponse:
