@@ -90,6 +90,27 @@ CREATE TABLE IF NOT EXISTS exports (
 );
 """
 
+# Every table any version of the schema has made (SQLite's own, sqlite_*, aside).
+_OUR_TABLES = frozenset(
+    {"schema_version", "log_entries", "idempotency", "outbox", "log_version", "exports"}
+)
+
+
+def _foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables that say this file belongs to another program: any table that is not
+    ours, or every table when ours are there without their schema_version."""
+    names = sorted(
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%'"
+            " ESCAPE '\\'"
+        )
+    )
+    if names and "schema_version" not in names:
+        return names
+    return [name for name in names if name not in _OUR_TABLES]
+
+
 # Extended result codes (Python 3.11+ `sqlite_errorname`) are stabler than message text.
 _UNAVAILABLE = {"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_LOCKED"}
 _CANNOT_OPEN = {"SQLITE_CANTOPEN", "SQLITE_CANTOPEN_ISDIR", "SQLITE_CANTOPEN_NOTEMPDIR"}
@@ -330,6 +351,14 @@ class SQLiteStore:
 
     def _create_schema(self) -> None:
         with self._connection() as conn:
+            # Before anything is written (WAL mode is stored in the file): another program's
+            # database is left exactly as it was.
+            foreign = _foreign_tables(conn)
+            if foreign:
+                raise StoreError(
+                    f"{self.path} is not a Host Stand database (it has tables"
+                    f" {', '.join(foreign)}); nothing was changed: give --db a new file"
+                )
             # Stored in the file: set once, every later connection (any process) gets WAL.
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if mode != "wal":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from contextlib import closing
@@ -300,6 +301,20 @@ def test_a_bad_config_file_exits_2_naming_the_file_and_the_field(tmp_path: Path,
     line = one_error_line(result)
     assert line.startswith(f"hoststand: {bad}: timezone: ")
     assert "Europe/Atlantis" in line
+
+
+def test_a_db_of_another_program_exits_2_and_is_left_untouched(tmp_path: Path) -> None:
+    theirs = tmp_path / "crm.db"
+    with closing(sqlite3.connect(theirs)) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.commit()
+    before = theirs.read_bytes()
+    result = slots(str(theirs), MARLOWES)
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert line.startswith(f"hoststand: {theirs}: cannot open the database (")
+    assert "is not a Host Stand database" in line
+    assert theirs.read_bytes() == before
 
 
 def test_now_that_is_not_a_time_is_a_usage_error(db: str) -> None:

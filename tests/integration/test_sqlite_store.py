@@ -399,6 +399,41 @@ def test_a_file_that_is_not_a_database_is_a_store_error_not_unavailable(tmp_path
     assert isinstance(raised.value.__cause__, sqlite3.DatabaseError)
 
 
+def test_another_programs_database_is_refused_and_left_exactly_as_it_was(tmp_path: Path) -> None:
+    theirs = tmp_path / "crm.db"
+    with closing(sqlite3.connect(theirs)) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO customers (name) VALUES ('Ann')")
+        conn.commit()
+    before = theirs.read_bytes()
+    with pytest.raises(StoreError, match="is not a Host Stand database") as raised:
+        SQLiteStore(theirs)
+    assert "customers" in str(raised.value)
+    assert theirs.read_bytes() == before  # not even switched to WAL
+    with closing(sqlite3.connect(theirs)) as conn:
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    assert tables == [("customers",)]
+
+
+def test_a_database_with_our_table_names_but_no_schema_version_is_refused(tmp_path: Path) -> None:
+    theirs = tmp_path / "other.db"
+    with closing(sqlite3.connect(theirs)) as conn:
+        conn.execute("CREATE TABLE outbox (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.commit()
+    before = theirs.read_bytes()
+    with pytest.raises(StoreError, match="is not a Host Stand database"):
+        SQLiteStore(theirs)
+    assert theirs.read_bytes() == before
+
+
+def test_an_empty_database_file_becomes_a_store(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    with SQLiteStore(empty) as store:
+        store.append(MERCHANT, DAY, 0, [entry(0)])
+        assert len(store.entries(MERCHANT, DAY)) == 1
+
+
 def driver_error(conn: sqlite3.Connection, sql: str, *args: object) -> sqlite3.Error:
     with pytest.raises(sqlite3.Error) as raised:
         conn.execute(sql, args)
