@@ -145,14 +145,29 @@ class Reloader:
             changed.append((book, new, days))
         if problems:
             return ReloadOutcome(problems=tuple(problems))
-        for book, new, _days in changed:  # the swap: each book in one step, under its lock
-            book.reconfigure(new)
-        for m, found in misfits.items():
-            self.receiver.attention.replace(m, found)
-        restaurants = [r for _path, r in checked.restaurants]
-        for listener in self.on_reload:
-            listener(restaurants)
-        replaces = _queue_replaces(self.receiver, changed)
+        attention = self.receiver.attention
+        running = [books[m].restaurant for m in by_merchant]
+        undo = [
+            (book, book.restaurant, attention.of(book.restaurant.merchant_id))
+            for book, _new, _days in changed
+        ]
+        self._apply(
+            [(book, new) for book, new, _days in changed],
+            misfits,
+            [r for _path, r in checked.restaurants],
+        )
+        try:
+            replaces = _queue_replaces(self.receiver, changed)
+        except Exception:
+            # The store refused the replaces: partners would not hear of rules that apply,
+            # and their feed would promise what the floor no longer keeps. Undone whole:
+            # the running configuration stays, and the caller says the reload failed.
+            self._apply(
+                [(book, old) for book, old, _listed in undo],
+                {book.restaurant.merchant_id: list(listed) for book, _old, listed in undo},
+                running,
+            )
+            raise
         rows = tuple(
             m.row(books[merchant].restaurant.tz)
             for merchant in by_merchant
@@ -164,6 +179,21 @@ class Reloader:
             replaces=replaces,
             attention=rows,
         )
+
+    def _apply(
+        self,
+        configs: list[tuple[DayBook, Restaurant]],
+        misfits: dict[str, list[Misfit]],
+        restaurants: list[Restaurant],
+    ) -> None:
+        """Put `configs` in place (each book in one step, under its lock), their misfits
+        on the attention list, and tell the listeners of `restaurants`."""
+        for book, restaurant in configs:
+            book.reconfigure(restaurant)
+        for merchant_id, found in misfits.items():
+            self.receiver.attention.replace(merchant_id, found)
+        for listener in self.on_reload:
+            listener(restaurants)
 
 
 def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:

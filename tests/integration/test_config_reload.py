@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 
 from feed.service.config_reload import Reloader
+from feed.service.notify import Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
+from store.log import StoreUnwritable
+from tests.integration.full_disk import FullDiskStore
 
 MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
@@ -207,3 +210,38 @@ def test_closing_a_special_day_whose_bookings_count_from_another_opening_is_refu
     moved = receiver.host_change(mid, booked, None, "2026-12-06T19:00")
     assert moved.code is None, moved.body
     assert Reloader([path], receiver).reload().applied
+
+
+def test_a_reload_whose_replaces_the_store_refuses_is_undone_whole(
+    tmp_path: Path, path: Path
+) -> None:
+    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
+    settings = Settings(partners={"p": partner})
+    store = FullDiskStore(tmp_path / "full.db")
+    try:
+        receiver = Receiver(
+            [load_restaurant(path)],
+            store,
+            settings,
+            clock=lambda: NOW,
+            notifier=Notifier.of(settings),
+        )
+        heard: list[list[str]] = []
+        reloader = Reloader(
+            [path], receiver, on_reload=[lambda rs: heard.append([r.name for r in rs])]
+        )
+        before = receiver.books["marlowes-kitchen"].restaurant
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace('name = "Marlowe\'s Kitchen"', 'name = "Marlowe\'s"'))
+        store.room = 0  # the disk is full: the replaces cannot be queued
+        with pytest.raises(StoreUnwritable):
+            reloader.reload()
+        assert receiver.books["marlowes-kitchen"].restaurant == before
+        assert heard[-1] == ["Marlowe's Kitchen"]  # the export schedule has the old one back
+        store.room = None
+        assert store.pending(now=NOW.timestamp() + 3600) == []
+        outcome = reloader.reload()  # space freed: the same reload goes through
+        assert outcome.applied and outcome.replaces > 0
+        assert receiver.books["marlowes-kitchen"].restaurant.name == "Marlowe's"
+    finally:
+        store.close()
