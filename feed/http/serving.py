@@ -126,9 +126,11 @@ class AvailabilityWatch:
                 continue
             key = book.availability_key(day, now)
             last = self.seen.get(merchant)
-            self.seen[merchant] = (day, key)
             if last is not None and last[0] == day and last[1] != key and book.tell_partners(day):
                 told += 1
+            # Noted as published only once the replace is queued: a store that refused it
+            # (the sweep fails) leaves the old key, so the next sweep tells them again.
+            self.seen[merchant] = (day, key)
         return told
 
 

@@ -16,7 +16,9 @@ from feed.service.notify import AVAILABILITY, Notifier
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import Restaurant, load_restaurant
+from store.log import StoreUnwritable
 from store.sqlite import SQLiteStore
+from tests.integration.full_disk import FullDiskStore
 from tests.integration.slots import slot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -216,6 +218,26 @@ def test_time_alone_moving_availability_tells_partners(
     clock[0] = at(SATURDAY, "17:46")  # the 17:45 slot has started: it closes
     assert watch.sweep() == 1
     assert [item.kind for item in store.pending(10**12)] == [AVAILABILITY]
+
+
+def test_a_change_whose_replace_the_store_refused_is_told_at_the_next_sweep(
+    tmp_path: Path, marlowes: Restaurant
+) -> None:
+    with FullDiskStore(tmp_path / "full.db") as store:
+        clock = [at(SATURDAY, "17:30")]
+        receiver = receiver_at(store, marlowes, clock, partner_notifier())
+        receiver.host_operation(marlowes.merchant_id, "walk_in", "W1", 6)
+        for item in store.pending(10**12):
+            store.delivered(item.id, 0)
+        watch = AvailabilityWatch(receiver)
+        assert watch.sweep() == 0  # the first look only notes where things stand
+        clock[0] = at(SATURDAY, "17:46")  # the 17:45 slot has started: it closes
+        store.room = 0  # the disk is full: the replace cannot be queued
+        with pytest.raises(StoreUnwritable):
+            watch.sweep()
+        store.room = None
+        assert watch.sweep() == 1  # not lost: told once the store takes it
+        assert [item.kind for item in store.pending(10**12)] == [AVAILABILITY]
 
 
 def test_the_tablets_tables_say_the_booking_due_next_and_whether_the_party_will_be_done(
