@@ -11,7 +11,7 @@ import json
 import sys
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -55,6 +55,27 @@ class Context:
             return open_store(db)
         except StoreError as exc:
             fail(f"{redact(db)}: cannot open the database ({exc})")
+
+
+def refuse_moved_openings(
+    store: LogStore, configs: Sequence[tuple[str, Restaurant]], now: datetime
+) -> None:
+    """Exit 2 (one line) when a restaurant file moved the opening of a day whose log already
+    has entries: its times count from the opening, so every stored booking would be read
+    at another time. As a reload refuses it (feed.service.config_reload)."""
+    from feed.service.config_reload import stored_openings_moved
+
+    try:
+        moved = [
+            line for path, r in configs for line in stored_openings_moved(store, r, Path(path), now)
+        ]
+    except StoreError as exc:
+        store.close()
+        fail(f"cannot read the stored days: {exc}")
+    if moved:
+        store.close()
+        more = f" (and {len(moved) - 1} more day(s))" if len(moved) > 1 else ""
+        fail(moved[0] + more)
 
 
 def load_config(path: str) -> Restaurant:
@@ -549,7 +570,12 @@ def serve_command(
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_CANNOT_SERVE)
     port = sock.getsockname()[1]  # --port 0: the one the OS chose
-    store = obj.store(db)
+    try:
+        store = obj.store(db)
+        refuse_moved_openings(store, list(zip(config_paths, restaurants, strict=True)), obj.now)
+    except SystemExit:
+        sock.close()
+        raise
     clock = (lambda: obj.now) if obj.pinned else real_now
     staging = Path(settings.export.staging or ("hoststand.feeds" if is_url(db) else f"{db}.feeds"))
     paths = [Path(p) for p in config_paths]

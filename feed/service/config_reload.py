@@ -30,7 +30,7 @@ from feed.service.receiver import Receiver
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import Restaurant
-from store.log import OutboxMessage
+from store.log import LogStore, OutboxMessage
 
 log = logging.getLogger("hoststand.reload")
 
@@ -265,6 +265,34 @@ def _closed_apart(book: DayBook, path: Path, new: Restaurant, day: date) -> list
         f" not from {was}, the special day's opening they count from; cancel or move them"
         " first, or keep the special day"
     ]
+
+
+def stored_openings_moved(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:
+    """`_moved_openings` for a server (or command) starting on `r`: each day from yesterday
+    on whose log has entries written under another opening. Nothing stores the opening, but
+    a log's first entry does not lie about it: its ts is the whole minutes from the opening
+    to its received_at (later entries may be held at the last ts)."""
+    today = now.astimezone(r.tz).date()
+    out: list[str] = []
+    for day in store.service_dates(r.merchant_id):
+        opening = calendar.opening_instant(r, day)
+        if day < today - timedelta(days=1) or opening is None:
+            continue  # a past day may move (its log is history), a closed one is closed
+        first = store.entries(r.merchant_id, day)[:1]
+        ts = first[0].operation[1] if first and len(first[0].operation) > 1 else None
+        if isinstance(ts, bool) or not isinstance(ts, int):
+            continue
+        then = math.floor((first[0].received_at - ts * 60) / 60) * 60
+        if then == opening.timestamp():
+            continue
+        before = datetime.fromtimestamp(then, r.tz)
+        out.append(
+            f"{path}: hours: the opening of {day.isoformat()} has moved from"
+            f" {before:%H:%M} to {opening.astimezone(r.tz):%H:%M}, and that day already has"
+            " bookings or walk-ins (their times count from the opening); keep the opening"
+            " until that day is past, or close the day"
+        )
+    return out
 
 
 def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention) -> list[Misfit]:

@@ -317,6 +317,32 @@ def test_a_db_of_another_program_exits_2_and_is_left_untouched(tmp_path: Path) -
     assert theirs.read_bytes() == before
 
 
+def marlowes_opening_saturday_at(tmp_path: Path, hhmm: str) -> str:
+    """A copy of Marlowe's file whose Saturday lunch opens at `hhmm`, not 12:00."""
+    text = Path(MARLOWES).read_text(encoding="utf-8")
+    at = text.index("saturday = [")
+    moved = text[:at] + text[at:].replace('open = "12:00"', f'open = "{hhmm}"', 1)
+    path = tmp_path / "marlowes-moved.toml"
+    path.write_text(moved, encoding="utf-8")
+    return str(path)
+
+
+def test_serve_refuses_a_file_that_moved_the_opening_of_a_day_with_bookings(
+    tmp_path: Path, db: str
+) -> None:
+    assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0  # Saturday's log has an entry
+    moved = marlowes_opening_saturday_at(tmp_path, "11:00")
+    result = hoststand(
+        "--now", BEFORE, "serve", "--config", moved, "--db", db, "--port", "0", "--no-export"
+    )
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        f"hoststand: {moved}: hours: the opening of 2026-12-05 has moved from 12:00 to 11:00,"
+        " and that day already has bookings or walk-ins (their times count from the opening);"
+        " keep the opening until that day is past, or close the day"
+    )
+
+
 def test_now_that_is_not_a_time_is_a_usage_error(db: str) -> None:
     options = ["--config", MARLOWES, "--db", db, "--date", FRIDAY]
     result = hoststand("--now", "next tuesday", "slots", *options)
