@@ -50,11 +50,15 @@ class Context:
     now: datetime
     pinned: bool = False  # --now given: the server's clock stands still at `now`
 
-    def store(self, db: str) -> LogStore:
+    def store(self, db: str, configs: Sequence[tuple[str, Restaurant]] = ()) -> LogStore:
+        """The store `db` names; with `configs` (each restaurant and its file), refused
+        when a file moved the opening of a day the store has entries for."""
         try:
-            return open_store(db)
+            store = open_store(db)
         except StoreError as exc:
             fail(f"{redact(db)}: cannot open the database ({exc})")
+        refuse_moved_openings(store, configs, self.now)
+        return store
 
 
 def refuse_moved_openings(
@@ -184,7 +188,7 @@ def slots_command(
     sizes = range(party_size, party_size + 1) if party_size else range(1, r.max_party_size + 1)
     areas: list[str | None] = [area] if area is not None else [a.id for a in r.rooms]
     areas = areas or [None]
-    store = obj.store(db)
+    store = obj.store(db, [(config_path, r)])
     try:
         book = DayBook(store, r)
         grids = [(a, book.cells(day.date(), obj.now, sizes, a)) for a in areas]
@@ -293,7 +297,7 @@ def reserve_command(
             EXIT_REFUSED,
         )
     day, slot = found
-    store = obj.store(db)
+    store = obj.store(db, [(config_path, r)])
     try:
         meta = {"source": "phone", "name": name, "phone": phone}
         notifier = Notifier.of(settings) if settings else None
@@ -422,7 +426,7 @@ def export_command(
     """
     part = _feed_part(shard_spec, nonce, generation, shards)
     restaurants = [load_config(p) for p in config_paths]
-    store = obj.store(db)
+    store = obj.store(db, list(zip(config_paths, restaurants, strict=True)))
 
     def export(progress: Callable[[Restaurant], None] | None) -> ExportSummary:
         return export_feeds(
@@ -571,8 +575,7 @@ def serve_command(
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_CANNOT_SERVE)
     port = sock.getsockname()[1]  # --port 0: the one the OS chose
     try:
-        store = obj.store(db)
-        refuse_moved_openings(store, list(zip(config_paths, restaurants, strict=True)), obj.now)
+        store = obj.store(db, list(zip(config_paths, restaurants, strict=True)))
     except SystemExit:
         sock.close()
         raise

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -25,7 +25,7 @@ from feed.service.receiver import Receiver
 from feed.service.replies import Reply
 from feed.settings import Settings, SettingsError, load_settings
 from feed.venue import calendar
-from feed.venue.restaurant import ConfigError, load_restaurant
+from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
 from store.log import LogStore, StoreError
 
 EXIT_REFUSED = 1
@@ -37,7 +37,7 @@ class Obj(Protocol):
 
     now: datetime
 
-    def store(self, db: str) -> Any: ...
+    def store(self, db: str, configs: Sequence[tuple[str, Restaurant]] = ()) -> Any: ...
 
 
 def _fail(message: str, status: int) -> NoReturn:
@@ -57,7 +57,7 @@ class Stand:
         except (ConfigError, SettingsError) as exc:
             _fail(str(exc), EXIT_BAD_INPUT)
         self.now = obj.now
-        self.store: LogStore = obj.store(db)
+        self.store: LogStore = obj.store(db, [(config, self.restaurant)])
         # With the partners `serve` knows, a change made here reaches them as one made on
         # the tablet does (booking notifications and replaces, through the outbox).
         known = self.settings or Settings()

@@ -343,6 +343,38 @@ def test_serve_refuses_a_file_that_moved_the_opening_of_a_day_with_bookings(
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["slots", "--date", "2026-12-05"],
+        ["reserve", "--party-size", "2", "--at", "2026-12-05T20:00"],
+        ["feed", "export", "--out", "out", "--days", "2"],
+        ["host", "board", "--date", "2026-12-05"],
+    ],
+    ids=["slots", "reserve", "feed-export", "host-board"],
+)
+def test_every_command_refuses_a_file_that_moved_the_opening_of_a_day_with_bookings(
+    tmp_path: Path, db: str, command: list[str]
+) -> None:
+    assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0  # Saturday's log has an entry
+    moved = marlowes_opening_saturday_at(tmp_path, "11:00")
+    result = hoststand("--now", BEFORE, *command, "--config", moved, "--db", db)
+    assert result.exit_code == 2
+    assert one_error_line(result).startswith(
+        f"hoststand: {moved}: hours: the opening of 2026-12-05 has moved from 12:00 to 11:00,"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_commands_take_a_file_that_moved_the_opening_of_days_without_entries(
+    tmp_path: Path, db: str
+) -> None:
+    assert reserve(db, 2, "2026-12-04T19:00").exit_code == 0  # Friday's, not Saturday's
+    moved = marlowes_opening_saturday_at(tmp_path, "11:00")
+    result = slots(db, moved, day="2026-12-05")
+    assert result.exit_code == 0, result.output
+
+
 def test_now_that_is_not_a_time_is_a_usage_error(db: str) -> None:
     options = ["--config", MARLOWES, "--db", db, "--date", FRIDAY]
     result = hoststand("--now", "next tuesday", "slots", *options)
