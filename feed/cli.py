@@ -559,9 +559,12 @@ def serve_command(
     --config files: all valid, applied; else refused with every problem in the log.
     Exit status 3 when it cannot listen on --host/--port (before anything is exported).
     """
-    from feed.http.serving import build, listen, serve
+    from feed.http.serving import HeldHangups, build, listen, serve
     from feed.settings import SettingsError, load_settings
 
+    # First of all: a SIGHUP (reload) sent while the server starts must not end it.
+    held = HeldHangups()
+    held.hold()
     restaurants = [load_config(p) for p in config_paths]
     try:
         settings = load_settings(Path(settings_path) if settings_path else None)
@@ -582,7 +585,9 @@ def serve_command(
     clock = (lambda: obj.now) if obj.pinned else real_now
     staging = Path(settings.export.staging or ("hoststand.feeds" if is_url(db) else f"{db}.feeds"))
     paths = [Path(p) for p in config_paths]
-    app = build(restaurants, store, settings, clock, staging, export=export, config_paths=paths)
+    app = build(
+        restaurants, store, settings, clock, staging, export=export, config_paths=paths, held=held
+    )
     names = ", ".join(r.merchant_id for r in restaurants)
     click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {redact(db)})")
     click.echo(f"  health: curl http://{host}:{port}/healthz  (and /readyz, /metrics)")

@@ -228,11 +228,13 @@ def build(
     *,
     export: bool = True,
     config_paths: Sequence[Path] = (),
+    held: HeldHangups | None = None,
 ) -> Observed:
     """The app `serve` runs: FastAPI behind the hot paths (feed.http.hotpaths), every
     request observed (feed.http.observe), with /metrics and /readyz. With `config_paths`
     (the files `restaurants` were read from), SIGHUP and POST /api/v1/admin/reload
-    reload them (feed.service.config_reload)."""
+    reload them (feed.service.config_reload); SIGHUPs `held` during start-up are reloaded
+    for as the server starts serving."""
     metrics = Metrics(store, settings.partners)
     events = Events([metrics])
     receiver = Receiver(
@@ -259,12 +261,17 @@ def build(
             )
         background.start()
         hangup = _on_sighup(reloader)
+        if held is not None and held.take() and reloader is not None:
+            log.info("a SIGHUP arrived during start-up: reloading now")
+            reloader.reload_and_log()
         app.state.readiness.serving()
         try:
             yield
         finally:
             app.state.readiness.stopping()
             hangup.close()
+            if held is not None:
+                held.hold()  # a SIGHUP while stopping must not end the process either
             background.close()
 
     app = create_app(receiver, lifespan=lifespan, reloader=reloader)
@@ -293,6 +300,28 @@ def _reloader(paths: Sequence[Path], receiver: Receiver, background: Background)
             background.scheduler.restaurants = restaurants  # read once per run: swapped whole
 
     return Reloader(paths, receiver, on_reload=[schedule])
+
+
+class HeldHangups:
+    """SIGHUPs that arrive while the server cannot reload yet (start-up: files read, store
+    opened, days replayed; and shutdown): held rather than fatal (SIGHUP's default ends the
+    process), and one reload is made for them once the server serves."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def hold(self) -> None:
+        """Catch SIGHUP from now on (main thread only: elsewhere nothing changes)."""
+        with contextlib.suppress(ValueError):  # not the main thread (a test)
+            signal.signal(signal.SIGHUP, self._held)
+
+    def _held(self, _signum: int, _frame: FrameType | None) -> None:
+        self.count += 1
+
+    def take(self) -> bool:
+        """Did any arrive since the last take?"""
+        held, self.count = self.count, 0
+        return held > 0
 
 
 @contextlib.contextmanager
