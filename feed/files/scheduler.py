@@ -26,6 +26,7 @@ from typing import Any
 
 import requests
 
+from feed.files.directory import prune
 from feed.files.export import ExportSummary, export_feeds
 from feed.push.delivery import backoff, send
 from feed.service.events import Events
@@ -122,7 +123,7 @@ class ExportScheduler:
         )
         for record in records:
             self.store.record_export(record)
-        self._prune()
+        self._prune(summary.generation_timestamp)
         return records
 
     def _record(
@@ -191,16 +192,13 @@ class ExportScheduler:
                     return False, attempt + 1, f"{error} (stopped while waiting to retry)"
         return False, MAX_ATTEMPTS, error
 
-    def _prune(self) -> None:
-        """Keep the staged files of the last few exports only."""
-        stamps: dict[str, list[Path]] = {}
-        for path in self.staging.glob("*-*-of-*.json*"):
-            parts = path.name.split("-")
-            if len(parts) >= 2:
-                stamps.setdefault(parts[1], []).append(path)
-        for stamp in sorted(stamps, key=int)[:-KEEP_GENERATIONS]:
-            for path in stamps[stamp]:
-                path.unlink(missing_ok=True)
+    def _prune(self, current: int) -> None:
+        """Keep the staged files of the last few exports only (and this one's). Only our
+        own feed files are looked at: anything else in the directory is left as it is."""
+        try:
+            prune(self.staging, KEEP_GENERATIONS, current)
+        except OSError as exc:  # the directory itself cannot be read: the next run tries again
+            log.warning("could not prune %s: %s", self.staging, exc.strerror or exc)
 
     def loop(self) -> None:
         """Export at start-up, then at the start of each interval (aligned to the clock, so
