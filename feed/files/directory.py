@@ -1,18 +1,35 @@
-"""A feed directory (the staging directory, a directory destination): which of its files
-are ours, and how many generations of them are kept.
+"""A feed directory (the staging directory, a directory destination, `feed export --out`):
+which of its files are ours, the lock its writers share, the leftovers of a writer that
+died, and how many generations are kept.
 
 Ours are the feed files `writer.feed_filename` names:
 `<kind>-<generation_timestamp>-<shard>-of-<total>.json` (or `.json.gz`), kind one of
-availability, merchant, service. Anything else in the directory (a README, a
+availability, merchant, service; and their temporary files, `.<feed file>.<random>.tmp`
+(the writer's, `writer._atomic_output`) and `.<feed file>.partial` (a copy into a
+destination, `scheduler.copy_into`). Anything else in the directory (a README, a
 subdirectory, another program's files, even one whose name merely looks like a feed's) is
 not ours, and is never removed, renamed or read.
+
+A writer killed mid-export (SIGKILL, a power cut) leaves its temporary files behind. They
+are removed by the next export into the directory, at its start, but only when it holds
+the directory alone: every export writing into a directory, or delivering from it, holds
+the directory's lock shared (`in_use`), so a temporary file found while no one else holds
+it belongs to a writer that is gone. The lock is `flock` on the directory itself (no lock
+file beside the feeds) and dies with its process; where the file system has no such locks
+(some network file systems), leftovers are left where they are rather than risk a live
+writer's file.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import logging
 import os
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +41,12 @@ _FEED = (
     r"-(?P<shard>[0-9]+)-of-(?P<total>[0-9]+)\.json(?:\.gz)?"
 )
 FEED_FILE = re.compile(_FEED)
+# tempfile's random names are 8 of [a-z0-9_]
+LEFTOVER = re.compile(rf"\.{_FEED}(?:\.partial|\.[a-z0-9_]+\.tmp)")
+
+
+class DirectoryBusy(OSError):
+    """Another export held the directory for longer than we would wait."""
 
 
 @dataclass(frozen=True)
@@ -87,3 +110,80 @@ def prune(directory: Path, keep: int, current: int | None = None) -> list[Path]:
             if _remove(f.path, "an old feed generation"):
                 removed.append(f.path)
     return removed
+
+
+def remove_leftovers(directory: Path) -> list[Path]:
+    """Remove the temporary files of exports that did not finish; only ever called while
+    holding `directory` alone (a live writer would hold it too). The paths removed."""
+    removed = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if LEFTOVER.fullmatch(entry.name) is None:
+                continue
+            try:
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+            except OSError:
+                continue
+            path = Path(entry.path)
+            if _remove(path, "left by an export that did not finish"):
+                removed.append(path)
+    if removed:
+        log.warning(
+            "removed %d temporary file(s) left in %s by an export that did not finish",
+            len(removed),
+            directory,
+        )
+    return removed
+
+
+def _lock(fd: int, operation: int) -> bool | None:
+    """flock: True taken, False held by another (LOCK_NB), None where there are no locks."""
+    try:
+        fcntl.flock(fd, operation)
+    except BlockingIOError:
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return False
+        return None  # ENOLCK, EBADF, EINVAL...: this file system has no flock on directories
+    return True
+
+
+@contextmanager
+def in_use(directory: Path) -> Iterator[None]:
+    """Hold `directory` shared while feed files are written into it or delivered from it.
+    On the way in, if no one else holds it, the leftovers of writers that died go first."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if _lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB):
+            try:
+                remove_leftovers(directory)
+            except OSError as exc:
+                log.warning("could not look for leftovers in %s: %s", directory, exc)
+        # Shared from here on (a pruner or a copier holds it alone only briefly).
+        _lock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # the lock goes with the descriptor
+
+
+@contextmanager
+def alone(directory: Path, *, wait: float = 0.0) -> Iterator[bool]:
+    """Hold `directory` exclusively: no other export writes into it or delivers from it
+    meanwhile. Yields True once taken, False where the file system has no such locks (the
+    caller then does only what is safe beside another writer). Raises DirectoryBusy if
+    another export still holds it after `wait` seconds: bounded, so two exports each
+    holding what the other waits for cannot wait for ever."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        deadline = time.monotonic() + wait
+        while (taken := _lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)) is False:
+            if time.monotonic() >= deadline:
+                raise DirectoryBusy(
+                    errno.EBUSY, f"another export is using {directory}; the next run tries again"
+                )
+            time.sleep(0.05)
+        yield bool(taken)
+    finally:
+        os.close(fd)

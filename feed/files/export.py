@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.booked import BookedDay
+from feed.files.directory import in_use
 from feed.files.documents import availability_entry, merchant_record, service_record
 from feed.files.writer import (
     FileStats,
@@ -256,6 +257,28 @@ def export_feeds(
     """
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
+    # Held while writing: an export starting meanwhile never takes our temporary files for
+    # the leftovers of one that died (and removes those, when no one else holds it).
+    with in_use(out_dir):
+        return _export_feeds(
+            restaurants, store, out_dir, now, days, shards, gzip, progress, part,
+            take_generation, started,
+        )  # fmt: skip
+
+
+def _export_feeds(
+    restaurants: Sequence[Restaurant],
+    store: LogStore,
+    out_dir: Path,
+    now: datetime,
+    days: int,
+    shards: int,
+    gzip: bool,
+    progress: Callable[[Restaurant], None] | None,
+    part: FeedPart | None,
+    take_generation: Callable[[int], int] | None,
+    started: float,
+) -> ExportSummary:
     ordered = sorted(restaurants, key=lambda r: r.merchant_id)
     ids = [r.merchant_id for r in ordered]
     if len(set(ids)) != len(ids):

@@ -13,6 +13,7 @@ receivers started together never upload two feeds with one generation_timestamp.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -26,7 +27,7 @@ from typing import Any
 
 import requests
 
-from feed.files.directory import prune
+from feed.files.directory import alone, in_use, prune, remove_leftovers
 from feed.files.export import ExportSummary, export_feeds
 from feed.push.delivery import backoff, send
 from feed.service.events import Events
@@ -39,11 +40,24 @@ from store.turns import Turns
 log = logging.getLogger("hoststand.export")
 MAX_ATTEMPTS = 6  # per file and upload
 KEEP_GENERATIONS = 2  # staged exports kept on disk
+# How long a copy into a directory waits for another export using it (a copy of a big feed)
+# before it is recorded as failed; the next run tries again.
+LOCK_WAIT_SECONDS = 60.0
 
 
 def copy_into(directory: Path, files: Sequence[Path]) -> None:
-    """Copy `files` into `directory` so that they all appear at once or not at all."""
+    """Copy `files` into `directory` so that they all appear at once or not at all.
+
+    The directory is held alone meanwhile (`directory.alone`), so the `.partial` files of an
+    earlier copy killed midway, found then, are leftovers: they are removed first."""
     directory.mkdir(parents=True, exist_ok=True)
+    with alone(directory, wait=LOCK_WAIT_SECONDS) as held:
+        if held:
+            remove_leftovers(directory)
+        _copy_all(directory, files)
+
+
+def _copy_all(directory: Path, files: Sequence[Path]) -> None:
     staged: list[tuple[Path, Path]] = []
     try:
         for source in files:
@@ -60,6 +74,15 @@ def copy_into(directory: Path, files: Sequence[Path]) -> None:
         for source in files:
             (directory / f".{source.name}.partial").unlink(missing_ok=True)
         raise
+
+
+def _same_directory(a: Path, b: Path) -> bool:
+    """One directory, by its inode (a bind mount or a link too): the staged files are
+    already there, and copying would wait on our own hold of it."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # not there yet: copy_into makes it
+        return a.resolve() == b.resolve()
 
 
 class ExportScheduler:
@@ -91,27 +114,32 @@ class ExportScheduler:
         """Export once and deliver to every destination; the records written."""
         started = time.time()
         s = self.settings
-        try:
-            summary = export_feeds(
-                self.restaurants,
-                self.store,
-                self.staging,
-                self.clock(),
-                days=s.days,
-                shards=s.shards,
-                gzip=s.gzip,
-                take_generation=lambda earliest: generations.take(self.store, earliest),
-            )
-        except Exception as exc:
-            log.exception("export failed")
-            self.events.exported("failed", time.time() - started, 0, 0, 0, f"export: {exc}")
-            record = self._record(started, None, "staging", "failed", 1, f"export: {exc}")
-            self.store.record_export(record)
-            return [record]
-        records = []
-        destinations = s.destinations or (Destination("directory", str(self.staging)),)
-        for destination in destinations:
-            records.append(self._deliver(summary, destination, started))
+        with contextlib.ExitStack() as held:
+            try:
+                self.staging.mkdir(parents=True, exist_ok=True)
+                # Held until delivered: an export starting meanwhile in the same directory
+                # (another receiver) takes none of these files for a dead writer's leftovers.
+                held.enter_context(in_use(self.staging))
+                summary = export_feeds(
+                    self.restaurants,
+                    self.store,
+                    self.staging,
+                    self.clock(),
+                    days=s.days,
+                    shards=s.shards,
+                    gzip=s.gzip,
+                    take_generation=lambda earliest: generations.take(self.store, earliest),
+                )
+            except Exception as exc:
+                log.exception("export failed")
+                self.events.exported("failed", time.time() - started, 0, 0, 0, f"export: {exc}")
+                record = self._record(started, None, "staging", "failed", 1, f"export: {exc}")
+                self.store.record_export(record)
+                return [record]
+            records = []
+            destinations = s.destinations or (Destination("directory", str(self.staging)),)
+            for destination in destinations:
+                records.append(self._deliver(summary, destination, started))
         failed = [r for r in records if r["outcome"] != "delivered"]
         self.events.exported(
             "failed" if failed else "delivered",
@@ -156,7 +184,7 @@ class ExportScheduler:
         if destination.kind == "directory":
             target = Path(destination.path or ".")
             try:
-                if target.resolve() != self.staging.resolve():
+                if not _same_directory(target, self.staging):
                     copy_into(target, files)
             except OSError as exc:
                 return self._record(started, summary, where, "failed", 1, str(exc))

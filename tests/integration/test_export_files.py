@@ -4,7 +4,13 @@ destinations hold the feeds and nothing of ours besides, whatever else is in the
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,6 +45,72 @@ def scheduler(
 ) -> ExportScheduler:
     settings = ExportSettings(days=2, destinations=destinations)
     return ExportScheduler(restaurants, store, settings, staging, clock=lambda: NOW)
+
+
+# A writer that stops where the test wants it (it says so on stdout) until it is killed.
+WRITER = """
+import sys, time
+from datetime import datetime
+from pathlib import Path
+from feed.files.export import export_feeds
+from feed.venue.restaurant import load_restaurant
+from store.sqlite import SQLiteStore
+
+def stop(restaurant):  # called mid-file: the availability feed's temporary file is open
+    print("writing", flush=True)
+    time.sleep(600)
+
+restaurant = load_restaurant(Path("samples/marlowes.toml"))
+with SQLiteStore(Path(sys.argv[2])) as store:
+    now = datetime.fromisoformat(sys.argv[3])
+    export_feeds([restaurant], store, Path(sys.argv[1]), now, days=2, progress=stop)
+"""
+COPIER = """
+import os, sys, time
+from pathlib import Path
+from feed.files.scheduler import copy_into
+
+def stop(source, target):  # every file is copied, none renamed yet
+    print("copied", flush=True)
+    time.sleep(600)
+
+os.replace = stop
+copy_into(Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]])
+"""
+
+
+@contextmanager
+def stopped(script: str, said: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """A child process running `script` with `args`, once it printed `said`; killed
+    (SIGKILL: no clean-up of its own) when the block ends if the block did not kill it."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line.strip() == said, child.stderr.read() if child.stderr else line
+        yield child
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        for stream in (child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def kill(child: subprocess.Popen[str]) -> None:
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait() == -signal.SIGKILL
+
+
+def temporaries(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith((".tmp", ".partial")))
 
 
 def generations(directory: Path) -> list[int]:
@@ -101,3 +173,62 @@ def test_staging_cleanup_leaves_foreign_entries_alone_and_still_prunes(
     assert generations(staging) == made[-KEEP_GENERATIONS:]  # the older ones were pruned
     assert_untouched(staging, foreign)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_a_writer_killed_mid_export_leaves_temporary_files_the_next_export_removes(
+    restaurants: list[Restaurant], store: SQLiteStore, tmp_path: Path
+) -> None:
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    (staging / ".notes.json.tmp").write_text("not the export's\n")  # foreign, named alike
+    (staging / ".hidden-1-0-of-1.json.partial").write_text("not the export's either\n")
+    child_db = str(tmp_path / "child.db")
+    with stopped(WRITER, "writing", str(staging), child_db, NOW.isoformat()) as writer:
+        [temp] = [t for t in temporaries(staging) if t.startswith(".availability-")]
+        kill(writer)
+    assert (staging / temp).exists()  # what a crash leaves: nothing removed it
+    [record] = scheduler(restaurants, store, staging).run_once()  # the next export
+    assert record["outcome"] == "delivered", record
+    assert temporaries(staging) == [".hidden-1-0-of-1.json.partial", ".notes.json.tmp"]
+    assert (staging / ".notes.json.tmp").read_text() == "not the export's\n"
+
+
+def test_a_copy_killed_mid_delivery_leaves_partial_files_the_next_delivery_removes(
+    restaurants: list[Restaurant], store: SQLiteStore, tmp_path: Path
+) -> None:
+    staging, published = tmp_path / "staging", tmp_path / "published"
+    published.mkdir()
+    (published / ".README.partial").write_text("not the export's\n")
+    export = scheduler(restaurants, store, staging, Destination("directory", str(published)))
+    [first] = export.run_once()
+    assert first["outcome"] == "delivered", first
+    older = [str(staging / name) for name in first["files"]]
+    with stopped(COPIER, "copied", str(published), *older) as copier:
+        kill(copier)
+    left = [f".{name}.partial" for name in first["files"]]
+    assert temporaries(published) == sorted([".README.partial", *left])  # the crash's leftovers
+    [second] = export.run_once()
+    assert second["outcome"] == "delivered", second
+    assert temporaries(published) == [".README.partial"]
+    assert (published / ".README.partial").read_text() == "not the export's\n"
+    for name in second["files"]:
+        assert (published / name).is_file()
+
+
+def test_a_live_writer_s_temporary_file_is_not_taken_for_a_leftover(
+    restaurants: list[Restaurant], store: SQLiteStore, tmp_path: Path
+) -> None:
+    """Two receivers sharing a staging directory: the one exporting while the other is
+    still writing leaves the other's temporary file alone (it holds the directory)."""
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    child_db = str(tmp_path / "child.db")
+    later = NOW.replace(hour=13).isoformat()  # its own generation_timestamp
+    with stopped(WRITER, "writing", str(staging), child_db, later) as writer:
+        [temp] = temporaries(staging)
+        [record] = scheduler(restaurants, store, staging).run_once()
+        assert record["outcome"] == "delivered", record
+        assert temporaries(staging) == [temp]
+        kill(writer)
+    scheduler(restaurants, store, staging).run_once()
+    assert temporaries(staging) == []
