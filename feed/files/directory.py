@@ -1,6 +1,6 @@
 """A feed directory (the staging directory, a directory destination, `feed export --out`):
 which of its files are ours, the lock its writers share, the leftovers of a writer that
-died, and how many generations are kept.
+died, and how many generations are kept (`prune`: the newest complete ones).
 
 Ours are the feed files `writer.feed_filename` names:
 `<kind>-<generation_timestamp>-<shard>-of-<total>.json` (or `.json.gz`), kind one of
@@ -28,7 +28,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,21 +95,47 @@ def _remove(path: Path, why: str) -> bool:
     return True
 
 
+def complete(files: list[FeedFile]) -> bool:
+    """Does one generation's files hold the whole feed: every shard of each of the three
+    kinds (a copy or an export killed midway leaves only some)?"""
+    for kind in KINDS:
+        mine = [f for f in files if f.kind == kind]
+        totals = {f.total for f in mine}
+        if len(totals) != 1 or {f.shard for f in mine} != set(range(totals.pop())):
+            return False
+    return True
+
+
 def prune(directory: Path, keep: int, current: int | None = None) -> list[Path]:
-    """Remove the feed files of all but the newest `keep` generations in `directory`, never
-    those of generation `current` (the export in hand); the paths removed."""
+    """Keep the newest `keep` complete generations in `directory`, and remove the feed
+    files of every generation older than those; the paths removed.
+
+    Never removed: generation `current` (the export in hand), and any generation newer than
+    the oldest one kept, complete or not (one being written or copied is not complete yet).
+    With fewer than `keep` complete generations nothing is removed."""
     by_generation: dict[int, list[FeedFile]] = {}
     for f in feed_files(directory):
         by_generation.setdefault(f.generation, []).append(f)
-    generations = sorted(by_generation)
+    whole = sorted(g for g, files in by_generation.items() if complete(files))
+    if keep < 1 or len(whole) < keep:
+        return []
+    oldest_kept = whole[-keep]
     removed = []
-    for generation in generations[: max(len(generations) - keep, 0)]:
+    for generation in sorted(by_generation):
+        if generation >= oldest_kept:
+            break
         if generation == current:
             continue
         for f in by_generation[generation]:
             if _remove(f.path, "an old feed generation"):
                 removed.append(f.path)
     return removed
+
+
+def generation_of(files: Sequence[Path]) -> int | None:
+    """The generation_timestamp of feed files (None: not named as ours)."""
+    stamps = {int(m["generation"]) for p in files if (m := FEED_FILE.fullmatch(p.name))}
+    return stamps.pop() if len(stamps) == 1 else None
 
 
 def remove_leftovers(directory: Path) -> list[Path]:

@@ -27,7 +27,14 @@ from typing import Any
 
 import requests
 
-from feed.files.directory import alone, in_use, prune, remove_leftovers
+from feed.files.directory import (
+    DirectoryBusy,
+    alone,
+    generation_of,
+    in_use,
+    prune,
+    remove_leftovers,
+)
 from feed.files.export import ExportSummary, export_feeds
 from feed.push.delivery import backoff, send
 from feed.service.events import Events
@@ -40,13 +47,17 @@ from store.turns import Turns
 log = logging.getLogger("hoststand.export")
 MAX_ATTEMPTS = 6  # per file and upload
 KEEP_GENERATIONS = 2  # staged exports kept on disk
+# Complete generations kept in a directory destination: the one just published and the two
+# before it, so a reader that began on an earlier feed has a run or two more to finish it.
+PUBLISHED_GENERATIONS = 3
 # How long a copy into a directory waits for another export using it (a copy of a big feed)
 # before it is recorded as failed; the next run tries again.
 LOCK_WAIT_SECONDS = 60.0
 
 
-def copy_into(directory: Path, files: Sequence[Path]) -> None:
-    """Copy `files` into `directory` so that they all appear at once or not at all.
+def copy_into(directory: Path, files: Sequence[Path], *, keep: int = PUBLISHED_GENERATIONS) -> None:
+    """Copy `files` into `directory` so that they all appear at once or not at all; then
+    only the newest `keep` complete generations stay there (never the one just copied).
 
     The directory is held alone meanwhile (`directory.alone`), so the `.partial` files of an
     earlier copy killed midway, found then, are leftovers: they are removed first."""
@@ -55,6 +66,12 @@ def copy_into(directory: Path, files: Sequence[Path]) -> None:
         if held:
             remove_leftovers(directory)
         _copy_all(directory, files)
+        # Without a lock too: only generations older than `keep` complete ones go, and one
+        # being copied by another export is newer, or not complete yet.
+        try:
+            prune(directory, keep, generation_of(files))
+        except OSError as exc:  # delivered all the same; the next run prunes
+            log.warning("could not prune %s: %s", directory, exc.strerror or exc)
 
 
 def _copy_all(directory: Path, files: Sequence[Path]) -> None:
@@ -222,9 +239,14 @@ class ExportScheduler:
 
     def _prune(self, current: int) -> None:
         """Keep the staged files of the last few exports only (and this one's). Only our
-        own feed files are looked at: anything else in the directory is left as it is."""
+        own feed files are looked at: anything else in the directory is left as it is.
+        Not while another export (a receiver sharing the directory) writes or delivers
+        from it: it may be sending an older generation; the later one prunes."""
         try:
-            prune(self.staging, KEEP_GENERATIONS, current)
+            with alone(self.staging):
+                prune(self.staging, KEEP_GENERATIONS, current)
+        except DirectoryBusy:
+            pass
         except OSError as exc:  # the directory itself cannot be read: the next run tries again
             log.warning("could not prune %s: %s", self.staging, exc.strerror or exc)
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from feed.files.scheduler import KEEP_GENERATIONS, ExportScheduler
+from feed.files.directory import prune
+from feed.files.scheduler import KEEP_GENERATIONS, PUBLISHED_GENERATIONS, ExportScheduler
 from feed.settings import Destination, ExportSettings
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
@@ -232,3 +233,67 @@ def test_a_live_writer_s_temporary_file_is_not_taken_for_a_leftover(
         kill(writer)
     scheduler(restaurants, store, staging).run_once()
     assert temporaries(staging) == []
+
+
+def test_a_directory_destination_keeps_the_newest_complete_generations_only(
+    restaurants: list[Restaurant], store: SQLiteStore, tmp_path: Path
+) -> None:
+    staging, published, outside = tmp_path / "staging", tmp_path / "published", tmp_path / "o"
+    published.mkdir()
+    outside.mkdir()
+    foreign = foreign_entries(published, outside)
+    # Half a generation older than any export (a copy that stopped between its renames),
+    # and a part of one newer than them all (another machine's, still being copied).
+    (published / "availability-1796300000-0-of-1.json").write_text("{}\n")
+    (published / "availability-1999999999-0-of-2.json").write_text("{}\n")
+    export = scheduler(restaurants, store, staging, Destination("directory", str(published)))
+    made = []
+    for _ in range(PUBLISHED_GENERATIONS + 2):
+        [record] = export.run_once()
+        assert record["outcome"] == "delivered", record
+        made.append(record["generation_timestamp"])
+        # the feed just published is always there, whole
+        assert all((published / name).is_file() for name in record["files"])
+    assert generations(published) == [*made[-PUBLISHED_GENERATIONS:], 1999999999]
+    assert generations(staging) == made[-KEEP_GENERATIONS:]
+    assert_untouched(published, foreign)
+
+
+def feed(directory: Path, generation: int, total: int = 1, kinds: tuple[str, ...] = KINDS) -> None:
+    for kind in kinds:
+        for shard in range(total):
+            (directory / f"{kind}-{generation}-{shard}-of-{total}.json").write_text("{}\n")
+
+
+def test_prune_keeps_complete_generations_the_current_one_and_anything_newer(
+    tmp_path: Path,
+) -> None:
+    feed(tmp_path, 100)
+    feed(tmp_path, 200, total=2)
+    feed(tmp_path, 250, kinds=("availability",))  # incomplete, older than those kept: goes
+    feed(tmp_path, 300, total=3)
+    (tmp_path / "availability-300-2-of-3.json").unlink()  # a shard short: not complete
+    feed(tmp_path, 400)
+    feed(tmp_path, 500, total=2)
+    feed(tmp_path, 600, kinds=("availability", "merchant"))  # newer, being written
+    removed = prune(tmp_path, 2, current=100)  # 100 is the export in hand: it stays
+    assert sorted(p.name for p in removed) == [
+        "availability-200-0-of-2.json",
+        "availability-200-1-of-2.json",
+        "availability-250-0-of-1.json",
+        "availability-300-0-of-3.json",
+        "availability-300-1-of-3.json",
+        "merchant-200-0-of-2.json",
+        "merchant-200-1-of-2.json",
+        "merchant-300-0-of-3.json",
+        "merchant-300-1-of-3.json",
+        "merchant-300-2-of-3.json",
+        "service-200-0-of-2.json",
+        "service-200-1-of-2.json",
+        "service-300-0-of-3.json",
+        "service-300-1-of-3.json",
+        "service-300-2-of-3.json",
+    ]
+    assert generations(tmp_path) == [100, 400, 500, 600]
+    # Fewer complete generations than asked for: nothing goes.
+    assert prune(tmp_path, 4) == []
