@@ -18,6 +18,7 @@ from typing import Any, NoReturn, Protocol
 import click
 
 from engine import Rejected
+from feed.clock import check_day
 from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
 from feed.service.floorview import FloorViews
 from feed.service.notify import Notifier
@@ -56,6 +57,11 @@ class Stand:
             self.settings = load_settings(Path(settings)) if settings else None
         except (ConfigError, SettingsError) as exc:
             _fail(str(exc), EXIT_BAD_INPUT)
+        if day is not None:
+            try:
+                check_day(day.date())  # as the API's ?date= (400): no calendar past it
+            except ValueError as exc:
+                _fail(f"--date: {exc}", EXIT_BAD_INPUT)
         self.now = obj.now
         self.store: LogStore = obj.store(db, [(config, self.restaurant)])
         # With the partners `serve` knows, a change made here reaches them as one made on
@@ -105,6 +111,28 @@ class Stand:
                 EXIT_REFUSED,
             )
 
+    def now_only(self, what: str) -> None:
+        """Refuse (exit 1) a --date other than the service day being worked now: `what`
+        happens at the door or on the floor now, as on the tablet (whose API has no date
+        for it). A walk-in written on a later day would sit at a table before it came,
+        one on a day gone by after its service closed: a visit that never was."""
+        if self.chosen is None:
+            return
+        r = self.restaurant
+        working = self.receiver.today(r, self.now)
+        if self.chosen == working:
+            return
+        serving = (
+            f"the day being served is {working.isoformat()}"
+            if working is not None
+            else f"{r.name} is closed today"
+        )
+        _fail(
+            f"{what} now, on the day being served, not on {self.chosen.isoformat()}:"
+            f" {serving} (leave out --date)",
+            EXIT_REFUSED,
+        )
+
     def day(self) -> date:
         """--date, or the service day the host is working now."""
         r = self.restaurant
@@ -127,14 +155,20 @@ def settings_option(effect: str) -> Callable[[Callable[..., Any]], Callable[...,
 
 
 def _stand_command(
-    name: str, help_text: str, *, writes: bool = True
+    name: str, help_text: str, *, writes: bool = True, now_only: str | None = None
 ) -> Callable[[Callable[..., None]], click.Command]:
     """A command with --config, --db, --date, --json and --settings, handed a Stand; one
-    that `writes` the log first checks that no partner misses what it changes."""
+    that `writes` the log first checks that no partner misses what it changes. `now_only`
+    (what the command does, in words): --date may name only the day being served now."""
 
     def wrap(fn: Callable[..., None]) -> click.Command:
         @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-        @click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), help="Service day.")
+        @click.option(
+            "--date",
+            "day",
+            type=click.DateTime(["%Y-%m-%d"]),
+            help="Service day." + (" Only the one being served now." if now_only else ""),
+        )
         @click.option("--db", default="hoststand.db", envvar="HOSTSTAND_DB", show_default=True)
         @click.option("--config", "config", required=True, type=click.Path(dir_okay=False))
         @settings_option(
@@ -154,6 +188,8 @@ def _stand_command(
         ) -> None:
             stand = Stand(obj, config, db, day, settings_path)
             try:
+                if now_only is not None:
+                    stand.now_only(now_only)
                 if writes:
                     stand.no_silent_no_show()
                 fn(stand, as_json, **kw)
@@ -280,16 +316,16 @@ def reservations(stand: Stand, as_json: bool) -> None:
 
 
 def _operate(stand: Stand, name: str, *args: Any, meta: dict[str, Any] | None = None) -> Any:
-    """On --date's log through the day book, otherwise today's as the API does."""
-    if stand.chosen is not None:
-        return stand.book.operate(
-            stand.day(), stand.now, name, *args, meta=meta or {"source": "host"},
-            keep_rejected=False,
-        )  # fmt: skip
+    """On today's log as the API does (its checks: the party size, a service open for a
+    walk-in); a --date naming another day was refused before (`Stand.now_only`)."""
     return stand.receiver.host_operation(stand.merchant, name, *args, meta=meta)
 
 
-@_stand_command("walk-in", "A walk-in joins the queue, or is seated at once if a table is right.")
+@_stand_command(
+    "walk-in",
+    "A walk-in joins the queue, or is seated at once if a table is right.",
+    now_only="a walk-in is a party at the door",
+)
 @click.argument("size", type=click.IntRange(1, 20))
 @click.option("--name", default="", help="Guest name.")
 @click.option("--phone", default="", help="Guest telephone.")
@@ -302,13 +338,19 @@ def walk_in(
     _answer(stand, _operate(stand, "walk_in", pid, size, meta=meta), as_json, f"{name or pid}")
 
 
-@_stand_command("free", "The party at TABLE has left; whoever the rules pick is seated.")
+@_stand_command(
+    "free",
+    "The party at TABLE has left; whoever the rules pick is seated.",
+    now_only="a table is freed",
+)
 @click.argument("table")
 def free(stand: Stand, as_json: bool, table: str) -> None:
     _answer(stand, _operate(stand, "free", table), as_json, f"{table} freed")
 
 
-@_stand_command("leave", "A waiting party gives up and leaves the queue.")
+@_stand_command(
+    "leave", "A waiting party gives up and leaves the queue.", now_only="a party leaves the queue"
+)
 @click.argument("party_id")
 def leave(stand: Stand, as_json: bool, party_id: str) -> None:
     _answer(stand, _operate(stand, "leave", party_id), as_json, f"{party_id} left")

@@ -318,3 +318,58 @@ def test_a_booking_moved_to_another_day_says_where_it_went_on_the_day_it_left() 
     assert host("cancel", bo).exit_code == 0  # called off after all: nowhere to point at
     (row,) = as_json("reservations")
     assert (row["status"], row["moved_to"]) == ("cancelled", None)
+
+
+def stored_days() -> set[str]:
+    """The service days h.db holds log entries for."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect("h.db")) as db:
+        return {str(day) for (day,) in db.execute("SELECT DISTINCT service_date FROM log_entries")}
+
+
+def test_a_walk_in_is_taken_only_on_the_day_being_served_now() -> None:
+    for day in ("2027-06-04", "2026-12-05", "2026-12-03"):  # far ahead, tomorrow, yesterday
+        refused = host("walk-in", "2", "--id", "W", "--date", day)
+        assert refused.exit_code == 1
+        assert refused.stderr.splitlines() == [
+            f"hoststand: a walk-in is a party at the door now, on the day being served, not"
+            f" on {day}: the day being served is 2026-12-04 (leave out --date)"
+        ]
+        assert all(t["occupant"] is None for t in as_json("board", "--date", day)["tables"])
+    assert stored_days() == set()  # nothing written anywhere
+    walked = host("walk-in", "2", "--id", "W", "--date", "2026-12-04")
+    assert (walked.exit_code, walked.output) == (0, "W: seated T2\n")
+
+
+def test_a_walk_in_for_today_between_services_is_refused_as_on_the_tablet() -> None:
+    refused = host("walk-in", "2", "--date", "2026-12-04", now="2026-12-04T16:00:00Z")
+    assert refused.exit_code == 1
+    assert refused.stderr.splitlines() == [
+        "hoststand: Marlowe's Kitchen is not serving now; the next service opens at 17:30"
+    ]
+    too_big = host("walk-in", "12", "--date", "2026-12-04")
+    assert too_big.exit_code == 1
+    assert too_big.stderr.splitlines() == [
+        "hoststand: size: Marlowe's Kitchen seats parties of 1 to 10, not 12"
+    ]
+    assert stored_days() == set()
+
+
+def test_free_and_leave_act_only_on_the_day_being_served_now() -> None:
+    for command in (("free", "T2"), ("leave", "W")):
+        refused = host(*command, "--date", "2026-12-05")
+        assert refused.exit_code == 1
+        assert len(refused.stderr.splitlines()) == 1
+        assert "not on 2026-12-05: the day being served is 2026-12-04" in refused.stderr
+    assert stored_days() == set()
+
+
+def test_a_date_outside_the_calendar_is_bad_input() -> None:
+    for command in (("board",), ("walk-in", "2")):
+        result = host(*command, "--date", "9999-12-31")
+        assert result.exit_code == 2
+        assert result.stderr.splitlines() == [
+            "hoststand: --date: 9999-12-31 is out of range: dates run from 1970-01-01 to 9998-12-31"
+        ]
