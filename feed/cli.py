@@ -24,6 +24,7 @@ from engine import run as run_operations
 from feed.clock import parse_instant, real_now
 from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
+from feed.hostcli import config_option as one_config_option
 from feed.hostcli import host_group, settings_option
 from feed.service.days import OVER_PACING, Applied, Cell, DayBook
 from feed.settings import SETTINGS_KEYS, settings_problems
@@ -113,12 +114,8 @@ configs_option = click.option(
     type=click.Path(dir_okay=False),
     help="Restaurant configuration (TOML); repeat for several restaurants.",
 )
-config_option = click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Restaurant configuration (TOML), e.g. samples/marlowes.toml.",
+config_option = one_config_option(
+    "Restaurant configuration (TOML), e.g. samples/marlowes.toml; once.", "config_path"
 )
 
 

@@ -143,6 +143,36 @@ class Stand:
         return found
 
 
+def _one_config(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> str:
+    """The one restaurant file of a command that works on one restaurant. Given twice, it
+    is refused rather than the last one taken: the host meant one of them, and acting on the
+    other restaurant (a walk-in seated at its tables, a booking taken there) is not undone.
+    The same file named twice is no doubt, and is taken."""
+    named = {str(Path(v).resolve()) for v in value}
+    if len(named) > 1:
+        _fail(
+            f"--config given {len(value)} times ({', '.join(value)}): this command works on"
+            " one restaurant, give its file once",
+            EXIT_BAD_INPUT,
+        )
+    return value[0]
+
+
+def config_option(
+    help_text: str, dest: str = "config"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--config FILE, exactly once (see `_one_config`), handed to the command as `dest`."""
+    return click.option(
+        "--config",
+        dest,
+        required=True,
+        multiple=True,  # to see a second one at all: click keeps only the last otherwise
+        callback=_one_config,
+        type=click.Path(dir_okay=False),
+        help=help_text,
+    )
+
+
 def settings_option(effect: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """--settings (env HOSTSTAND_SETTINGS): the partners `serve` knows, from its file."""
     return click.option(
@@ -170,7 +200,7 @@ def _stand_command(
             help="Service day." + (" Only the one being served now." if now_only else ""),
         )
         @click.option("--db", default="hoststand.db", envvar="HOSTSTAND_DB", show_default=True)
-        @click.option("--config", "config", required=True, type=click.Path(dir_okay=False))
+        @config_option("The restaurant's file (TOML), e.g. samples/marlowes.toml; once.")
         @settings_option(
             "partners then hear of the changes made here. Without it, a partner's booking"
             " is not changed here."

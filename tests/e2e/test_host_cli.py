@@ -373,3 +373,26 @@ def test_a_date_outside_the_calendar_is_bad_input() -> None:
         assert result.stderr.splitlines() == [
             "hoststand: --date: 9999-12-31 is out of range: dates run from 1970-01-01 to 9998-12-31"
         ]
+
+
+def test_two_restaurant_files_are_refused_not_the_last_one_taken() -> None:
+    google = str(Path(MARLOWES).with_name("google-floorplan.toml"))
+    both = ["--config", MARLOWES, "--config", google, "--db", "h.db"]
+    for command in (
+        ["host", "walk-in", "2"],
+        ["host", "board"],
+        ["reserve", "--party-size", "2", "--at", "2026-12-05T19:00"],
+        ["slots", "--date", "2026-12-05"],
+    ):
+        result = CliRunner().invoke(main, ["--now", NOW, *command, *both])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.stderr.splitlines() == [
+            f"hoststand: --config given 2 times ({MARLOWES}, {google}): this command works"
+            " on one restaurant, give its file once"
+        ]
+    assert not Path("h.db").exists()  # refused before anything was opened
+    once_twice = ["--config", MARLOWES, "--config", MARLOWES, "--db", "h.db"]
+    walked = CliRunner().invoke(
+        main, ["--now", NOW, "host", "walk-in", "2", "--id", "W", *once_twice]
+    )
+    assert (walked.exit_code, walked.output) == (0, "W: seated T2\n")  # the same file: no doubt
