@@ -13,6 +13,7 @@ from feed.service.replies import (
     BAD_ARGUMENTS,
     BAD_JSON,
     BODY_TOO_LARGE,
+    CHANGED_MEANWHILE,
     EVENT_ID_REUSED,
     IDEMPOTENCY_KEY_REUSED,
     INVALID_CONFIGURATION,
@@ -72,6 +73,7 @@ HTTP_STATUS: dict[str, int] = {
     UNAVAILABLE: 503,
     BAD_ARGUMENTS: 400,
     INVALID_CONFIGURATION: 422,
+    CHANGED_MEANWHILE: 409,  # the partner protocol's "409 concurrency abort": retry
 }
 
 
@@ -89,6 +91,7 @@ __all__ = [
     "BAD_ARGUMENTS",
     "BAD_JSON",
     "BODY_TOO_LARGE",
+    "CHANGED_MEANWHILE",
     "EVENT_ID_REUSED",
     "HTTP_STATUS",
     "IDEMPOTENCY_KEY_REUSED",

@@ -50,6 +50,10 @@ from store.log import (
 )
 
 BOOKING_SCOPE = "booking"  # idempotency scope of the booking index: id -> merchant, day, partner
+# An action on a booking refused because the booking was changed meanwhile (booked again as
+# another engine reservation, maybe on another day) is worked out again on the fresh record,
+# this many times in all; then the answer says it kept changing (replies.CHANGED_MEANWHILE).
+LOOKUPS = 3
 MAX_ATTEMPTS = 20  # optimistic retries against concurrent writers of the same day
 DAYS_KEPT = 64  # replayed days kept in memory per restaurant (a long-running server)
 

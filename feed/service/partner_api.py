@@ -5,7 +5,8 @@ Business failures are 200 with `booking_failure` (or `waitlist_business_logic_fa
 unknown merchants, slots or bookings are 400. Idempotency tokens are stored with the change
 they made, so a retry gets the same booking (shown as it now is) and a failed attempt is
 simply tried again. An UpdateBooking whose change is already made (by its twin on another
-receiver, say) answers the booking as it now is.
+receiver, say) answers the booking as it now is; one overtaken by another change of the
+booking (the host's) is made on the booking as it now stands.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from engine.holds import ReservationStatus
 from engine.stand import Result
 from feed.floor.availability import spots_total
 from feed.service import replies
-from feed.service.days import BOOKING_SCOPE, DayBook, Refused, new_booking_id
-from feed.service.replies import Reply, problem
+from feed.service.days import BOOKING_SCOPE, LOOKUPS, DayBook, Refused, new_booking_id
+from feed.service.replies import Reply, changed_meanwhile, problem
 from feed.settings import Partner
 from feed.venue import calendar
 from feed.venue.calendar import Slot
@@ -712,45 +713,65 @@ class PartnerApi:
         index = self._index(partner, booking_id)
         if isinstance(index, Reply):
             return index
-        now = self.clock()
-        book = self.books[str(index["merchant_id"])]
-        index, status = self._fresh_status(partner, booking_id, index, now)
-        if req.booking.status is not None and req.booking.status.upper() in (
+        cancel = req.booking.status is not None and req.booking.status.upper() in (
             "CANCELED",
             "CANCELLED",
-        ):
-            return self._cancel(partner, book, booking_id, index, status, now)
-        if req.booking.status not in (None, CONFIRMED):
+        )
+        if not cancel and req.booking.status not in (None, CONFIRMED):
             return problem(replies.BAD_ARGUMENTS, f"cannot set status {req.booking.status}")
         new = req.booking.slot or SlotIn()
         asked_size = new.resources.party_size if new.resources else None
         # 0 is not "unchanged": a field left out is; a zero start or party is a bad argument.
-        if asked_size is not None and asked_size < 1:
+        if not cancel and asked_size is not None and asked_size < 1:
             return problem(
                 replies.BAD_ARGUMENTS,
                 f"slot.resources.party_size must be at least 1, not {asked_size}",
             )
-        if new.start_sec is not None and new.start_sec <= 0:
+        if not cancel and new.start_sec is not None and new.start_sec <= 0:
             return problem(
                 replies.BAD_ARGUMENTS, f"slot.start_sec must be a Unix time, not {new.start_sec}"
             )
+        now = self.clock()
+        book = self.books[str(index["merchant_id"])]
+        index, status = self._fresh_status(partner, booking_id, index, now)
+        # A change of the booking made meanwhile (the host's: it cancels the engine
+        # reservation read here and books the party again under another) makes this one's
+        # cancel or move of the booking as read fail although the booking stands: the
+        # request is worked out again on the fresh record, LOOKUPS times in all. What the
+        # partner left out (the time, when it asks for another size) is the booking's as it
+        # now stands, so the host's change is kept, not undone.
+        for _ in range(LOOKUPS):
+            if cancel:
+                reply = self._cancel(partner, book, booking_id, index, status, now)
+            else:
+                reply = self._update_once(partner, book, booking_id, index, status, new, now)
+            if "booking_failure" not in reply.body:
+                return reply  # made (on the booking as it stood), or a bad argument
+            fresh = self._index(partner, booking_id)
+            if isinstance(fresh, Reply) or _where(fresh) == _where(index):
+                return reply  # refused as the booking stands: the answer
+            index, status = fresh, self._status(fresh, now)
+        return changed_meanwhile(booking_id, "cancel" if cancel else "update")
+
+    def _update_once(
+        self,
+        partner: Partner,
+        book: DayBook,
+        booking_id: str,
+        index: dict[str, Any],
+        status: str,
+        new: SlotIn,
+        now: datetime,
+    ) -> Reply:
+        """`update_booking`'s move or resize of the booking as `index` (just read) has it."""
+        asked_size = new.resources.party_size if new.resources else None
         size = asked_size if asked_size is not None else int(index["party_size"])
         start = new.start_sec if new.start_sec is not None else int(index["start_sec"])
         asked_room = new.resources.room_id if new.resources else None
         room = asked_room if asked_room is not None else index.get("room_id")  # kept unless asked
         if _as_asked(index, size, start, room):
             return Reply({"booking": self._booking(booking_id, index, status)})  # idempotent
-        moved = self._move(partner, book, booking_id, index, status, size, start, room, now)
-        if "booking_failure" in moved.body:
-            # The same change sent to another receiver at once (a partner's retry) may have
-            # made it meanwhile, and so refused this one: the booking as asked is the answer,
-            # as it would have been had that one come first.
-            fresh = self._index(partner, booking_id)
-            if not isinstance(fresh, Reply) and _as_asked(fresh, size, start, room):
-                return Reply(
-                    {"booking": self._booking(booking_id, fresh, self._status(fresh, now))}
-                )
-        return moved
+        return self._move(partner, book, booking_id, index, status, size, start, room, now)
 
     def _move(
         self,

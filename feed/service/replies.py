@@ -26,6 +26,10 @@ WAIT_PAST_CLOSE = "wait past close"  # a quote that would end after the close
 UNAVAILABLE = "unavailable"
 BAD_ARGUMENTS = "bad arguments"  # the partner protocol's 400: unknown merchant, slot, booking
 INVALID_CONFIGURATION = "invalid configuration"  # a reload refused: the files have problems
+# A booking changed under an action each time it was looked up again (days.LOOKUPS): no
+# refusal of a copy since replaced is true of the booking, so none is given. Not stored
+# against a webhook's event id: a retry tries again.
+CHANGED_MEANWHILE = "changed meanwhile"
 
 
 @dataclass(frozen=True)
@@ -47,3 +51,12 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 def problem(code: str, message: str) -> Reply:
     return Reply(error_body(code, message))
+
+
+def changed_meanwhile(booking_id: str, what: str) -> Reply:
+    """`what` was not done: the booking kept changing while it was tried (409, retry)."""
+    return problem(
+        CHANGED_MEANWHILE,
+        f"{what} not done: booking {booking_id} kept changing while it was tried (another"
+        " change of it was being made each time): read it again and retry",
+    )

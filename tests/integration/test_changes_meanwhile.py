@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from feed.http.serving import sweep_no_shows
-from feed.service.days import DayBook
+from feed.service.days import LOOKUPS, DayBook
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.service.signing import sign
@@ -210,3 +210,107 @@ def test_a_status_read_overtaken_by_a_host_change_reads_the_booking_again(
     )
     status = api.booking_status(PARTNER, {"booking_id": booking}).body
     assert status["booking_status"] == "CONFIRMED"  # changed, not cancelled
+
+
+def before_each_of_the_next(
+    book: DayBook, method: str, times: int, meanwhile: Callable[[], Any], op: str | None = None
+) -> None:
+    """Run `meanwhile` just before each of `book`'s next `times` calls of `method` (of its
+    `op` operation only, when named): a booking that keeps changing under this action."""
+    original = getattr(book, method)
+    left = [times]
+
+    def overtaken(*args: Any, **kwargs: Any) -> Any:
+        if op is None or (len(args) > 2 and args[2] == op):
+            left[0] -= 1
+            if left[0] == 0:
+                delattr(book, method)
+            meanwhile()
+        return original(*args, **kwargs)
+
+    setattr(book, method, overtaken)
+
+
+def v3_update(api: PartnerApi, booking: str, **slot: Any) -> Any:
+    return api.update_booking(PARTNER, {"booking": {"booking_id": booking, **slot}})
+
+
+def test_a_partners_update_overtaken_by_a_host_change_is_made_on_the_changed_booking(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    before_the_next_call(
+        rec.books[MID], "move", lambda: other.host_change(MID, booking, None, "2026-12-05T19:00")
+    )
+    updated = v3_update(api, booking, slot={"resources": {"party_size": 3}})
+    assert "booking_failure" not in updated.body, updated.body
+    mine = updated.body["booking"]
+    assert mine["status"] == "CONFIRMED"
+    assert mine["slot"]["resources"]["party_size"] == 3
+    assert mine["slot"]["start_sec"] == int(clock.now.replace(hour=19).timestamp())  # the host's
+    rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
+    assert [
+        (r["status"], r["party_size"], r["start"][11:16])
+        for r in rows
+        if r["reservation_id"] == booking
+    ] == [("booked", 3, "19:00")]
+
+
+def test_a_partners_v3_cancel_overtaken_by_a_host_change_cancels_the_booking_as_changed(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    before_the_next(rec.books[MID], "cancel", lambda: other.host_change(MID, booking, 3, None))
+    cancelled = v3_update(api, booking, status="CANCELED")
+    assert "booking_failure" not in cancelled.body, cancelled.body
+    assert cancelled.body["booking"]["status"] == "CANCELED"
+    assert cancelled.body["booking"]["slot"]["resources"]["party_size"] == 3  # as it was changed
+    assert status_of(rec, booking) == ["cancelled"]
+    status = api.booking_status(PARTNER, {"booking_id": booking}).body
+    assert status["booking_status"] == "CANCELED"
+
+
+def host_changes(other: Receiver, booking: str) -> Callable[[], Any]:
+    """The host's changes of `booking`, a party of 3, 4, 5... one per call."""
+    sizes = iter(range(3, 9))
+    return lambda: other.host_change(MID, booking, next(sizes), None)
+
+
+def test_a_partners_update_overtaken_at_every_lookup_says_the_booking_kept_changing(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    before_each_of_the_next(rec.books[MID], "move", LOOKUPS, host_changes(other, booking))
+    updated = v3_update(
+        api, booking, slot={"start_sec": int(clock.now.replace(hour=19).timestamp())}
+    )
+    assert updated.code == "changed meanwhile", updated.body  # 409: the partner retries
+    assert "booking_failure" not in updated.body  # never "not cancellable": it stands
+    assert "retry" in updated.body["error"]["message"]
+    rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
+    assert [
+        (r["status"], r["party_size"], r["start"][11:16])
+        for r in rows
+        if r["reservation_id"] == booking
+    ] == [("booked", 5, "18:00")]  # the host's last change, untouched by the update
+
+
+def test_a_partners_v3_cancel_overtaken_at_every_lookup_says_the_booking_kept_changing(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    changes = host_changes(other, booking)
+    before_each_of_the_next(rec.books[MID], "operate", LOOKUPS, changes, op="cancel")
+    cancelled = v3_update(api, booking, status="CANCELED")
+    assert cancelled.code == "changed meanwhile", cancelled.body
+    assert status_of(rec, booking) == ["booked"]
+    assert api.booking_status(PARTNER, {"booking_id": booking}).body["booking_status"] == (
+        "CONFIRMED"
+    )
+    again = v3_update(api, booking, status="CANCELED")  # the partner's retry
+    assert again.body["booking"]["status"] == "CANCELED"
+    assert status_of(rec, booking) == ["cancelled"]
