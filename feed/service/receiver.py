@@ -34,6 +34,7 @@ from feed.service.attention import Attention
 from feed.service.days import (
     BAD_PARTY_SIZE,
     BOOKING_SCOPE,
+    LOOKUPS,
     NOT_A_SLOT,
     SLOT_UNAVAILABLE,
     DayBook,
@@ -45,7 +46,7 @@ from feed.service.days import (
 from feed.service.events import Events
 from feed.service.floorview import reservation_rows, status_word
 from feed.service.notify import Notifier
-from feed.service.replies import Reply, error_body, problem
+from feed.service.replies import Reply, changed_meanwhile, error_body, problem
 from feed.service.signing import SignatureError, verify
 from feed.settings import Partner, Settings
 from feed.venue import calendar
@@ -144,11 +145,12 @@ def _why_not_active(book: DayBook, day: date, engine_id: str, now: datetime) -> 
 
 
 # Refusals a booking changed meanwhile may cause (its engine reservation was cancelled when
-# it was booked again): the booking is looked up again, at most LOOKUPS times in all.
+# it was booked again): the booking is looked up again, at most LOOKUPS times in all. Still
+# overtaken at the last, the answer says it kept changing (retry): a refusal then would be
+# about a copy of the booking since replaced ("it was cancelled"), untrue of the booking.
 OVERTAKEN = frozenset(
     (RESERVATION_NOT_ACTIVE, UNKNOWN_RESERVATION, NOT_WAITING, UNKNOWN_PARTY, NOT_SEATED)
 )
-LOOKUPS = 3
 
 
 def _where(index: Any) -> tuple[Any, Any] | None:
@@ -249,6 +251,8 @@ class Receiver:
                 return self._replay(dup.value, digest)
             raise
         if not committed:
+            if reply.code == replies.CHANGED_MEANWHILE:
+                return reply  # true only now: a retry of the event tries again
             # A refusal changed nothing; it is stored so a retry gets the same answer.
             return self._replay(self.store.remember(*record(reply)), digest)
         return reply
@@ -377,6 +381,8 @@ class Receiver:
                 break
             if _where(self.store.recall(BOOKING_SCOPE, reservation_id)) == _where(index):
                 break  # refused as the booking stands: the answer
+        else:
+            return changed_meanwhile(reservation_id, name), False
         return reply, committed
 
     def _change_once(
@@ -517,6 +523,8 @@ class Receiver:
                 if fresh is None or fresh == where:
                     break  # refused as the booking stands: the answer
                 where = fresh
+            else:
+                return changed_meanwhile(party_id, name), False
             return reply, committed
 
         return self._host_once(merchant_id, name, key, act)
@@ -767,6 +775,8 @@ class Receiver:
                     break
                 if _where(self.store.recall(BOOKING_SCOPE, booking_id)) == _where(index):
                     break  # refused as the booking stands: the answer
+            else:
+                return changed_meanwhile(booking_id, "change"), False
             return reply, committed
 
         return self._host_once(merchant_id, "change", key, act)

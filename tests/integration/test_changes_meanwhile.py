@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from feed.http.serving import sweep_no_shows
+from feed.http.statuses import status_of as status_code
 from feed.service.days import LOOKUPS, DayBook
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
@@ -313,4 +314,96 @@ def test_a_partners_v3_cancel_overtaken_at_every_lookup_says_the_booking_kept_ch
     )
     again = v3_update(api, booking, status="CANCELED")  # the partner's retry
     assert again.body["booking"]["status"] == "CANCELED"
+    assert status_of(rec, booking) == ["cancelled"]
+
+
+def partner_updates(api: PartnerApi, booking: str) -> Callable[[], Any]:
+    """The partner's UpdateBookings of `booking` to a party of 3, 4, 5... one per call."""
+    sizes = iter(range(3, 9))
+
+    def update() -> None:
+        updated = v3_update(api, booking, slot={"resources": {"party_size": next(sizes)}})
+        assert "booking" in updated.body, updated.body
+
+    return update
+
+
+def kept_changing(reply: Any, name: str) -> None:
+    """`reply` says plainly that `name` was not done as the booking kept changing, and
+    nothing about the copies of it since replaced (cancelled, not booked)."""
+    assert reply.code == "changed meanwhile", reply.body
+    assert status_code(reply) == 409
+    message = reply.body["error"]["message"]
+    assert message.startswith(f"{name} not done: booking "), message
+    assert "retry" in message and "cancelled" not in message and "not booked" not in message
+
+
+@pytest.fixture
+def changing(rec: Receiver, other: Receiver, clock: HandClock) -> tuple[str, Callable[[], Any]]:
+    """A partner's booking at 18:00 for 2, now 17:55, and the partner's updates of it made
+    on the other receiver."""
+    booking = v3_booking(PartnerApi(rec.books, rec.store, rec.clock), clock, "18:00", 2, "u1")
+    clock.at("17:55")
+    theirs = PartnerApi(other.books, other.store, other.clock)
+    return booking, partner_updates(theirs, booking)
+
+
+def test_a_host_check_in_overtaken_at_every_lookup_says_the_booking_kept_changing(
+    rec: Receiver, changing: tuple[str, Callable[[], Any]]
+) -> None:
+    booking, updates = changing
+    before_each_of_the_next(rec.books[MID], "operate", LOOKUPS, updates, op="check_in")
+    kept_changing(rec.host_operation(MID, "check_in", booking), "check_in")
+    assert status_of(rec, booking) == ["booked"]
+    assert rec.host_operation(MID, "check_in", booking).code is None  # the host's retry
+
+
+def test_a_host_seat_overtaken_at_every_lookup_says_the_booking_kept_changing(
+    rec: Receiver, changing: tuple[str, Callable[[], Any]]
+) -> None:
+    booking, updates = changing
+    before_each_of_the_next(rec.books[MID], "operate", LOOKUPS, updates, op="seat")
+    kept_changing(rec.host_hand(MID, "seat", booking, "T5"), "seat")
+    assert status_of(rec, booking) == ["booked"]
+
+
+def test_a_host_change_overtaken_at_every_lookup_says_the_booking_kept_changing(
+    rec: Receiver, changing: tuple[str, Callable[[], Any]]
+) -> None:
+    booking, updates = changing
+    before_each_of_the_next(rec.books[MID], "move", LOOKUPS, updates)
+    kept_changing(rec.host_change(MID, booking, None, "2026-12-05T19:00"), "change")
+    rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
+    assert [
+        (r["status"], r["party_size"], r["start"][11:16])
+        for r in rows
+        if r["reservation_id"] == booking
+    ] == [("booked", 5, "18:00")]  # the partner's last update, untouched by the change
+
+
+def test_a_partners_webhook_cancel_overtaken_at_every_lookup_is_not_kept_as_the_answer(
+    rec: Receiver, other: Receiver
+) -> None:
+    at = "2026-12-05T18:00:00+00:00"
+    booking = webhook(rec, "requested", {"party_size": 2, "start": at}).body["reservation_id"]
+    changes = host_changes(other, booking)
+    before_each_of_the_next(rec.books[MID], "operate", LOOKUPS, changes, op="cancel")
+    body = json.dumps(
+        {
+            "id": "evt-cancel-1",
+            "type": "reservation.cancelled",
+            "merchant_id": MID,
+            "data": {"reservation_id": booking},
+        }
+    ).encode()
+
+    def deliver() -> Any:
+        signature = sign(PARTNER.secret or "", int(rec.clock().timestamp()), body)
+        return rec.webhook(PARTNER.id, signature, body)
+
+    kept_changing(deliver(), "cancel")
+    assert status_of(rec, booking) == ["booked"]
+    again = deliver()  # the partner's retry of the same event is tried again, not replayed
+    assert again.code is None, again.body
+    assert again.body["status"] == "cancelled"
     assert status_of(rec, booking) == ["cancelled"]
