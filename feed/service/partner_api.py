@@ -634,9 +634,10 @@ class PartnerApi:
         index = self._index(partner, booking_id)
         if isinstance(index, Reply):
             return reply
-        return Reply(
-            {"booking": self._booking(booking_id, index, self._status(index, self.clock()))}
-        )
+        # Read again while a change (the host's) books it again meanwhile: its old engine
+        # reservation reads cancelled, the booking is not.
+        index, status = self._fresh_status(partner, booking_id, index, self.clock())
+        return Reply({"booking": self._booking(booking_id, index, status)})
 
     def _create_booking(
         self, partner: Partner, req: CreateBookingRequest, token_scope: str

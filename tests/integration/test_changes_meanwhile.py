@@ -407,3 +407,21 @@ def test_a_partners_webhook_cancel_overtaken_at_every_lookup_is_not_kept_as_the_
     assert again.code is None, again.body
     assert again.body["status"] == "cancelled"
     assert status_of(rec, booking) == ["cancelled"]
+
+
+def test_a_create_booking_retry_overtaken_by_a_host_change_answers_the_booking_as_changed(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    start_sec = str(int(clock.now.replace(hour=18).timestamp()))
+    request = {
+        "slot": {"merchant_id": MID, "start_sec": start_sec, "resources": {"party_size": 2}},
+        "user_information": {"user_id": "u1"},
+        "idempotency_token": "tok-1",
+    }
+    booking = api.create_booking(PARTNER, request).body["booking"]["booking_id"]
+    before_the_next_call(rec.books[MID], "stand", lambda: other.host_change(MID, booking, 3, None))
+    retried = api.create_booking(PARTNER, request).body["booking"]  # the partner's retry
+    assert retried["booking_id"] == booking
+    assert retried["status"] == "CONFIRMED", retried  # changed, not cancelled
+    assert retried["slot"]["resources"]["party_size"] == 3
