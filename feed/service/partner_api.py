@@ -436,6 +436,17 @@ class PartnerApi:
             index, status = fresh, self._status(fresh, now)
         return index, status
 
+    def _kept_changing(
+        self, partner: Partner, booking_id: str, index: dict[str, Any], status: str
+    ) -> bool:
+        """Whether a CANCELED that `_fresh_status` ended on is of a copy of the booking
+        replaced since: it was changed at every read, and CANCELED would be untrue of it
+        (the answer is then CHANGED_MEANWHILE, 409: the partner retries)."""
+        if status != CANCELED:
+            return False
+        fresh = self._index(partner, booking_id)
+        return not isinstance(fresh, Reply) and _where(fresh) != _where(index)
+
     def _status(self, index: dict[str, Any], now: datetime) -> str:
         """CONFIRMED while booked or seated, NO_SHOW once past its hold, CANCELED if cancelled."""
         book = self.books[str(index["merchant_id"])]
@@ -637,6 +648,8 @@ class PartnerApi:
         # Read again while a change (the host's) books it again meanwhile: its old engine
         # reservation reads cancelled, the booking is not.
         index, status = self._fresh_status(partner, booking_id, index, self.clock())
+        if self._kept_changing(partner, booking_id, index, status):
+            return changed_meanwhile(booking_id, "reading the booking")
         return Reply({"booking": self._booking(booking_id, index, status)})
 
     def _create_booking(
@@ -885,7 +898,9 @@ class PartnerApi:
         index = self._index(partner, req.booking_id)
         if isinstance(index, Reply):
             return index
-        _, status = self._fresh_status(partner, req.booking_id, index, self.clock())
+        index, status = self._fresh_status(partner, req.booking_id, index, self.clock())
+        if self._kept_changing(partner, req.booking_id, index, status):
+            return changed_meanwhile(req.booking_id, "GetBookingStatus")
         return Reply(
             {
                 "booking_id": req.booking_id,
@@ -906,6 +921,8 @@ class PartnerApi:
             merchant = str(index.get("merchant_id")) if isinstance(index, dict) else ""
             if isinstance(index, dict) and merchant in self.books and partner.may_use(merchant):
                 index, status = self._fresh_status(partner, booking_id, index, now)
+                if self._kept_changing(partner, booking_id, index, status):
+                    return changed_meanwhile(booking_id, "ListBookings")
                 bookings.append(self._booking(booking_id, index, status))
         return Reply({"bookings": bookings})
 

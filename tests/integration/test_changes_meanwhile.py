@@ -425,3 +425,19 @@ def test_a_create_booking_retry_overtaken_by_a_host_change_answers_the_booking_a
     assert retried["booking_id"] == booking
     assert retried["status"] == "CONFIRMED", retried  # changed, not cancelled
     assert retried["slot"]["resources"]["party_size"] == 3
+
+
+def test_a_status_read_overtaken_at_every_read_says_the_booking_kept_changing(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    reads = 3  # partner_api.STATUS_READS
+    before_each_of_the_next(rec.books[MID], "stand", reads, host_changes(other, booking))
+    status = api.booking_status(PARTNER, {"booking_id": booking})
+    assert status.code == "changed meanwhile", status.body  # not CANCELED: it stands
+    assert status_code(status) == 409
+    listed = api.list_bookings(PARTNER, {"user_id": "u1"}).body["bookings"]  # read again
+    assert [(b["status"], b["slot"]["resources"]["party_size"]) for b in listed] == [
+        ("CONFIRMED", 5)
+    ]
