@@ -32,7 +32,14 @@ from engine.holds import ReservationStatus
 from engine.stand import Result
 from feed.floor.availability import spots_total
 from feed.service import replies
-from feed.service.days import BOOKING_SCOPE, LOOKUPS, DayBook, Refused, new_booking_id
+from feed.service.days import (
+    BOOKING_SCOPE,
+    LOOKUPS,
+    Applied,
+    DayBook,
+    Refused,
+    new_booking_id,
+)
 from feed.service.replies import Reply, changed_meanwhile, problem
 from feed.settings import Partner
 from feed.venue import calendar
@@ -1197,9 +1204,21 @@ class PartnerApi:
         return int(results[-1])
 
     def delete_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
+        reply, left = self._delete_waitlist_entry(partner, payload)
+        if left is not None and isinstance(left.result, Rejected):
+            # Seated (or gone) between the read and the leave (the host seated the party, on
+            # another receiver say): answered as it now stands, never "deleted". No longer
+            # waiting, the second pass does not try to leave again.
+            reply, _ = self._delete_waitlist_entry(partner, payload)
+        return reply
+
+    def _delete_waitlist_entry(
+        self, partner: Partner, payload: Any
+    ) -> tuple[Reply, Applied | None]:
+        """The answer to a DeleteWaitlistEntry, and the leave's outcome when one was tried."""
         found = self._waiting_party(partner, payload, missing=replies.NOT_FOUND)
         if isinstance(found, Reply):
-            return found
+            return found, None
         entry_id, index, book, day, party = found
         if party is not None and party.state in (PartyState.SEATED, PartyState.GONE):
             # Seated (or seated and gone): nothing can be cancelled any more, and saying {}
@@ -1209,12 +1228,12 @@ class PartnerApi:
                 "CAUSE_UNSPECIFIED",
                 f"the party {when}: a seated entry cannot be deleted",
                 "waitlist_business_logic_failure",
-            )
+            ), None
         if (
             party is None
             or party.state is PartyState.LEFT
             or self._queue_closed(book, index, party, self.clock()) is not None
         ):
-            return Reply({})  # already cancelled: deleting again changes nothing
-        book.operate(day, self.clock(), "leave", entry_id, keep_rejected=False)
-        return Reply({})
+            return Reply({}), None  # already cancelled: deleting again changes nothing
+        left = book.operate(day, self.clock(), "leave", entry_id, keep_rejected=False)
+        return Reply({}), left if isinstance(left, Applied) else None

@@ -175,3 +175,25 @@ def test_the_hosts_quote_of_a_wait_past_the_close_says_so(tmp_path: Path) -> Non
             "a party of 6 would wait about 90 minutes, past the 15:00 close: no table is"
             " expected for them before the service ends"
         )
+
+
+def test_deleting_an_entry_the_host_seats_meanwhile_says_it_was_seated(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    api, book, store, _clock = world
+    entry_id = join(api, "guest", "t-1")["waitlist_entry_id"]
+    host = DayBook(store, book.restaurant)  # another receiver's, on the same file
+    [table] = [t for t, p in host.stand(SATURDAY).occupant.items() if p == "fill-4"]
+    operate = book.operate
+
+    def overtaken(day: date, now: Any, op: str, *args: Any, **kwargs: Any) -> Any:
+        if op == "leave":  # read as waiting; the host frees a table, which seats it
+            del book.operate
+            host.operate(SATURDAY, LUNCH, "free", table, meta={"source": "host"})
+            assert host.stand(SATURDAY).parties[entry_id].seated_at is not None
+        return operate(day, now, op, *args, **kwargs)
+
+    book.operate = overtaken  # type: ignore[method-assign]
+    deleted = api.delete_waitlist_entry(PARTNER, {"waitlist_entry_id": entry_id}).body
+    assert deleted["waitlist_business_logic_failure"]["cause"] == "CAUSE_UNSPECIFIED", deleted
+    assert entry(api, entry_id)["waitlist_entry_state"] == "SEATED"
