@@ -766,11 +766,13 @@ class PartnerApi:
                 reply = self._cancel(partner, book, booking_id, index, status, now)
             else:
                 reply = self._update_once(partner, book, booking_id, index, status, new, now)
-            if "booking_failure" not in reply.body:
+            told = reply.body.get("booking")
+            shown_cancelled = isinstance(told, dict) and told.get("status") == CANCELED
+            if "booking_failure" not in reply.body and not shown_cancelled:
                 return reply  # made (on the booking as it stood), or a bad argument
             fresh = self._index(partner, booking_id)
             if isinstance(fresh, Reply) or _where(fresh) == _where(index):
-                return reply  # refused as the booking stands: the answer
+                return reply  # refused (or cancelled) as the booking stands: the answer
             index, status = fresh, self._status(fresh, now)
         return changed_meanwhile(booking_id, "cancel" if cancel else "update")
 

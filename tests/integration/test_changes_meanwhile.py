@@ -441,3 +441,14 @@ def test_a_status_read_overtaken_at_every_read_says_the_booking_kept_changing(
     assert [(b["status"], b["slot"]["resources"]["party_size"]) for b in listed] == [
         ("CONFIRMED", 5)
     ]
+
+
+def test_an_unchanged_update_overtaken_at_every_status_read_answers_the_booking_as_changed(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    reads = 3  # partner_api.STATUS_READS
+    before_each_of_the_next(rec.books[MID], "stand", reads, host_changes(other, booking))
+    mine = v3_update(api, booking).body["booking"]  # nothing to change: the booking as it is
+    assert (mine["status"], mine["slot"]["resources"]["party_size"]) == ("CONFIRMED", 5)
