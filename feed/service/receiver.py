@@ -12,7 +12,7 @@ import hmac
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -156,6 +156,32 @@ OVERTAKEN = frozenset(
 def _where(index: Any) -> tuple[Any, Any] | None:
     """The day and engine reservation a booking's index points at (None: no index)."""
     return (index.get("day"), index.get("reservation_id")) if isinstance(index, dict) else None
+
+
+K = TypeVar("K")  # what a booking is looked up as: its index, or its day and engine id
+
+
+def _redo_overtaken(
+    seen: K,
+    read: Callable[[], K | None],
+    attempt: Callable[[K], tuple[Reply, bool]],
+    where: Callable[[K], Any],
+    booking_id: str,
+    what: str,
+) -> tuple[Reply, bool]:
+    """`attempt` on the booking as `seen`; a refusal a change made meanwhile may cause
+    (OVERTAKEN) is tried again on the booking `read` afresh when it points elsewhere since,
+    LOOKUPS times in all. A refusal of the booking as it stands is the answer; still
+    overtaken at the last, the answer says it kept changing (`changed_meanwhile`)."""
+    for _ in range(LOOKUPS):
+        reply, committed = attempt(seen)
+        if committed or reply.code not in OVERTAKEN:
+            return reply, committed
+        fresh = read()
+        if fresh is None or where(fresh) == where(seen):
+            return reply, committed  # refused as the booking stands: the answer
+        seen = fresh
+    return changed_meanwhile(booking_id, what), False
 
 
 def _next(r: Restaurant, now: datetime) -> str:
@@ -366,24 +392,20 @@ class Receiver:
         """check_in or cancel of a booking we gave out (a partner's own ones only). A booking
         changed meanwhile (booked again as another engine reservation, maybe on another
         day) is looked up again and the action done to it as it now stands."""
-        for _ in range(LOOKUPS):
-            index = self.store.recall(BOOKING_SCOPE, reservation_id)
+
+        def read() -> Any:
+            return self.store.recall(BOOKING_SCOPE, reservation_id)
+
+        def attempt(index: Any) -> tuple[Reply, bool]:
             if (
                 not isinstance(index, dict)
                 or index.get("merchant_id") != book.restaurant.merchant_id
                 or (partner_id is not None and index.get("partner") != partner_id)
             ):
                 return problem(UNKNOWN_RESERVATION, f"no reservation {reservation_id}"), False
-            reply, committed = self._change_once(
-                book, index, reservation_id, name, now, partner_id, record
-            )
-            if committed or reply.code not in OVERTAKEN:
-                break
-            if _where(self.store.recall(BOOKING_SCOPE, reservation_id)) == _where(index):
-                break  # refused as the booking stands: the answer
-        else:
-            return changed_meanwhile(reservation_id, name), False
-        return reply, committed
+            return self._change_once(book, index, reservation_id, name, now, partner_id, record)
+
+        return _redo_overtaken(read(), read, attempt, _where, reservation_id, name)
 
     def _change_once(
         self,
@@ -511,21 +533,16 @@ class Receiver:
 
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
             # A booking changed meanwhile (another engine reservation) is looked up again.
-            where = first
-            for _ in range(LOOKUPS):
+            def attempt(where: tuple[date, str]) -> tuple[Reply, bool]:
                 day, engine_id = where
                 operation = (name, engine_id, *args)
                 acting = self._operating(book, day, now, operation, {"source": "host"}, party_id)
-                reply, committed = acting(record)
-                if committed or reply.code not in OVERTAKEN:
-                    break
-                fresh = self._resolve(book, party_id, now)
-                if fresh is None or fresh == where:
-                    break  # refused as the booking stands: the answer
-                where = fresh
-            else:
-                return changed_meanwhile(party_id, name), False
-            return reply, committed
+                return acting(record)
+
+            def read() -> tuple[date, str] | None:
+                return self._resolve(book, party_id, now)
+
+            return _redo_overtaken(first, read, attempt, lambda w: w, party_id, name)
 
         return self._host_once(merchant_id, name, key, act)
 
@@ -766,18 +783,13 @@ class Receiver:
         def act(record: Callable[[Reply], Remember] | None) -> tuple[Reply, bool]:
             # A change of the booking made meanwhile (a partner's UpdateBooking) makes this
             # one's cancel of the booking as read fail: worked out again on the fresh record.
-            for _ in range(LOOKUPS):
-                index = self.store.recall(BOOKING_SCOPE, booking_id)
-                reply, committed = self._change_booking(
-                    book, booking_id, index, party_size, start, now, record
-                )
-                if committed or reply.code not in OVERTAKEN:
-                    break
-                if _where(self.store.recall(BOOKING_SCOPE, booking_id)) == _where(index):
-                    break  # refused as the booking stands: the answer
-            else:
-                return changed_meanwhile(booking_id, "change"), False
-            return reply, committed
+            def read() -> Any:
+                return self.store.recall(BOOKING_SCOPE, booking_id)
+
+            def attempt(index: Any) -> tuple[Reply, bool]:
+                return self._change_booking(book, booking_id, index, party_size, start, now, record)
+
+            return _redo_overtaken(read(), read, attempt, _where, booking_id, "change")
 
         return self._host_once(merchant_id, "change", key, act)
 
