@@ -82,17 +82,19 @@ class Stand:
         does), and the partner would never hear of it. `serve` (or --settings) tells it."""
         r = self.restaurant
         day = self.chosen or self.receiver.today(r, self.now)
-        opening = calendar.opening_instant(r, day) if day is not None else None
+        # A day closed since its bookings were taken too: the operation cancels them.
+        opening = calendar.log_opening(r, day) if day is not None else None
         if self.settings is not None or day is None or opening is None:
             return
         ts = self.book.minute(day, self.now)
+        became = "cancelled (the day is closed)" if self.book.closed_since(day) else "a no-show"
         for res, details in self.book.reservations(day):
             partner = details.get("partner")
             if partner and res.no_show_by(ts):
                 booking = details.get("booking_id", res.id)
                 at = (opening + timedelta(minutes=res.at)).astimezone(r.tz).strftime("%H:%M")
                 _fail(
-                    f"{booking}, {partner}'s booking at {at}, is a no-show by now: give"
+                    f"{booking}, {partner}'s booking at {at}, is {became} by now: give"
                     f" --settings (the file `serve` reads) so that {partner} hears of it",
                     EXIT_REFUSED,
                 )

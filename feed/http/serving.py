@@ -66,7 +66,9 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
     CATCH_UP_DAYS days before today, once a day per process: a booking whose hold ended
     while no server ran (down past the day's close) is written a no-show as of that
     day's close, and its partner is told. Without it, nobody would ever be: the day is
-    no longer anyone's today (GetBookingStatus already says NO_SHOW)."""
+    no longer anyone's today (GetBookingStatus already says NO_SHOW). A booking on a day
+    a reload closed after it was taken is cancelled instead, once its hold has ended
+    (`DayBook.cancel_closed`): the restaurant was closed, the guests did not fail to come."""
     swept = 0
     now = receiver.clock()
     for book in receiver.books.values():
@@ -83,8 +85,12 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
                 written.add(past)
             # Every past day's waitlist too (any later write there, a host's late cancel,
             # would run a pass that seats whoever still waits).
+            # And a past day closed since its bookings were taken: they are cancelled (its
+            # log has no close, so `left_behind` passes it by), never written no-shows.
             for offset in range(CATCH_UP_DAYS):
                 past = first + timedelta(days=offset)
+                if book.cancel_closed(past, now):
+                    written.add(past)
                 if past not in written and book.close_queue(past, now):
                     written.add(past)
             caught_up[r.merchant_id] = local
@@ -103,6 +109,12 @@ def sweep_no_shows(receiver: Receiver, caught_up: dict[str, date] | None = None)
         for d in sorted(running):
             if book.time_changes(d, now):
                 book.operate(d, now, "board", meta={"source": "clock"})
+                written.add(d)
+        # A day a reload closed after bookings were taken is nobody's today, yet its
+        # bookings' holds end by the clock (its weekday's hours: yesterday's may end after
+        # midnight): each is then cancelled as the restaurant's, and its partner told.
+        for d in (yesterday, local):
+            if book.cancel_closed(d, now):
                 written.add(d)
         swept += len(written)
     return swept

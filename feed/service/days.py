@@ -242,6 +242,15 @@ def folded(
     return out
 
 
+def _closing_cancels(stand: HostStand, minute: int) -> list[list[Any]]:
+    """The clock's cancels of a day closed since its bookings were taken, as of `minute`:
+    each still-booked reservation whose guests have not arrived and whose hold has ended,
+    earliest first, at the last minute of its hold (`DayBook.cancel_closed`)."""
+    last = HOLD_AFTER_MINUTES - 1
+    due = [r for r in stand.book.booked() if not r.arrived and r.at + HOLD_AFTER_MINUTES <= minute]
+    return [["cancel", r.at + last, r.id] for r in sorted(due, key=lambda r: (r.at, r.id))]
+
+
 def _floor_key(stand: HostStand) -> tuple[str | None, ...]:
     """Who sits at each table: a change of it changes the day's availability."""
     return tuple(stand.occupant.values())
@@ -458,10 +467,14 @@ class DayBook:
         The day's waitlist is closed first (`close_queue`): a walk-in still waiting once its
         service has closed is taken off before the operation's seating pass could seat it,
         whether or not the clock's sweep has come by since (the CLI has no sweep at all).
+        On a day closed since its bookings were taken, the bookings whose hold has ended
+        are cancelled first (`cancel_closed`): a later minute's pass would write them
+        no-shows.
         """
         if calendar.log_opening(self.restaurant, day) is None:
             return Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
         self.close_queue(day, now)  # nobody's on a day closed since: its opening is gone
+        self.cancel_closed(day, now)
         return self._apply(day, now, build, meta, remember, keep_rejected)
 
     def _apply(
@@ -944,6 +957,9 @@ class DayBook:
             state = self._load(day)
             stand = copy.deepcopy(state.stand)
             length, meta = state.next_seq, copy.deepcopy(state.meta)
+        if self.closed_since(day):  # cancelled by the clock, never no-shows
+            for operation in _closing_cancels(stand, self.minute(day, now)):
+                stand.apply(operation)
         stand.apply(["board", self.op_ts(day, stand, now)])
         return stand, length, meta
 
@@ -1000,6 +1016,43 @@ class DayBook:
 
             done = self._apply(day, now, leave, {"source": "clock"}, None, False)
             written += isinstance(done, Applied) and done.seq is not None
+        return written
+
+    def closed_since(self, day: date) -> bool:
+        """Is `day` closed by the running hours while its log counts from an opening (a
+        reload closed it after bookings were taken: calendar.log_opening)?"""
+        r = self.restaurant
+        return calendar.opening_instant(r, day) is None and calendar.log_opening(r, day) is not None
+
+    def cancel_closed(self, day: date, now: datetime) -> int:
+        """On a day closed since its bookings were taken, cancel each one still booked whose
+        hold has ended by `now`, as the restaurant's cancellation (meta source "clock");
+        how many. The guests did not fail to come: the restaurant was closed, so such a
+        booking is never a no-show. Written like any cancel (the host's list and
+        GetBookingStatus say cancelled, partners are told through the outbox), each at the
+        last minute of its hold, when it still holds: at its end any operation's expiry
+        would make it a no-show. Every written operation expires the bookings whose hold it
+        is past, and this runs before any other on the day, so that minute is never below
+        the log's last one. Arrived guests are at the door: theirs is the host's to settle."""
+        if not self.closed_since(day):
+            return 0
+        with self._lock:
+            stand = self._load(day).stand
+            due = _closing_cancels(stand, self.minute(day, now))
+        reason = f"{self.restaurant.name} is closed on {day.isoformat()}"
+        written = 0
+        for operation in due:
+
+            def cancel(stand: HostStand, ts: int, op: list[Any] = operation) -> list[Any] | Refused:
+                if stand.last_ts is not None and stand.last_ts > op[1]:
+                    return Refused(CLOSED, reason)  # written meanwhile: no longer ours
+                return op
+
+            meta = {"source": "clock", "reason": f"closed: {reason}"}
+            done = self._apply(day, now, cancel, meta, None, False)
+            if isinstance(done, Applied) and done.seq is not None:
+                written += 1
+                self._tell("cancel", str(operation[2]), done, CANCELLED)
         return written
 
     def settled(self, day: date) -> datetime | None:
@@ -1127,6 +1180,7 @@ class DayBook:
                 return Refused(CLOSED, f"{r.name} is closed on {day.isoformat()}")
         for day in dict.fromkeys((old_day, new_day)):  # as `apply` does: the cancel's pass
             self.close_queue(day, now)
+        self.cancel_closed(old_day, now)  # as `apply` does: never a no-show there
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(

@@ -466,13 +466,14 @@ class PartnerApi:
         if reservation.status is ReservationStatus.NO_SHOW:
             return NO_SHOW
         # A booked reservation past at + 15 is a no-show (the clock's sweep records it soon),
-        # unless its guests have arrived: they are at the door, not missing.
+        # unless its guests have arrived: they are at the door, not missing. On a day closed
+        # since it was booked, the sweep cancels it instead (DayBook.cancel_closed).
         if (
             reservation.status is ReservationStatus.BOOKED
             and not reservation.arrived
             and book.minute(day, now) >= reservation.at + 15
         ):
-            return NO_SHOW
+            return CANCELED if book.closed_since(day) else NO_SHOW
         return CONFIRMED
 
     def _users_clash(

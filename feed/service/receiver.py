@@ -137,6 +137,8 @@ def _why_not_active(book: DayBook, day: date, engine_id: str, now: datetime) -> 
         return "it is not booked"
     if res.status is ReservationStatus.SEATED:
         return "the guests are already seated"
+    if res.no_show_by(book.minute(day, now)) and book.closed_since(day):
+        return "it was cancelled"  # the clock cancels it, never a no-show (cancel_closed)
     if res.status is ReservationStatus.NO_SHOW or res.no_show_by(book.minute(day, now)):
         return "it became a no-show"
     if res.status is ReservationStatus.CANCELLED:

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.holds import ReservationStatus
+from feed.http.serving import sweep_no_shows
 from feed.service.config_reload import Reloader
-from feed.service.notify import Notifier
+from feed.service.notify import BOOKING, Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
@@ -245,3 +247,123 @@ def test_a_reload_whose_replaces_the_store_refuses_is_undone_whole(
         assert receiver.books["marlowes-kitchen"].restaurant.name == "Marlowe's"
     finally:
         store.close()
+
+
+def closed_saturday_receiver(db: str, path: Path, clock: list[datetime]) -> Receiver:
+    """Marlowe's on `db`, told to partner "tablefinder" (a notify URL), at `clock[0]`."""
+    partner = Partner("tablefinder", None, None, notify_url="http://127.0.0.1:9/n")
+    settings = Settings(partners={"tablefinder": partner})
+    notifier = Notifier({"tablefinder": partner}, coalesce_seconds=0)
+    return Receiver([load_restaurant(path)], open_store(db), settings, lambda: clock[0], notifier)
+
+
+def told(receiver: Receiver) -> list[tuple[str, str]]:
+    """The booking notifications queued: (status, booking id); each marked delivered."""
+    out = []
+    for item in receiver.store.pending(10**12):
+        if item.kind == BOOKING:
+            out.append((item.payload["status"], item.payload["name"].rsplit("/", 1)[-1]))
+        receiver.store.delivered(item.id, 0)
+    return out
+
+
+def test_a_booking_on_a_day_closed_since_is_cancelled_by_the_clock_once_its_hold_ends(
+    any_db: str, path: Path
+) -> None:
+    """Saturday is closed by a reload with a partner's booking at 19:30 and the host's at
+    20:00 and 21:00 on it. Nobody failed to come: the restaurant was closed. Once each hold
+    has ended the clock cancels it as the restaurant's (never a no-show): the host's list
+    and GetBookingStatus say cancelled, the partner is told CANCELED."""
+    mid, saturday = "marlowes-kitchen", date(2026, 12, 5)
+    clock = [NOW]
+    receiver = closed_saturday_receiver(any_db, path, clock)
+    try:
+        api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+        partner = Partner("tablefinder", None, None)
+        start = int(datetime(2026, 12, 5, 19, 30, tzinfo=UTC).timestamp())
+        slot = {"merchant_id": mid, "service_id": "1000", "start_sec": start,
+                "duration_sec": 2700, "resources": {"party_size": 2}}  # fmt: skip
+        body = {"slot": slot, "user_information": {"user_id": "u1"}}
+        online = api.create_booking(partner, body).body["booking"]["booking_id"]
+        ada = receiver.host_book(mid, 2, "2026-12-05T20:00", "Ada", "").body["reservation_id"]
+        bo = receiver.host_book(mid, 2, "2026-12-05T21:00", "Bo", "").body["reservation_id"]
+        close_saturday(path)
+        assert Reloader([path], receiver).reload().applied
+        told(receiver)
+
+        def statuses() -> dict[str, str]:
+            rows = receiver.host_reservations(mid, saturday).body["reservations"]
+            return {r["reservation_id"]: r["status"] for r in rows}
+
+        def status() -> str:
+            return str(api.booking_status(partner, {"booking_id": online}).body["booking_status"])
+
+        clock[0] = datetime(2026, 12, 5, 19, 44, tzinfo=UTC)  # the hold still runs
+        assert sweep_no_shows(receiver) == 0
+        assert status() == "CONFIRMED"
+        clock[0] = datetime(2026, 12, 5, 19, 45, tzinfo=UTC)  # it has ended
+        assert status() == "CANCELED"  # as the host's list says, before the sweep writes it
+        assert statuses() == {online: "cancelled", ada: "booked", bo: "booked"}
+        assert sweep_no_shows(receiver) == 1
+        assert sweep_no_shows(receiver) == 0  # written once
+        assert status() == "CANCELED"
+        assert statuses() == {online: "cancelled", ada: "booked", bo: "booked"}
+        last = receiver.store.entries(mid, saturday)[-1]
+        assert last.operation[0] == "cancel" and last.operation[1] == 7 * 60 + 44  # 19:44
+        assert last.meta == {
+            "source": "clock", "reason": "closed: Marlowe's Kitchen is closed on 2026-12-05"
+        }  # fmt: skip
+        assert told(receiver) == [("CANCELED", online)]
+
+        # The host cancels Bo at 20:30, Ada's hold over and not swept yet: Ada is cancelled
+        # by the clock first, not written a no-show by the host's cancel.
+        clock[0] = datetime(2026, 12, 5, 20, 30, tzinfo=UTC)
+        assert receiver.host_operation(mid, "cancel", bo).body["status"] == "cancelled"
+        assert statuses() == {online: "cancelled", ada: "cancelled", bo: "cancelled"}
+        book = receiver.books[mid]
+        assert {r.id: r.status for r in book.stand(saturday).book.by_id.values()} == dict.fromkeys(
+            (online, ada, bo), ReservationStatus.CANCELLED
+        )
+        assert [e.meta.get("source") for e in receiver.store.entries(mid, saturday)[-2:]] == [
+            "clock", "host"
+        ]  # fmt: skip
+    finally:
+        receiver.store.close()
+
+
+def test_catching_up_cancels_a_booking_on_a_day_closed_since_never_a_no_show(
+    any_db: str, path: Path
+) -> None:
+    """No server ran from Saturday, closed by a reload with a partner's booking at 19:30,
+    until Monday: the catch-up cancels it (as of its hold's last minute) and tells the
+    partner CANCELED; `left_behind` passes the day by (it has no close to judge it at)."""
+    mid, saturday = "marlowes-kitchen", date(2026, 12, 5)
+    clock = [NOW]
+    receiver = closed_saturday_receiver(any_db, path, clock)
+    try:
+        api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+        partner = Partner("tablefinder", None, None)
+        start = int(datetime(2026, 12, 5, 19, 30, tzinfo=UTC).timestamp())
+        slot = {"merchant_id": mid, "service_id": "1000", "start_sec": start,
+                "duration_sec": 2700, "resources": {"party_size": 2}}  # fmt: skip
+        body = {"slot": slot, "user_information": {"user_id": "u1"}}
+        online = api.create_booking(partner, body).body["booking"]["booking_id"]
+        close_saturday(path)
+        assert Reloader([path], receiver).reload().applied
+        told(receiver)
+
+        clock[0] = datetime(2026, 12, 7, 10, 0, tzinfo=UTC)  # Monday morning
+        assert api.booking_status(partner, {"booking_id": online}).body["booking_status"] == (
+            "CANCELED"
+        )
+        assert sweep_no_shows(receiver) == 0  # Saturday is nobody's today or yesterday
+        assert sweep_no_shows(receiver, {}) == 1
+        assert sweep_no_shows(receiver, {}) == 0
+        [row] = receiver.host_reservations(mid, saturday).body["reservations"]
+        assert row["status"] == "cancelled"
+        last = receiver.store.entries(mid, saturday)[-1]
+        assert last.operation == ["cancel", 7 * 60 + 44, online]
+        assert last.meta["source"] == "clock"
+        assert told(receiver) == [("CANCELED", online)]
+    finally:
+        receiver.store.close()
