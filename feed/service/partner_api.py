@@ -1168,7 +1168,11 @@ class PartnerApi:
         if state == "WAITING":
             size = int(index["party_size"])
             quote = self._own_quote(book, day, entry_id, size, now)
-            entry["wait_estimate"] = self._estimate(book, day, size, quote, now, entry_id)
+            # As BatchGetWaitEstimates: a wait running past the service's close is no
+            # estimate (nobody is seated after it; the entry is CANCELED at the close unless
+            # seated before), so a waiting entry is then told no seat time at all.
+            if book.wait_past_close(day, now, quote) is None:
+                entry["wait_estimate"] = self._estimate(book, day, size, quote, now, entry_id)
         return Reply({"waitlist_entry": entry})
 
     @staticmethod

@@ -197,3 +197,28 @@ def test_deleting_an_entry_the_host_seats_meanwhile_says_it_was_seated(
     deleted = api.delete_waitlist_entry(PARTNER, {"waitlist_entry_id": entry_id}).body
     assert deleted["waitlist_business_logic_failure"]["cause"] == "CAUSE_UNSPECIFIED", deleted
     assert entry(api, entry_id)["waitlist_entry_state"] == "SEATED"
+
+
+def test_a_waiting_entry_is_given_no_seat_time_past_the_close(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    """A party of 6 joins at 13:00, told 14:30. At 14:00 its wait runs 90 minutes, past
+    lunch's 15:00 close: it still waits, but is told no seat time (as BatchGetWaitEstimates
+    leaves the size out) rather than 15:30, when nobody is seated any more."""
+    api, _book, _store, clock = world
+    joined = api.create_waitlist_entry(
+        PARTNER,
+        {"merchant_id": MARLOWES, "party_size": 6, "user_information": {"user_id": "six"}},
+    ).body
+    entry_id = joined["waitlist_entry_id"]
+    at_once = entry(api, entry_id)
+    seat = at_once["wait_estimate"]["wait_length"]["estimated_seat_time_range"]
+    assert seat["start_seconds"] == int(datetime(2026, 12, 5, 14, 30, tzinfo=UTC).timestamp())
+    clock.now = datetime(2026, 12, 5, 14, 0, tzinfo=UTC)
+    later = entry(api, entry_id)
+    assert later == {
+        "waitlist_entry_state": "WAITING",
+        "waitlist_entry_state_times": {"created_time_seconds": int(LUNCH.timestamp())},
+    }
+    asked = {"merchant_id": MARLOWES, "party_size": [6]}
+    assert api.wait_estimates(PARTNER, asked).body == {"waitlist_status": "CLOSED_OTHER"}
