@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -268,31 +268,70 @@ def _closed_apart(book: DayBook, path: Path, new: Restaurant, day: date) -> list
 
 
 def stored_openings_moved(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:
-    """`_moved_openings` for a server (or command) starting on `r`: each day from yesterday
-    on whose log has entries written under another opening. Nothing stores the opening, but
-    a log's first entry does not lie about it: its ts is the whole minutes from the opening
-    to its received_at (later entries may be held at the last ts)."""
+    """What a reload refuses (`_moved_openings`, `_closed_apart`, `_moved_zone`), for a
+    server (or command) starting on `r`, as far as the logs can tell: each day from
+    yesterday on whose log counts from another opening than `r` reads it from. An open
+    day with entries written under another opening; a closed one (its log then counts
+    from its weekday's opening, calendar.log_opening) whose bookings still booked were
+    taken under another, as when a special day with bookings was closed or removed while
+    the server was down. Nothing stores the zone: a changed timezone shows as openings
+    moved (unless the two zones agree on those days), and is named as a possible cause."""
     today = now.astimezone(r.tz).date()
     out: list[str] = []
     for day in store.service_dates(r.merchant_id):
+        if day < today - timedelta(days=1):
+            continue  # a past day may move (its log is history)
+        logged = _logged_opening(store, r.merchant_id, day)
         opening = calendar.opening_instant(r, day)
-        if day < today - timedelta(days=1) or opening is None:
-            continue  # a past day may move (its log is history), a closed one is closed
-        first = store.entries(r.merchant_id, day)[:1]
-        ts = first[0].operation[1] if first and len(first[0].operation) > 1 else None
-        if isinstance(ts, bool) or not isinstance(ts, int):
+        read = opening or calendar.log_opening(r, day)
+        if logged is None or logged == read:
             continue
-        then = math.floor((first[0].received_at - ts * 60) / 60) * 60
-        if then == opening.timestamp():
+        was = f"{logged.astimezone(r.tz):%H:%M}"
+        if opening is None and not _still_booked(store, r.merchant_id, day):
+            continue  # a closed day whose bookings all ended: nothing is misread
+        if opening is None:
+            from_ = (
+                f"from {read.astimezone(r.tz):%H:%M}, its weekday's opening"
+                if read is not None
+                else "from no opening (its weekday has no service)"
+            )
+            out.append(
+                f"{path}: closed: {day.isoformat()} is closed and would read its bookings"
+                f" {from_}, not from {was}, the opening they count from (on the {r.tz.key}"
+                " clock: its hours or its timezone changed); cancel or move them first,"
+                f" serving the file they were booked under, or open the day at {was}"
+            )
             continue
-        before = datetime.fromtimestamp(then, r.tz)
         out.append(
-            f"{path}: hours: the opening of {day.isoformat()} has moved from"
-            f" {before:%H:%M} to {opening.astimezone(r.tz):%H:%M}, and that day already has"
-            " bookings or walk-ins (their times count from the opening); keep the opening"
-            " until that day is past, or close the day"
+            f"{path}: hours: the opening of {day.isoformat()} has moved from {was} to"
+            f" {opening.astimezone(r.tz):%H:%M} (on the {r.tz.key} clock: its hours or its"
+            " timezone changed), and that day already has bookings or walk-ins (their times"
+            " count from the opening); keep the opening and the timezone until that day is"
+            " past, or close the day"
         )
     return out
+
+
+def _logged_opening(store: LogStore, merchant_id: str, day: date) -> datetime | None:
+    """The opening `day`'s log was written under, or None when it cannot tell. Nothing
+    stores it, but a log's first entry does not lie about it: its ts is the whole minutes
+    from the opening to its received_at (later entries may be held at the last ts)."""
+    first = store.entries(merchant_id, day)[:1]
+    ts = first[0].operation[1] if first and len(first[0].operation) > 1 else None
+    if isinstance(ts, bool) or not isinstance(ts, int):
+        return None
+    then = math.floor((first[0].received_at - ts * 60) / 60) * 60
+    return datetime.fromtimestamp(then, UTC)
+
+
+def _still_booked(store: LogStore, merchant_id: str, day: date) -> bool:
+    """Does `day`'s log still hold a booking (not cancelled, moved, seated or past its hold
+    as of its last entry)?"""
+    folded = store.booked(merchant_id, day, day).get(day)
+    if folded is None:
+        return False
+    held = folded.reservations if folded.last_ts is None else folded.by_id(folded.last_ts)
+    return bool(held)
 
 
 def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention) -> list[Misfit]:

@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -337,9 +338,10 @@ def test_serve_refuses_a_file_that_moved_the_opening_of_a_day_with_bookings(
     )
     assert result.exit_code == 2
     assert one_error_line(result) == (
-        f"hoststand: {moved}: hours: the opening of 2026-12-05 has moved from 12:00 to 11:00,"
-        " and that day already has bookings or walk-ins (their times count from the opening);"
-        " keep the opening until that day is past, or close the day"
+        f"hoststand: {moved}: hours: the opening of 2026-12-05 has moved from 12:00 to 11:00"
+        " (on the Europe/London clock: its hours or its timezone changed), and that day already"
+        " has bookings or walk-ins (their times count from the opening); keep the opening and"
+        " the timezone until that day is past, or close the day"
     )
 
 
@@ -361,9 +363,110 @@ def test_every_command_refuses_a_file_that_moved_the_opening_of_a_day_with_booki
     result = hoststand("--now", BEFORE, *command, "--config", moved, "--db", db)
     assert result.exit_code == 2
     assert one_error_line(result).startswith(
-        f"hoststand: {moved}: hours: the opening of 2026-12-05 has moved from 12:00 to 11:00,"
+        f"hoststand: {moved}: hours: the opening of 2026-12-05 has moved from 12:00 to 11:00 "
     )
     assert not (tmp_path / "out").exists()
+
+
+SATURDAY_AT_SIX = (
+    '\n[[special_days]]\ndate = "2026-12-05"\nservices = [{ open = "18:00", close = "23:00" }]\n'
+)
+
+
+def marlowes_variant(tmp_path: Path, name: str, edit: Callable[[str], str]) -> str:
+    """A copy of Marlowe's file changed by `edit`, as `name`."""
+    path = tmp_path / name
+    path.write_text(edit(Path(MARLOWES).read_text(encoding="utf-8")), encoding="utf-8")
+    return str(path)
+
+
+def closing_saturday(text: str) -> str:
+    old = 'closed = ["2026-12-25", "2026-12-26"]'
+    assert old in text
+    return text.replace(old, 'closed = ["2026-12-05", "2026-12-25", "2026-12-26"]')
+
+
+def test_serve_refuses_a_file_that_closed_a_special_day_whose_bookings_count_from_its_opening(
+    tmp_path: Path, db: str
+) -> None:
+    """Saturday was a special day opening at 18:00, with a booking; the file now closes it
+    (a restart, not a reload): its booking would be read from the weekday's 12:00 opening,
+    six hours off. As a reload refuses it, so does the start; once the booking is cancelled
+    (under the file it was booked with), the closed file is taken."""
+    special = marlowes_variant(tmp_path, "special.toml", lambda t: t + SATURDAY_AT_SIX)
+    booked = hoststand(
+        "--now", BEFORE, "reserve", "--config", special, "--db", db,
+        "--party-size", "2", "--at", "2026-12-05T19:00",
+    )  # fmt: skip
+    assert booked.exit_code == 0, booked.output
+    booking = booked.output.split()[1].rstrip(":")
+    closed = marlowes_variant(tmp_path, "closed.toml", closing_saturday)
+    # Every command, as for a moved opening (asked first: a serve that starts never ends).
+    board = hoststand("--now", BEFORE, "slots", "--config", closed, "--db", db, "--date", FRIDAY)
+    assert board.exit_code == 2
+    result = hoststand(
+        "--now", BEFORE, "serve", "--config", closed, "--db", db, "--port", "0", "--no-export"
+    )
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        f"hoststand: {closed}: closed: 2026-12-05 is closed and would read its bookings from"
+        " 12:00, its weekday's opening, not from 18:00, the opening they count from (on the"
+        " Europe/London clock: its hours or its timezone changed); cancel or move them first,"
+        " serving the file they were booked under, or open the day at 18:00"
+    )
+    cancel = ["host", "cancel", booking, "--config", special, "--db", db]
+    assert hoststand("--now", BEFORE, *cancel).exit_code == 0
+    taken = hoststand("--now", BEFORE, "slots", "--config", closed, "--db", db, "--date", FRIDAY)
+    assert taken.exit_code == 0, taken.output
+
+
+def test_a_file_that_closed_a_day_booked_at_its_weekdays_opening_is_taken(
+    tmp_path: Path, db: str
+) -> None:
+    """Saturday's booking counts from its weekday's 12:00 opening: closed in the file while
+    the server was down, it is still read at 19:00 (as after a reload closing it), so the
+    file is taken."""
+    assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0
+    closed = marlowes_variant(tmp_path, "closed.toml", closing_saturday)
+    taken = hoststand("--now", BEFORE, "slots", "--config", closed, "--db", db, "--date", FRIDAY)
+    assert taken.exit_code == 0, taken.output
+
+
+def test_serve_refuses_a_file_whose_timezone_changed_under_days_with_bookings(
+    tmp_path: Path, db: str
+) -> None:
+    """Saturday's booking was taken on the Europe/London clock; the file now says
+    Europe/Paris, an hour ahead in December: every stored time would be read an hour off,
+    whether Saturday is open in it or closed (read from its weekday's opening, in Paris)."""
+    assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0
+
+    def to_paris(text: str) -> str:
+        return text.replace('"Europe/London"', '"Europe/Paris"')
+
+    closed = marlowes_variant(tmp_path, "closed.toml", lambda t: closing_saturday(to_paris(t)))
+    asked = ["slots", "--config", closed, "--db", db, "--date", FRIDAY]
+    assert hoststand("--now", BEFORE, *asked).exit_code == 2  # first: a serve never ends
+    result = hoststand(
+        "--now", BEFORE, "serve", "--config", closed, "--db", db, "--port", "0", "--no-export"
+    )
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        f"hoststand: {closed}: closed: 2026-12-05 is closed and would read its bookings from"
+        " 12:00, its weekday's opening, not from 13:00, the opening they count from (on the"
+        " Europe/Paris clock: its hours or its timezone changed); cancel or move them first,"
+        " serving the file they were booked under, or open the day at 13:00"
+    )
+    paris = marlowes_variant(tmp_path, "paris.toml", to_paris)
+    result = hoststand(
+        "--now", BEFORE, "serve", "--config", paris, "--db", db, "--port", "0", "--no-export"
+    )
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        f"hoststand: {paris}: hours: the opening of 2026-12-05 has moved from 13:00 to 12:00"
+        " (on the Europe/Paris clock: its hours or its timezone changed), and that day already"
+        " has bookings or walk-ins (their times count from the opening); keep the opening and"
+        " the timezone until that day is past, or close the day"
+    )
 
 
 def test_commands_take_a_file_that_moved_the_opening_of_days_without_entries(
