@@ -396,3 +396,30 @@ def test_two_restaurant_files_are_refused_not_the_last_one_taken() -> None:
         main, ["--now", NOW, "host", "walk-in", "2", "--id", "W", *once_twice]
     )
     assert (walked.exit_code, walked.output) == (0, "W: seated T2\n")  # the same file: no doubt
+
+
+def test_no_write_cancels_a_partners_booking_on_a_day_closed_since_unheard(
+    tmp_path: Path,
+) -> None:
+    """Saturday is closed in the file after tablefinder booked 19:30 and the host 21:00:
+    at 20:30 a write on Saturday cancels the partner's booking first (its hold is over,
+    the restaurant was closed): without the partners known, nothing is written."""
+    pat = partner_booking("2026-12-05T19:30:00+00:00")
+    bo = book(2, "2026-12-05T21:00", "Bo")
+    text = Path(MARLOWES).read_text(encoding="utf-8")
+    old = 'closed = ["2026-12-25", "2026-12-26"]'
+    closed = tmp_path / "closed.toml"
+    closed.write_text(text.replace(old, 'closed = ["2026-12-05", "2026-12-25", "2026-12-26"]'))
+    late = "2026-12-05T20:30:00Z"
+    cancel = ["--now", late, "host", "cancel", bo, "--date", "2026-12-05"]
+    refused = CliRunner().invoke(main, [*cancel, "--config", str(closed), "--db", "h.db"])
+    assert refused.exit_code == 1
+    assert refused.output.strip() == (
+        f"hoststand: {pat}, tablefinder's booking at 19:30, is cancelled (the day is closed)"
+        " by now: give --settings (the file `serve` reads) so that tablefinder hears of it"
+    )
+    Path("settings.toml").write_text(PARTNER_SETTINGS, encoding="utf-8")
+    options = ["--config", str(closed), "--db", "h.db", "--settings", "settings.toml"]
+    done = CliRunner().invoke(main, [*cancel, *options])
+    assert done.exit_code == 0, done.output
+    assert told()[-1]["status"] == "CANCELED" and told()[-1]["name"].endswith(pat)
