@@ -478,7 +478,7 @@ class PartnerApi:
 
     def _users_clash(
         self,
-        user_scope: str,
+        partner: Partner,
         user_id: str,
         r: Restaurant,
         start_sec: int,
@@ -490,9 +490,15 @@ class PartnerApi:
         overlaps this one is OVERLAPPING_RESERVATION (a guest cannot eat two meals at once).
         That includes the same time again, at the same party size or another:
         partner-formats.md section 2 says a request duplicating a booking of the same user
-        fails with OVERLAPPING_RESERVATION, so SLOT_ALREADY_BOOKED_BY_USER is never sent."""
+        fails with OVERLAPPING_RESERVATION, so SLOT_ALREADY_BOOKED_BY_USER is never sent.
+
+        A booking being changed as it is read (the host's change or an UpdateBooking cancel
+        its engine reservation and book it again under another) reads cancelled: it is read
+        again (`_fresh_status`), as the partner's own reads of it are. One that kept
+        changing at every read is CHANGED_MEANWHILE (409, the partner retries), not taken
+        for cancelled: a booking overlapping it would be accepted."""
         mine = (start_sec, start_sec + _duration(r, start_sec, size))
-        for key, _merchant in self.store.recall_prefix(user_scope, f"{user_id}/"):
+        for key, _merchant in self.store.recall_prefix(f"user:{partner.id}", f"{user_id}/"):
             booking_id = key.split("/", 1)[1]
             index = self.store.recall(BOOKING_SCOPE, booking_id)
             if (
@@ -503,7 +509,12 @@ class PartnerApi:
             ):
                 continue
             full = self._complete(index)
-            if full is None or self._status(full, now) != CONFIRMED:
+            if full is None:
+                continue
+            full, status = self._fresh_status(partner, booking_id, full, now)
+            if self._kept_changing(partner, booking_id, full, status):
+                return changed_meanwhile(booking_id, "checking this user's other bookings")
+            if status != CONFIRMED:
                 continue
             other = (int(full["start_sec"]), int(full["start_sec"]) + int(full["duration_sec"]))
             if other[0] < mine[1] and mine[0] < other[1]:
@@ -685,7 +696,7 @@ class PartnerApi:
         day, slot = found
         user = req.user_information
         user_scope = f"user:{partner.id}"
-        clash = self._users_clash(user_scope, user.user_id, r, slot.start_sec, size, now)
+        clash = self._users_clash(partner, user.user_id, r, slot.start_sec, size, now)
         if clash is not None:
             return clash
         booking_id = new_booking_id()
@@ -833,7 +844,7 @@ class PartnerApi:
         user_id = (index.get("user") or {}).get("user_id")
         if isinstance(user_id, str) and user_id:
             clash = self._users_clash(
-                f"user:{partner.id}", user_id, r, slot.start_sec, size, now, ignore=booking_id
+                partner, user_id, r, slot.start_sec, size, now, ignore=booking_id
             )
             if clash is not None:
                 return clash

@@ -452,3 +452,60 @@ def test_an_unchanged_update_overtaken_at_every_status_read_answers_the_booking_
     before_each_of_the_next(rec.books[MID], "stand", reads, host_changes(other, booking))
     mine = v3_update(api, booking).body["booking"]  # nothing to change: the booking as it is
     assert (mine["status"], mine["slot"]["resources"]["party_size"]) == ("CONFIRMED", 5)
+
+
+def v3_create(api: PartnerApi, clock: HandClock, hhmm: str, size: int, user: str) -> Any:
+    hour, minute = (int(x) for x in hhmm.split(":"))
+    start_sec = str(int(clock.now.replace(hour=hour, minute=minute).timestamp()))
+    return api.create_booking(
+        PARTNER,
+        {
+            "slot": {"merchant_id": MID, "start_sec": start_sec, "resources": {"party_size": size}},
+            "user_information": {"user_id": user},
+        },
+    )
+
+
+def test_a_users_clash_read_overtaken_by_a_host_change_reads_the_booking_again(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    """The user's booking at 18:00, changed by the host (booked again under a new engine
+    id) just as a CreateBooking of the same user at 18:30 reads it: it still overlaps."""
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    before_the_next_call(rec.books[MID], "stand", lambda: other.host_change(MID, booking, 3, None))
+    second = v3_create(api, clock, "18:30", 2, "u1").body
+    assert second.get("booking_failure", {}).get("cause") == "OVERLAPPING_RESERVATION", second
+    rows = rec.host_reservations(MID, SATURDAY).body["reservations"]
+    assert [r["status"] for r in rows if r["status"] == "booked"] == ["booked"]  # one only
+
+
+def test_a_users_clash_read_overtaken_by_a_partners_update_reads_the_booking_again(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    """The same, with the user's booking moved to 18:15 by the partner's UpdateBooking
+    (on another receiver) as the CreateBooking at 18:45 reads it: the 45-minute turn at
+    18:00 would have ended by then, the one at 18:15 has not."""
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    theirs = PartnerApi(other.books, other.store, other.clock)
+    at = int(clock.now.replace(hour=18, minute=15).timestamp())
+    before_the_next_call(
+        rec.books[MID], "stand", lambda: v3_update(theirs, booking, slot={"start_sec": at})
+    )
+    second = v3_create(api, clock, "18:45", 2, "u1").body
+    assert second.get("booking_failure", {}).get("cause") == "OVERLAPPING_RESERVATION", second
+
+
+def test_a_users_clash_read_overtaken_at_every_read_says_the_booking_kept_changing(
+    rec: Receiver, other: Receiver, clock: HandClock
+) -> None:
+    api = PartnerApi(rec.books, rec.store, rec.clock)
+    booking = v3_booking(api, clock, "18:00", 2, "u1")
+    reads = 3  # partner_api.STATUS_READS
+    before_each_of_the_next(rec.books[MID], "stand", reads, host_changes(other, booking))
+    second = v3_create(api, clock, "18:30", 2, "u1")
+    assert second.code == "changed meanwhile", second.body  # 409: not taken for cancelled
+    assert status_code(second) == 409
+    again = v3_create(api, clock, "18:30", 2, "u1").body  # the partner's retry
+    assert again.get("booking_failure", {}).get("cause") == "OVERLAPPING_RESERVATION", again
