@@ -20,7 +20,7 @@ import click
 from engine import Rejected
 from feed.clock import check_day
 from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
-from feed.service.floorview import FloorViews
+from feed.service.floorview import FloorViews, reservation_rows
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
 from feed.service.replies import Reply
@@ -143,6 +143,28 @@ class Stand:
             when = found.isoformat() if found else "today"
             _fail(f"{r.name} is closed {when}", EXIT_REFUSED)
         return found
+
+    def reservation_rows(self) -> tuple[int, list[dict[str, Any]]]:
+        """The minute the day stands at and its reservations, as the floor document lists
+        them. A day a reload has closed since its bookings were taken still has them
+        (calendar.log_opening): they can be read, cancelled and moved, and the host API's
+        list (GET .../reservations?date=) shows them, so they are listed here too, as of
+        now (one past its hold reads cancelled: DayBook.snapshot). A closed day whose log
+        holds nothing is refused as closed, as `day` refuses it."""
+        r = self.restaurant
+        found = self.chosen or self.receiver.today(r, self.now)
+        if found is not None and calendar.opening_instant(r, found) is None:
+            opening = calendar.log_opening(r, found)
+            if opening is not None and self.book.length(found) > 0:
+                stand, _length, meta = self.book.snapshot(found, self.now)
+                ts = (
+                    stand.last_ts
+                    if stand.last_ts is not None
+                    else self.book.minute(found, self.now)
+                )
+                return ts, reservation_rows(self.book, found, stand, meta, opening)
+        floor = FloorViews(self.book).floor(self.day(), self.now)
+        return floor["minute"], floor["reservations"]
 
 
 def _one_config(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> str:
@@ -322,8 +344,7 @@ def _who(p: dict[str, Any]) -> str:
     "reservations", "List the day's reservations by time with their state.", writes=False
 )
 def reservations(stand: Stand, as_json: bool) -> None:
-    floor = FloorViews(stand.book).floor(stand.day(), stand.now)
-    rows = floor["reservations"]
+    minute, rows = stand.reservation_rows()
     if as_json:
         click.echo(json.dumps(rows, sort_keys=True, indent=1))
         return
@@ -334,7 +355,7 @@ def reservations(stand: Stand, as_json: bool) -> None:
         where = r["unit"] + (f" in {r['area']}" if r.get("area") else "")
         where += f" (sits at {r['seated_at']})" if r["seated_at"] else ""
         # Still booked past its time (held 15 minutes, then a no-show): worth a phone call.
-        late = floor["minute"] - r["at"] if r["status"] == "booked" else 0
+        late = minute - r["at"] if r["status"] == "booked" else 0
         lateness = click.style(f"{late} min late", fg="yellow") if late > 0 else ""
         moved = f"moved to {r['moved_to']}" if r.get("moved_to") else ""
         extra = "  ".join(x for x in (lateness, moved, r["phone"], r["notes"]) if x)

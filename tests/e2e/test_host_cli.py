@@ -423,3 +423,64 @@ def test_no_write_cancels_a_partners_booking_on_a_day_closed_since_unheard(
     done = CliRunner().invoke(main, [*cancel, *options])
     assert done.exit_code == 0, done.output
     assert told()[-1]["status"] == "CANCELED" and told()[-1]["name"].endswith(pat)
+
+
+def closed_saturday(tmp_path: Path) -> str:
+    """Marlowe's file with Saturday 2026-12-05 closed (a reload after it was booked)."""
+    text = Path(MARLOWES).read_text(encoding="utf-8")
+    old = 'closed = ["2026-12-25", "2026-12-26"]'
+    closed = tmp_path / "closed.toml"
+    closed.write_text(text.replace(old, 'closed = ["2026-12-05", "2026-12-25", "2026-12-26"]'))
+    return str(closed)
+
+
+def api_rows(config: str, day: str, at: str) -> list[tuple[str, str]]:
+    """The host API's list of `day` (GET .../reservations?date=) on h.db at `at`."""
+    from datetime import date
+
+    from feed.service.receiver import Receiver
+    from feed.settings import Settings
+    from feed.venue.restaurant import load_restaurant
+    from store.sqlite import SQLiteStore
+
+    now = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    with SQLiteStore(Path("h.db")) as store:
+        rec = Receiver([load_restaurant(Path(config))], store, Settings(), lambda: now)
+        reply = rec.host_reservations("marlowes-kitchen", date.fromisoformat(day))
+        assert reply.code is None, reply.body
+        return [(r["reservation_id"], r["status"]) for r in reply.body["reservations"]]
+
+
+def test_the_reservations_of_a_day_closed_since_are_listed_as_the_api_lists_them(
+    tmp_path: Path,
+) -> None:
+    """Saturday closed in the file after Ann (19:30) and Bo (21:00) were booked: the host
+    can still read, cancel and move them, so the list shows them, as the tablet's does;
+    at 20:30 Ann's hold has ended on a closed day: cancelled, never a no-show."""
+    ann = book(2, "2026-12-05T19:30", "Ann")
+    bo = book(4, "2026-12-05T21:00", "Bo")
+    closed = closed_saturday(tmp_path)
+    for at in (NOW, "2026-12-05T20:30:00Z"):
+        args = ["--now", at, "host", "reservations", "--date", "2026-12-05"]
+        listed = CliRunner().invoke(main, [*args, "--json", "--config", closed, "--db", "h.db"])
+        assert listed.exit_code == 0, listed.output
+        rows = [(r["reservation_id"], r["status"]) for r in json.loads(listed.output)]
+        assert rows == api_rows(closed, "2026-12-05", at)
+        assert rows == [(ann, "booked" if at == NOW else "cancelled"), (bo, "booked")]
+    text = CliRunner().invoke(
+        main, ["--now", NOW, "host", "reservations", "--date", "2026-12-05",
+               "--config", closed, "--db", "h.db"],
+    )  # fmt: skip
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert [line.split()[:3] for line in lines] == [
+        ["19:30", "booked", "Ann"],
+        ["21:00", "booked", "Bo"],
+    ]
+    assert stored_days() == {"2026-12-05"}  # the bookings only: reading writes nothing
+
+
+def test_a_closed_day_without_bookings_is_still_refused_by_the_list(tmp_path: Path) -> None:
+    refused = host("reservations", "--date", "2026-12-25")
+    assert refused.exit_code == 1
+    assert refused.stderr.splitlines() == ["hoststand: Marlowe's Kitchen is closed 2026-12-25"]
