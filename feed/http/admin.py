@@ -102,7 +102,7 @@ def register(app: FastAPI, receiver: Receiver, reloader: Reloader | None) -> Non
         if book is None:
             return send(problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}"))
         tz = book.restaurant.tz
-        rows: list[dict[str, Any]] = [m.row(tz) for m in receiver.attention.of(merchant_id)]
+        rows: list[dict[str, Any]] = [m.row(tz) for m in receiver.attention_now(merchant_id)]
         return send(Reply({"merchant_id": merchant_id, "attention": rows}))
 
     app.include_router(routes)

@@ -9,6 +9,7 @@ list is kept in memory by the running server, worked out at start from what the 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
+from store.log import LogStore
 
 _DAY = 24 * 60
 
@@ -28,6 +30,7 @@ class Misfit:
     merchant_id: str
     day: date
     booking_id: str  # the id we gave out (a moved booking keeps it)
+    engine_id: str  # the engine reservation found not to fit (a move books another)
     start: datetime  # the instant it was booked for (kept: a closed day has no opening)
     unit: str
     party_size: int | None
@@ -99,3 +102,30 @@ class Attention:
     def on(self, merchant_id: str, day: date) -> Mapping[str, Misfit]:
         """A day's misfits by booking id."""
         return {m.booking_id: m for m in self.of(merchant_id) if m.day == day}
+
+
+def still_standing(
+    misfits: Iterable[Misfit], store: LogStore, r: Restaurant, now: datetime
+) -> list[Misfit]:
+    """The misfits whose engine reservation the log still holds booked at `now` (arrived
+    guests included: they are at the door, to be seated somewhere). The list is worked
+    out at a reload (or at start); a booking the host or the partner has settled since,
+    cancelled, moved (booked again under another engine id, by the new rules), seated,
+    or past its hold, has nothing left to sort out: it drops off, whoever settled it and
+    on whichever receiver. Read from what the log stored (engine.booked), as at start: a
+    booking on a removed table is not in the replay under the running floor."""
+    listed = list(misfits)
+    if not listed:
+        return []
+    days = sorted({m.day for m in listed})
+    folded = store.booked(r.merchant_id, days[0], days[-1])
+    out = []
+    for m in listed:
+        day = folded.get(m.day)
+        opening = calendar.log_opening(r, m.day)
+        if day is None or opening is None:
+            continue
+        ts = math.floor((now - opening).total_seconds() / 60)
+        if m.engine_id in day.by_id(ts):
+            out.append(m)
+    return out

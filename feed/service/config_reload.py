@@ -171,7 +171,7 @@ class Reloader:
         rows = tuple(
             m.row(books[merchant].restaurant.tz)
             for merchant in by_merchant
-            for m in self.receiver.attention.of(merchant)
+            for m in self.receiver.attention_now(merchant)  # one settled since: not listed
         )
         return ReloadOutcome(
             changed=tuple(book.restaurant.merchant_id for book, _new, _days in changed),
@@ -358,7 +358,15 @@ def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention)
                 name = str(details.get("name", ""))
                 out.append(
                     Misfit(
-                        old.merchant_id, day, booking_id, start, res.unit, size, name, tuple(why)
+                        old.merchant_id,
+                        day,
+                        booking_id,
+                        res.id,
+                        start,
+                        res.unit,
+                        size,
+                        name,
+                        tuple(why),
                     )
                 )
     for earlier in known.of(old.merchant_id):
@@ -394,7 +402,17 @@ def stored_misfits(book: DayBook, now: datetime) -> list[Misfit]:
             booking_id = str(details.get("booking_id", reservation_id))
             name = str(details.get("name", ""))
             out.append(
-                Misfit(r.merchant_id, day, booking_id, start, b.unit, b.size, name, tuple(why))
+                Misfit(
+                    r.merchant_id,
+                    day,
+                    booking_id,
+                    reservation_id,
+                    start,
+                    b.unit,
+                    b.size,
+                    name,
+                    tuple(why),
+                )
             )
     return out
 

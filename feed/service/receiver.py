@@ -30,7 +30,7 @@ from engine.holds import ReservationStatus
 from engine.stand import Result
 from feed.clock import check_day, parse_instant, real_now
 from feed.service import bodies, replies
-from feed.service.attention import Attention
+from feed.service.attention import Attention, Misfit, still_standing
 from feed.service.days import (
     BAD_PARTY_SIZE,
     BOOKING_SCOPE,
@@ -943,12 +943,21 @@ class Receiver:
         rows = self._with_attention(merchant_id, day, rows)
         return Reply({"merchant_id": merchant_id, "day": day.isoformat(), "reservations": rows})
 
+    def attention_now(self, merchant_id: str, day: date | None = None) -> list[Misfit]:
+        """The bookings the last reload (or the start) found no longer fit the rules, of
+        `day` or of every day, less those settled since (attention.still_standing)."""
+        book = self.books.get(merchant_id)
+        listed = [m for m in self.attention.of(merchant_id) if day is None or m.day == day]
+        if book is None:
+            return []
+        return still_standing(listed, self.store, book.restaurant, self.clock())
+
     def _with_attention(
         self, merchant_id: str, day: date, rows: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         """Each row with `attention` (why it no longer fits the rules, or None), and the
         bookings the day's replay no longer shows (their table was removed) after them."""
-        misfits = self.attention.on(merchant_id, day)
+        misfits = {m.booking_id: m for m in self.attention_now(merchant_id, day)}
         for row in rows:
             found = misfits.get(row["reservation_id"])
             row["attention"] = found.attention if found is not None else None

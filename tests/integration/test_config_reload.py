@@ -367,3 +367,41 @@ def test_catching_up_cancels_a_booking_on_a_day_closed_since_never_a_no_show(
         assert told(receiver) == [("CANCELED", online)]
     finally:
         receiver.store.close()
+
+
+def test_a_misfit_the_host_has_settled_drops_off_the_attention_list(
+    receiver: Receiver, path: Path
+) -> None:
+    """Friday's last seating moves from 21:30 to 21:00: four bookings at 21:15 no longer
+    fit. The host cancels Ada's, moves Bo's to 20:00 and seats Cy early; only Dee's is
+    still to be sorted out, on the list and on the day's rows. Bo's row (the same booking
+    id, now at 20:00) fits: it says nothing of 21:15."""
+    mid, friday = "marlowes-kitchen", date(2026, 12, 4)
+    ids = {}
+    for name in ("Ada", "Bo", "Cy", "Dee"):
+        booked = receiver.host_book(mid, 2, "2026-12-04T21:15", name, "")
+        assert booked.code is None, booked.body
+        ids[name] = booked.body["reservation_id"]
+    text = path.read_text(encoding="utf-8")
+    at = text.index("friday = [")
+    path.write_text(
+        text[:at] + text[at:].replace('last_seating = "21:30"', 'last_seating = "21:00"', 1)
+    )
+    outcome = Reloader([path], receiver).reload()
+    assert outcome.applied, outcome.problems
+    assert {row["reservation_id"] for row in outcome.attention} == set(ids.values())
+
+    assert receiver.host_operation(mid, "cancel", ids["Ada"]).code is None
+    assert receiver.host_change(mid, ids["Bo"], None, "2026-12-04T20:00").code is None
+    seated = receiver.host_hand(mid, "seat", ids["Cy"], "T4")
+    assert seated.code is None, seated.body
+
+    outside = "no longer fits: 21:15 is now outside the hours"
+    rows = receiver.host_reservations(mid, friday).body["reservations"]
+    assert {r["reservation_id"]: (r["status"], r["attention"]) for r in rows} == {
+        ids["Ada"]: ("cancelled", None),
+        ids["Bo"]: ("booked", None),
+        ids["Cy"]: ("seated", None),
+        ids["Dee"]: ("booked", outside),
+    }
+    assert [m.booking_id for m in receiver.attention_now(mid)] == [ids["Dee"]]

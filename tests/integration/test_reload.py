@@ -177,6 +177,24 @@ def test_admin_reload_applies_new_rules_keeps_misfits_and_queues_replaces(
     assert {f"{MARLOWES}/2026-12-20", f"{MARLOWES}/2027-01-02"} <= days
     assert not any(key.startswith("merch1/") for key in days)
     assert body["replaces_queued"] >= 30
+    # Settled by the host since: cancelled, it has nothing left to sort out.
+    cancelled = requests.post(
+        f"{server.base}/api/v1/restaurants/{MARLOWES}/reservations/{late['reservation_id']}/cancel",
+        headers=HOST_AUTH,
+        timeout=TIMEOUT,
+    )
+    assert cancelled.status_code == 200, cancelled.text
+    listed = requests.get(
+        f"{server.base}/api/v1/restaurants/{MARLOWES}/attention", headers=HOST_AUTH, timeout=5
+    )
+    assert [row["reservation_id"] for row in listed.json()["attention"]] == [
+        on_t2["reservation_id"]
+    ]
+    rows = {row["reservation_id"]: row for row in reservations(server, SATURDAY)}
+    assert (rows[late["reservation_id"]]["status"], rows[late["reservation_id"]]["attention"]) == (
+        "cancelled",
+        None,
+    )
     store.close()
 
 
