@@ -135,6 +135,29 @@ class Stand:
             EXIT_REFUSED,
         )
 
+    def on_its_day(self, any_id: str, command: str, walk_in: str | None) -> None:
+        """Refuse (exit 1) a --date other than the day `command` acts on: it acts on a
+        booking we gave out on the booking's own day, the id names it (one moved since,
+        where it now is), and on a party the id does not index (a walk-in) on the day
+        being served now, as `now_only` says (`walk_in`, what is done, in words; None:
+        the command takes booking ids only, and an unknown one is refused as unknown).
+        A --date there was once taken and silently ignored: a host who named a day
+        believed the command acted on it, whatever it did."""
+        if self.chosen is None:
+            return
+        index = self.store.recall(BOOKING_SCOPE, any_id)
+        if isinstance(index, dict) and index.get("merchant_id") == self.merchant:
+            booked = str(index.get("day"))
+            if booked != self.chosen.isoformat():
+                _fail(
+                    f"{any_id} is booked on {booked}, not on {self.chosen.isoformat()}:"
+                    f" {command} acts on the booking's own day (leave out --date)",
+                    EXIT_REFUSED,
+                )
+            return
+        if walk_in is not None:
+            self.now_only(walk_in)
+
     def day(self) -> date:
         """--date, or the service day the host is working now."""
         r = self.restaurant
@@ -209,20 +232,33 @@ def settings_option(effect: str) -> Callable[[Callable[..., Any]], Callable[...,
 
 
 def _stand_command(
-    name: str, help_text: str, *, writes: bool = True, now_only: str | None = None
+    name: str,
+    help_text: str,
+    *,
+    writes: bool = True,
+    now_only: str | None = None,
+    on_its_day: str | None = None,
+    walk_in: str | None = None,
 ) -> Callable[[Callable[..., None]], click.Command]:
     """A command with --config, --db, --date, --json and --settings, handed a Stand; one
     that `writes` the log first checks that no partner misses what it changes. `now_only`
-    (what the command does, in words): --date may name only the day being served now."""
+    (what the command does, in words): --date may name only the day being served now.
+    `on_its_day` (the argument holding a booking's id): --date may name only the day the
+    command acts on, the booking's own, or for a party no booking id names the day
+    being served now (`walk_in`, in words; without it such an id is left to be refused
+    as unknown): see `Stand.on_its_day`."""
+    if on_its_day is not None:
+        day_help = (
+            "Service day. Only the booking's own"
+            + (" (a walk-in's: the one being served now)" if walk_in else "")
+            + ": the command acts on that day."
+        )
+    else:
+        day_help = "Service day." + (" Only the one being served now." if now_only else "")
 
     def wrap(fn: Callable[..., None]) -> click.Command:
         @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-        @click.option(
-            "--date",
-            "day",
-            type=click.DateTime(["%Y-%m-%d"]),
-            help="Service day." + (" Only the one being served now." if now_only else ""),
-        )
+        @click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), help=day_help)
         @click.option("--db", default="hoststand.db", envvar="HOSTSTAND_DB", show_default=True)
         @config_option("The restaurant's file (TOML), e.g. samples/marlowes.toml; once.")
         @settings_option(
@@ -244,6 +280,8 @@ def _stand_command(
             try:
                 if now_only is not None:
                     stand.now_only(now_only)
+                if on_its_day is not None:
+                    stand.on_its_day(str(kw[on_its_day]), name, walk_in)
                 if writes:
                     stand.no_silent_no_show()
                 fn(stand, as_json, **kw)
@@ -409,14 +447,18 @@ def leave(stand: Stand, as_json: bool, party_id: str) -> None:
     _answer(stand, _operate(stand, "leave", party_id), as_json, f"{party_id} left")
 
 
-@_stand_command("check-in", "The guests of a reservation are here: seat them at their table.")
+@_stand_command(
+    "check-in",
+    "The guests of a reservation are here: seat them at their table.",
+    on_its_day="reservation_id",
+)
 @click.argument("reservation_id")
 def check_in(stand: Stand, as_json: bool, reservation_id: str) -> None:
     reply = stand.receiver.host_operation(stand.merchant, "check_in", reservation_id)
     _answer(stand, reply, as_json, f"{reservation_id} checked in")
 
 
-@_stand_command("cancel", "Cancel a reservation that is still booked.")
+@_stand_command("cancel", "Cancel a reservation that is still booked.", on_its_day="reservation_id")
 @click.argument("reservation_id")
 def cancel(stand: Stand, as_json: bool, reservation_id: str) -> None:
     stand.partner_told(reservation_id)
@@ -424,14 +466,24 @@ def cancel(stand: Stand, as_json: bool, reservation_id: str) -> None:
     _answer(stand, reply, as_json, f"{reservation_id} cancelled")
 
 
-@_stand_command("arrive", "The guests of a booked reservation are at the door.")
+@_stand_command(
+    "arrive",
+    "The guests of a booked reservation are at the door.",
+    on_its_day="reservation_id",
+    walk_in="a party arrives",
+)
 @click.argument("reservation_id")
 def arrive(stand: Stand, as_json: bool, reservation_id: str) -> None:
     reply = stand.receiver.host_hand(stand.merchant, "arrive", reservation_id)
     _answer(stand, reply, as_json, f"{reservation_id} arrived")
 
 
-@_stand_command("seat", "Seat a waiting party or a booked reservation at UNIT (T3, T5+T6).")
+@_stand_command(
+    "seat",
+    "Seat a waiting party or a booked reservation at UNIT (T3, T5+T6).",
+    on_its_day="party_id",
+    walk_in="a waiting party is seated",
+)
 @click.argument("party_id")
 @click.argument("unit")
 def seat(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
@@ -439,7 +491,12 @@ def seat(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
     _answer(stand, reply, as_json, f"{party_id} seated at {unit}")
 
 
-@_stand_command("move", "Move a seated party to UNIT; the tables it leaves go to the queue.")
+@_stand_command(
+    "move",
+    "Move a seated party to UNIT; the tables it leaves go to the queue.",
+    on_its_day="party_id",
+    walk_in="a seated party is moved",
+)
 @click.argument("party_id")
 @click.argument("unit")
 def move(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
@@ -451,6 +508,7 @@ def move(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
     "change",
     "The guest phoned: book RESERVATION_ID again at another time or party size (same id; "
     "a partner whose booking it is hears of it, given --settings).",
+    on_its_day="reservation_id",
 )
 @click.argument("reservation_id")
 @click.option(

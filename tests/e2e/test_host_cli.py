@@ -484,3 +484,48 @@ def test_a_closed_day_without_bookings_is_still_refused_by_the_list(tmp_path: Pa
     refused = host("reservations", "--date", "2026-12-25")
     assert refused.exit_code == 1
     assert refused.stderr.splitlines() == ["hoststand: Marlowe's Kitchen is closed 2026-12-25"]
+
+
+def log_entries() -> int:
+    """How many entries h.db's logs hold, every day."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect("h.db")) as db:
+        return int(db.execute("SELECT count(*) FROM log_entries").fetchone()[0])
+
+
+def test_a_date_other_than_the_bookings_own_day_is_refused_not_ignored() -> None:
+    """Bo is booked on Saturday: a host who names Friday (the day being served) for a
+    command on Bo meant Friday, but the command acts on Bo's own day. It is refused with
+    one line, nothing written; Saturday named, or --date left out, it is done."""
+    bo = book(2, "2026-12-05T20:00", "Bo")
+    host("walk-in", "2", "--id", "W")  # seated on Friday, the day being served
+    before = log_entries()
+    for command in (
+        ("change", bo, "--party-size", "3"),
+        ("cancel", bo),
+        ("check-in", bo),
+        ("arrive", bo),
+        ("seat", bo, "T4"),
+        ("move", bo, "T4"),
+    ):
+        refused = host(*command, "--date", "2026-12-04")
+        assert refused.exit_code == 1, (command, refused.output)
+        assert refused.stderr.splitlines() == [
+            f"hoststand: {bo} is booked on 2026-12-05, not on 2026-12-04: {command[0]} acts"
+            " on the booking's own day (leave out --date)"
+        ]
+    for command in (("seat", "W", "T4"), ("move", "W", "T4")):  # a walk-in: today's
+        refused = host(*command, "--date", "2026-12-05")
+        assert refused.exit_code == 1, (command, refused.output)
+        assert len(refused.stderr.splitlines()) == 1
+        assert "not on 2026-12-05: the day being served is 2026-12-04" in refused.stderr
+    assert log_entries() == before  # nothing written
+    changed = host("change", bo, "--party-size", "3", "--date", "2026-12-05")
+    assert changed.exit_code == 0, changed.output
+    assert host("move", "W", "T4", "--date", "2026-12-04").exit_code == 0
+    assert host("cancel", bo).exit_code == 0  # no --date: the booking's own day
+    unknown = host("cancel", "nobody", "--date", "2026-12-06")
+    assert unknown.exit_code == 1
+    assert unknown.stderr.splitlines() == ["hoststand: no reservation nobody"]
