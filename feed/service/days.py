@@ -1391,8 +1391,9 @@ class DayBook:
         `booked` is the day's log folded by the store (the export asks for all its days at
         once); without it the store is asked for this day."""
         r = self.restaurant
-        slots = calendar.slots(r, day, keep=False)
-        if not slots:
+        # Each day is read once: its slots' times only, no Slot objects (local times).
+        starts, minutes, services = calendar.slot_times(r, day)
+        if not starts:
             return [], []
         ts = self.minute(day, now)
         floor = r.online_floor
@@ -1404,24 +1405,24 @@ class DayBook:
                 state = self._load(day)
                 taken = occupied(r, state.stand, state.meta, ts, day)
                 counts = rules.stand_counts(r, state.stand, state.meta, ts) if r.paced else None
-                opens = rules.opens(r, day, floor, taken, None, slots, sizes, counts)
+                opens = rules.opens_at(r, day, floor, taken, None, minutes, services, sizes, counts)
             else:  # an export reads each day once: fold the log, replay nothing
                 if booked is None:
                     booked = self.store.booked(r.merchant_id, day, day).get(day, BookedDay())
                 units = folded(r, booked, ts, day)
                 counts = rules.folded_counts(r, booked, ts) if r.paced else None
-                opens = rules.opens(r, day, floor, None, units, slots, sizes, counts)
+                opens = rules.opens_at(r, day, floor, None, units, minutes, services, sizes, counts)
         now_sec = int(now.timestamp())
         earliest = earliest_start(r, now)
-        keep = [i for i, s in enumerate(slots) if s.start_sec > now_sec and s.minute > ts]
         if r.min_advance_minutes:  # too close to book: published, 0 open
-            opens = [
-                [0] * len(row) if slots[i].start_sec < earliest else row
-                for i, row in enumerate(opens)
-            ]
-        if len(keep) == len(slots):
-            return [s.start_sec for s in slots], opens
-        return [slots[i].start_sec for i in keep], [opens[i] for i in keep]
+            opens = [[0] * len(row) if starts[i] < earliest else row for i, row in enumerate(opens)]
+        # Slots come in order (start_sec and minute increasing): if the first is still to
+        # come, so are all the others.
+        if starts[0] > now_sec and minutes[0] > ts:
+            return starts, opens
+        times = enumerate(zip(starts, minutes, strict=True))
+        keep = [i for i, (s, m) in times if s > now_sec and m > ts]
+        return [starts[i] for i in keep], [opens[i] for i in keep]
 
     def reservations(self, day: date) -> list[tuple[Reservation, dict[str, Any]]]:
         """The day's reservations with their stored booking details, in booking order."""

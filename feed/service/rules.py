@@ -84,28 +84,45 @@ def opens(
     capped by the slot's service pacing (`counts`: what is booked per start minute). A
     size may be a (size, area units) column (issue #14's seating areas): the area's units
     of `floor`, capped by the same pacing (the caps count the whole restaurant's slot)."""
+    minutes = [s.minute for s in slots]
+    services = [s.service for s in slots]
+    return opens_at(r, day, floor, taken, units, minutes, services, sizes, counts)
+
+
+def opens_at(
+    r: Restaurant,
+    day: date,
+    floor: FloorPlan,
+    taken: Iterable[Taken] | None,
+    units: Iterable[Unit] | None,
+    minutes: Sequence[int],
+    in_service: Sequence[int],
+    sizes: Sequence[int | Column],
+    counts: Mapping[int, Counts] | None,
+) -> list[list[int]]:
+    """`opens` for slots given as their minutes and the service each is in (the index in
+    `calendar.services_of`), as `calendar.slot_times` gives them: an export's days."""
     taken = list(taken) if taken is not None else None
     units = list(units) if units is not None else None
 
-    def floor_rows(part: Sequence[Slot], turns: Mapping[int, int]) -> list[list[int]]:
-        minutes = [s.minute for s in part]
+    def floor_rows(part: Sequence[int], turns: Mapping[int, int]) -> list[list[int]]:
         if taken is not None:
-            return day_opens(floor, taken, minutes, sizes, turns)
-        return day_opens_of_units(floor, units or [], minutes, sizes, turns)
+            return day_opens(floor, taken, part, sizes, turns)
+        return day_opens_of_units(floor, units or [], part, sizes, turns)
 
     services = calendar.services_of(r, day)
     if not r.varied_turns or len(services) < 2:
         turns = r.service_turns(services[0]) if services else r.turns
-        rows = floor_rows(slots, turns)
+        rows = floor_rows(minutes, turns)
     else:  # slots come in service order: one run per service with that service's turns
         rows = []
         start = 0
-        while start < len(slots):
-            index = slots[start].service
+        while start < len(minutes):
+            index = in_service[start]
             end = start
-            while end < len(slots) and slots[end].service == index:
+            while end < len(minutes) and in_service[end] == index:
                 end += 1
-            rows += floor_rows(slots[start:end], r.service_turns(services[index]))
+            rows += floor_rows(minutes[start:end], r.service_turns(services[index]))
             start = end
     if r.paced and counts is not None:
         party_sizes = tuple(c if isinstance(c, int) else c[0] for c in sizes)
@@ -113,13 +130,12 @@ def opens(
         # Slots share floor rows and most have nothing booked yet: cap each (row, service,
         # bookings) once, and keep the shared row itself when the caps do not bite.
         done: dict[tuple[int, int, Counts], list[int]] = {}
-        for i, slot in enumerate(slots):
-            index = slot.service
+        for i, (minute, index) in enumerate(zip(minutes, in_service, strict=True)):
             cap = caps[index] if index < len(caps) else None
             if cap is None:
                 continue
             row = rows[i]
-            booked = counts.get(slot.minute, NO_BOOKINGS)
+            booked = counts.get(minute, NO_BOOKINGS)
             key = (id(row), index, booked)
             found = done.get(key)
             if found is None:

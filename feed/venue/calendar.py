@@ -205,10 +205,37 @@ def slots(r: Restaurant, day: date, *, keep: bool = True) -> list[Slot]:
     return list(found)
 
 
+def slot_times(r: Restaurant, day: date) -> tuple[list[int], list[int], list[int]]:
+    """The start_sec, minute and service of each of `slots(r, day)`, as three lists: what
+    an export needs of a day it reads once, without building the Slots (their local times
+    are most of their cost, and an export reads thousands of days)."""
+    kept: list[Slot] | None = r.memo.get("slots", {}).get(day)
+    if kept is None:
+        opening = opening_instant(r, day)
+        if opening is None:
+            return [], [], []
+        plain = _plain_first(r, day)
+        if plain is not None:
+            return _plain_times(r, plain[0], plain[1], opening)
+        kept = _wall_clock_slots(r, day, opening)
+    return [s.start_sec for s in kept], [s.minute for s in kept], [s.service for s in kept]
+
+
 def _slots(r: Restaurant, day: date) -> list[Slot]:
     opening = opening_instant(r, day)
     if opening is None:
         return []
+    plain = _plain_first(r, day)
+    if plain is not None:
+        return _plain_slots(r, plain[0], plain[1], opening)
+    return _wall_clock_slots(r, day, opening)
+
+
+def _plain_first(r: Restaurant, day: date) -> tuple[tuple[Service, ...], datetime] | None:
+    """The services and first slot (local) of an open day with no clock change inside
+    (the usual case: wall minutes are real minutes), else None: the day takes the
+    slot-by-slot path. A last seating the clocks skip reads with the offset before the
+    jump, like the opening, though the day changes its clocks: it takes that path too."""
     services = services_of(r, day)
     first = _wall(day, services[0].open_offset).replace(tzinfo=r.tz)
     last = _wall(day, services[-1].last_seating_offset).replace(tzinfo=r.tz)
@@ -217,11 +244,8 @@ def _slots(r: Restaurant, day: date) -> list[Slot]:
         and _exists(r.tz, first.replace(tzinfo=None))
         and _exists(r.tz, last.replace(tzinfo=None))
     ):
-        # No clock change inside the day (the usual case): wall minutes are real minutes. A
-        # last seating the clocks skip reads with the offset before the jump, like the
-        # opening, though the day changes its clocks: it takes the slot-by-slot path.
-        return _plain_slots(r, services, first, opening)
-    return _wall_clock_slots(r, day, opening)
+        return services, first
+    return None
 
 
 def _wall_clock_slots(r: Restaurant, day: date, opening: datetime) -> list[Slot]:
@@ -244,18 +268,33 @@ def _wall_clock_slots(r: Restaurant, day: date, opening: datetime) -> list[Slot]
 def _plain_slots(
     r: Restaurant, services: tuple[Service, ...], first: datetime, opening: datetime
 ) -> list[Slot]:
+    starts, minutes, indexes = _plain_times(r, services, first, opening)
+    tz = r.tz
+    return [
+        Slot(datetime.fromtimestamp(start, tz), start, minute, index)
+        for start, minute, index in zip(starts, minutes, indexes, strict=True)
+    ]
+
+
+def _plain_times(
+    r: Restaurant, services: tuple[Service, ...], first: datetime, opening: datetime
+) -> tuple[list[int], list[int], list[int]]:
+    """`_plain_slots`' start_sec, minute and service, as three lists."""
     base_sec = int(first.timestamp())
     base_offset = services[0].open_offset
     opening_sec = int(opening.timestamp())
-    out: list[Slot] = []
+    starts: list[int] = []
+    minutes: list[int] = []
+    indexes: list[int] = []
     for index, service in enumerate(services):
         for offset in range(service.open_offset, service.last_seating_offset + 1, r.slot_minutes):
             start = base_sec + (offset - base_offset) * 60
-            if out and start <= out[-1].start_sec:
+            if starts and start <= starts[-1]:
                 continue  # services that touch share their boundary slot
-            local = datetime.fromtimestamp(start, r.tz)
-            out.append(Slot(local, start, (start - opening_sec) // 60, index))
-    return out
+            starts.append(start)
+            minutes.append((start - opening_sec) // 60)
+            indexes.append(index)
+    return starts, minutes, indexes
 
 
 def minute_of(r: Restaurant, day: date, instant: datetime) -> int:

@@ -332,6 +332,27 @@ def test_the_quick_slots_of_a_day_without_a_clock_change_match_the_slot_by_slot_
         day += timedelta(days=1)
 
 
+@pytest.mark.parametrize("restaurant_", [MARLOWES, GOOGLE], ids=["london", "los-angeles"])
+def test_slot_times_are_the_slots_start_minute_and_service_every_day_of_the_year(
+    restaurant_: Restaurant,
+) -> None:
+    from feed.venue.calendar import _slots, slot_times
+
+    day = date(2026, 1, 1)
+    for _ in range(365):  # clock changes, closed days and lunch-and-dinner days among them
+        every = _slots(restaurant_, day)
+        expected = (
+            [s.start_sec for s in every],
+            [s.minute for s in every],
+            [s.service for s in every],
+        )
+        restaurant_.memo.pop("slots", None)
+        assert slot_times(restaurant_, day) == expected  # worked out
+        slots(restaurant_, day)
+        assert slot_times(restaurant_, day) == expected  # read off the kept slots
+        day += timedelta(days=1)
+
+
 # ---------------------------------------------------------------- why a time is not a slot
 
 
