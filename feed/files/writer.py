@@ -188,6 +188,11 @@ class _DirectWriter:
 
     def write(self, data: bytes | memoryview, /) -> int:
         self._writer.check()  # the thread's error comes back on the next call
+        used, size = self.used, len(data)
+        if type(data) is bytes and used + size < self.BUFFER:  # most writes: one copy
+            self.buffer[used : used + size] = data
+            self.used = used + size
+            return size
         view = memoryview(data).cast("B")  # bytes, whatever the items of a view
         used, buffer = self.used, self.buffer
         while view:
@@ -515,6 +520,7 @@ def write_availability_days(
             if not len(m.durations) == len(m.totals) == width or len(m.rooms) not in (0, width):
                 raise refuse(SCHEMA_VIOLATION, f"{m.merchant_id}: sizes, turns, totals differ")
             slot_parts = _SlotParts(m)
+            known = slot_parts.parts.get
             last_start = -1
             checked = False
             for starts, opens in m.days:
@@ -525,11 +531,14 @@ def write_availability_days(
                     _check_constants(m, starts[0], now_sec, None if sampled[0] else metadata)
                     checked = sampled[0] = True
                 keys = list(map(tuple, opens))
+                # Each slot's parts, if its row was seen before (None if not). By type first:
+                # 1.0 and True would find the row of 1 in the cache of rows.
+                found: list[list[bytes] | None] | None = None
+                if len(keys) == count and set(map(type, chain.from_iterable(keys))) <= {int}:
+                    found = list(map(known, keys))
                 if not (
-                    len(keys) == count
-                    # by type: 1.0 and True would find the row of 1 in the cache of rows
-                    and set(map(type, chain.from_iterable(keys))) <= {int}
-                    and slot_parts.take(keys)
+                    found is not None
+                    and (None not in found or slot_parts.take(keys, found))
                     and set(map(type, starts)) <= {int}
                     and starts[0] > last_start
                     and low <= starts[0]
@@ -544,8 +553,8 @@ def write_availability_days(
                     _row_check(m, rows, now_sec, width)
                     raise refuse(SCHEMA_VIOLATION, f"{m.merchant_id}: a malformed day block")
                 last_start = starts[-1]
-                parts = slot_parts.parts
-                day = [(b"%d" % s).join(parts[k]) for s, k in zip(starts, keys, strict=True)]
+                # Each slot is its parts joined by its start: no Python loop per slot.
+                day = map(bytes.join, map(b"%d".__mod__, starts), found)  # type: ignore[arg-type]
                 yield b"".join(day), count * width
 
     return _write_chunks(path, metadata, encoded(), gzip, progress)
@@ -607,22 +616,32 @@ class _SlotParts:
         self.pieces: list[dict[int, bytes]] = [{} for _ in range(width)]
         self.parts: dict[tuple[int, ...], list[bytes]] = {}
 
-    def take(self, keys: list[tuple[int, ...]]) -> bool:
-        """Encode the rows not seen before; False if one is not a valid row of spots_open.
-        The caller has checked that every value is an int."""
+    def take(self, keys: list[tuple[int, ...]], found: list[list[bytes] | None]) -> bool:
+        """Fill in `found` (each key's parts, None where its row was not seen before),
+        encoding the rows not seen before; False if one is not a valid row of spots_open.
+        The caller has checked that every value is an int. A column's pieces are only ever
+        made for a valid value (0 <= spots_open <= its total), so a row of the right length
+        whose values all have their piece already is valid."""
         totals = self.totals
+        width = len(totals)
         pieces, before, after = self.pieces, self.before, self.after
-        for key in set(keys).difference(self.parts):
-            if not (
-                len(key) == len(totals) and min(key) >= 0 and all(map(operator.le, key, totals))
-            ):
-                return False
-            parts = [self.head, *map(dict.get, pieces, key)]
-            if None in parts:
-                for i, v in enumerate(key):
-                    if parts[i + 1] is None:
-                        parts[i + 1] = pieces[i][v] = b"%s%d%s" % (before[i], v, after[i])
-            self.parts[key] = parts  # type: ignore[assignment]
+        known = self.parts
+        for k, key in enumerate(keys):
+            if found[k] is not None:
+                continue
+            parts = known.get(key)  # the same row earlier in the day may have filled it
+            if parts is None:
+                if len(key) != width:
+                    return False
+                made = [self.head, *map(dict.get, pieces, key)]
+                if None in made:
+                    for i, v in enumerate(key):
+                        if made[i + 1] is None:
+                            if not 0 <= v <= totals[i]:
+                                return False
+                            made[i + 1] = pieces[i][v] = b"%s%d%s" % (before[i], v, after[i])
+                parts = known[key] = made  # type: ignore[assignment]
+            found[k] = parts
         return True
 
 

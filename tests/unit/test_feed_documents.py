@@ -607,6 +607,15 @@ def test_day_blocks_are_written_as_the_very_same_bytes_as_their_rows(tmp_path: P
         (lambda s, o: (s, [[-1, 0, 0], *o[1:]]), AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE),
         (lambda s, o: ([NOW - 60, *s[1:]], o), TIMESTAMP_OUT_OF_RANGE),
         (lambda s, o: (s, [[1.0, 1, 1], *o[1:]]), SCHEMA_VIOLATION),
+        (lambda s, o: (s, [[True, 1, 1], *o[1:]]), SCHEMA_VIOLATION),
+        (lambda s, o: (s, [[1, 1], *o[1:]]), SCHEMA_VIOLATION),  # a column short
+        (lambda s, o: (s, [[1, 1, 1, 1], *o[1:]]), SCHEMA_VIOLATION),  # one too many
+        # 1 is a value seen in every column, but 2 is more than the last column's total
+        (lambda s, o: (s, [[1, 1, 2], *o[1:]]), AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE),
+        (
+            lambda s, o: (s, [o[0], [4, 4, 1], [4, 5, 1], *o[3:]]),
+            AVAILABILITY_SPOT_COUNT_OUT_OF_RANGE,
+        ),
         (lambda s, o: ([s[0], s[0], *s[2:]], o), DUPLICATE_RECORD),
     ],
 )
