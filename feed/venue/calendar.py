@@ -237,12 +237,17 @@ def _plain_first(r: Restaurant, day: date) -> tuple[tuple[Service, ...], datetim
     slot-by-slot path. A last seating the clocks skip reads with the offset before the
     jump, like the opening, though the day changes its clocks: it takes that path too."""
     services = services_of(r, day)
-    first = _wall(day, services[0].open_offset).replace(tzinfo=r.tz)
-    last = _wall(day, services[-1].last_seating_offset).replace(tzinfo=r.tz)
+    tz = r.tz
+    # _wall(...).replace(tzinfo=tz), built for less: an aware time plus a timedelta is wall
+    # clock arithmetic. Two aware times with the same tzinfo compare as wall clocks, so
+    # `_exists` is a round trip through UTC that comes back equal.
+    midnight = datetime(day.year, day.month, day.day, tzinfo=tz)
+    first = midnight + timedelta(minutes=services[0].open_offset)
+    last = midnight + timedelta(minutes=services[-1].last_seating_offset)
     if (
         first.utcoffset() == last.utcoffset()
-        and _exists(r.tz, first.replace(tzinfo=None))
-        and _exists(r.tz, last.replace(tzinfo=None))
+        and first.astimezone(UTC).astimezone(tz) == first
+        and last.astimezone(UTC).astimezone(tz) == last
     ):
         return services, first
     return None
@@ -279,22 +284,26 @@ def _plain_slots(
 def _plain_times(
     r: Restaurant, services: tuple[Service, ...], first: datetime, opening: datetime
 ) -> tuple[list[int], list[int], list[int]]:
-    """`_plain_slots`' start_sec, minute and service, as three lists."""
+    """`_plain_slots`' start_sec, minute and service, as three lists (a service's slots
+    are a range of seconds: no Python step per slot)."""
     base_sec = int(first.timestamp())
     base_offset = services[0].open_offset
     opening_sec = int(opening.timestamp())
+    step = r.slot_minutes * 60
     starts: list[int] = []
-    minutes: list[int] = []
     indexes: list[int] = []
     for index, service in enumerate(services):
-        for offset in range(service.open_offset, service.last_seating_offset + 1, r.slot_minutes):
-            start = base_sec + (offset - base_offset) * 60
-            if starts and start <= starts[-1]:
-                continue  # services that touch share their boundary slot
-            starts.append(start)
-            minutes.append((start - opening_sec) // 60)
-            indexes.append(index)
-    return starts, minutes, indexes
+        run = range(
+            base_sec + (service.open_offset - base_offset) * 60,
+            base_sec + (service.last_seating_offset - base_offset) * 60 + 1,
+            step,
+        )
+        if starts and run and run[0] <= starts[-1]:
+            # services that touch share their boundary slot: what the last one has is its
+            run = run[(starts[-1] - run[0]) // step + 1 :]
+        starts += run
+        indexes += [index] * len(run)
+    return starts, [(start - opening_sec) // 60 for start in starts], indexes
 
 
 def minute_of(r: Restaurant, day: date, instant: datetime) -> int:
