@@ -73,8 +73,9 @@ class _Plan:
     reorder: Callable[[list[int]], tuple[int, ...]] | None
     makers: list[Callable[[int], list[int]]]  # bookable tables -> a group's part
     parts: list[dict[int, list[int]]]  # per group: blocked tables -> its part; never changed
-    # blocked tables per group -> the whole row; shared like `_Units.day_rows`, never changed
-    rows: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
+    # blocked tables per group, packed (`_blocked_keys`) -> the whole row; shared like
+    # `_Units.day_rows`, never changed
+    rows: dict[bytes, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -556,24 +557,30 @@ def _day_rows(
                     got[k] = known
         return got  # type: ignore[return-value]
     plan = units.plan(key_sizes, size_turns)
-    by_turn = _blocked_per_turn(spans, minutes, size_turns, units.all_tables, plan.keep)
-    keys = list(zip(*by_turn.values(), strict=True))
+    ordered = sorted(plan.keep)
+    all_tables = units.all_tables
+    width = _lane_width(all_tables)
+    keep = [plan.keep[turn] for turn in ordered]
+    keys = _blocked_keys(spans, minutes, ordered, width, keep)
     mixed = plan.rows
     if len(mixed) > _OPEN_ROWS_SHARED:
         mixed.clear()
-    out = [mixed.get(key) for key in keys]
+    out = list(map(mixed.get, keys))
     if None not in out:
         return out  # type: ignore[return-value]
-    all_tables = units.all_tables
+    groups = len(ordered)
+    # every slot's masks, turn by turn, as ints (the keys' lanes read back in one C call)
+    lanes = _unpack(int.from_bytes(b"".join(keys), "little"), width, len(keys) * groups)
     for k, key in enumerate(keys):
         if out[k] is not None:
             continue
-        found = mixed.get(key)
+        found = mixed.get(key)  # the same key earlier in the day may have filled it
         if found is None:
-            pieces = list(map(dict.get, plan.parts, key))
+            masks = lanes[k * groups : (k + 1) * groups]
+            pieces = list(map(dict.get, plan.parts, masks))
             for g, piece in enumerate(pieces):
                 if piece is None:
-                    mask = key[g]
+                    mask = masks[g]
                     pieces[g] = plan.parts[g][mask] = plan.makers[g](all_tables & ~mask)
                     if len(plan.parts[g]) > _OPEN_ROWS_SHARED:
                         plan.parts[g].clear()
@@ -583,6 +590,68 @@ def _day_rows(
             mixed[key] = found
         out[k] = found
     return out  # type: ignore[return-value]
+
+
+def _lane_width(all_tables: int) -> int:
+    """Bits of a lane holding one table mask: whole 64-bit words."""
+    return 64 * max(1, -(-all_tables.bit_length() // 64))
+
+
+def _blocked_keys(
+    spans: list[_Span], minutes: list[int], ordered: list[int], width: int, keep: list[int]
+) -> list[bytes]:
+    """`_blocked_per_turn` with `keep`, packed slot by slot: slot k's key is the masks of
+    every turn (shortest first), `width` bits each, little-endian, as bytes (hashable, and
+    hashed once). The same masks, laid out the other way round: one integer holds the whole
+    day, a lane per slot and turn (lane k * turns + i: slot k, turn i), so each span marks
+    every turn's slots with one multiplication and one OR, the turns are OR-ed upwards with
+    a shift per turn, and the day's keys are slices of one `to_bytes`."""
+    count = len(minutes)
+    if not count:
+        return []
+    turns = len(ordered)
+    stride = width * turns  # a slot's lanes
+    marks = _span_fields(tuple(minutes), tuple(ordered), width)
+    day = 0
+    for mask, start, end, at in spans:
+        how = marks.get((start, end, at))
+        if how is None:
+            if len(marks) >= _SPAN_MARKS_KEPT:
+                marks.clear()
+            how = 0
+            for i, slots in _marks_of(minutes, ordered, stride, start, end, at):
+                how |= slots << (i * width)
+            marks[(start, end, at)] = how
+        day |= mask * how
+    every, below, slices = _key_layout(width, turns, count)
+    for lanes in below:  # a longer turn finds blocked what a shorter one does
+        day |= (day & lanes) << width
+    kept = 0
+    for i, tables in enumerate(keep):
+        kept |= tables << (i * width)
+    raw = (day & kept * every).to_bytes(stride // 8 * count, "little")
+    return list(map(raw.__getitem__, slices))
+
+
+@functools.lru_cache(maxsize=16)
+def _span_fields(
+    minutes: tuple[int, ...], ordered: tuple[int, ...], width: int
+) -> dict[tuple[int, int, int | None], int]:
+    """(start, end, at) -> how a span marks a day of these slots and turns in
+    `_blocked_keys`' layout (its mask times it); filled as spans come, like `_span_marks`."""
+    return {}
+
+
+@functools.lru_cache(maxsize=64)
+def _key_layout(width: int, turns: int, count: int) -> tuple[int, list[int], list[slice]]:
+    """For `_blocked_keys`: bit 0 of every slot's lanes; per turn but the last, its lane in
+    every slot (all ones); and each slot's bytes."""
+    stride = width * turns
+    every = _lanes(stride, count)[0][count]
+    lane = (1 << width) - 1
+    below = [(lane << (i * width)) * every for i in range(turns - 1)]
+    size = stride // 8
+    return every, below, [slice(k * size, (k + 1) * size) for k in range(count)]
 
 
 def choose_unit(

@@ -165,3 +165,43 @@ def test_the_day_grid_is_the_same_whatever_its_span_cache_holds(monkeypatch) -> 
             for at in SLOTS:
                 for n in SIZES:
                     assert grid[(at, n)][0] == spots_open(floor, taken, at, n, turns), (at, n)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from([6, 40, 64, 70, 130]),  # tables: 64-bit lanes, then 128 and 192
+    st.lists(st.sampled_from([0, 15, 30, 45, 60, 70, 90, 120]), min_size=2, max_size=6),
+    st.lists(
+        st.tuples(
+            st.integers(0, 2**130),
+            st.integers(-120, 400),
+            st.integers(0, 200),
+            st.one_of(st.none(), st.integers(-60, 400)),
+        ),
+        max_size=12,
+    ),
+    st.lists(st.integers(-60, 420), max_size=30, unique=True),
+    st.integers(0, 2**130),
+)
+def test_the_packed_keys_hold_the_blocked_masks_of_every_turn(
+    tables: int, turns: list[int], raw_spans: list[tuple[int, int, int, int | None]],
+    minutes: list[int], keep_bits: int,
+) -> None:  # fmt: skip
+    """`_blocked_keys` (the export's rows with several turns) packs slot by slot what
+    `_blocked_per_turn` gives turn by turn: the same masks, `keep` applied."""
+    from feed.floor import availability
+
+    all_tables = (1 << tables) - 1
+    spans = [(m & all_tables, s, s + length, at) for m, s, length, at in raw_spans]
+    minutes = sorted(minutes)
+    ordered = sorted(set(turns))
+    keep = {turn: (keep_bits >> i) & all_tables for i, turn in enumerate(ordered)}
+    width = availability._lane_width(all_tables)
+    by_turn = availability._blocked_per_turn(spans, minutes, turns, all_tables, keep)
+    keys = availability._blocked_keys(spans, minutes, ordered, width, [keep[t] for t in ordered])
+    size = width // 8
+    unpacked = [
+        [int.from_bytes(key[i * size : (i + 1) * size], "little") for key in keys]
+        for i in range(len(ordered))
+    ]
+    assert unpacked == [by_turn[turn] for turn in ordered]
