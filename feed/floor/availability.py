@@ -125,7 +125,7 @@ class _Units:
             found = self.table_fit.get(n)
             if found is None:
                 found = sum(
-                    1 << i for i, t in enumerate(self.tables) if t.smallest_party <= n <= t.seats
+                    1 << i for i, (low, seats) in enumerate(self.table_sizes) if low <= n <= seats
                 )
                 self.table_fit[n] = found
             return found
@@ -146,6 +146,11 @@ class _Units:
                     live |= 1 << j
             self.live_by_tables[key] = live
         return live
+
+    @functools.cached_property
+    def table_sizes(self) -> list[tuple[int, int]]:
+        """Each table's (smallest party, seats), read once for `fit`'s party sizes."""
+        return [(t.smallest_party, t.seats) for t in self.tables]
 
     @functools.cached_property
     def in_combos(self) -> int:
