@@ -67,19 +67,24 @@ def refuse_moved_openings(
 ) -> None:
     """Exit 2 (one line) when a restaurant file moved the opening of a day whose log already
     has entries: its times count from the opening, so every stored booking would be read
-    at another time. As a reload refuses it (feed.service.config_reload)."""
-    from feed.service.config_reload import stored_openings_moved
+    at another time. As a reload refuses it (feed.service.config_reload). And when it
+    removed a table or combo a booking from yesterday on is still booked on: the replay
+    under its floor would drop the booking, which only a reload can book again elsewhere."""
+    from feed.service.config_reload import stored_openings_moved, stored_units_removed
 
     try:
         moved = [
-            line for path, r in configs for line in stored_openings_moved(store, r, Path(path), now)
+            line
+            for path, r in configs
+            for found in (stored_openings_moved, stored_units_removed)
+            for line in found(store, r, Path(path), now)
         ]
     except StoreError as exc:
         store.close()
         fail(f"cannot read the stored days: {exc}")
     if moved:
         store.close()
-        more = f" (and {len(moved) - 1} more day(s))" if len(moved) > 1 else ""
+        more = f" (and {len(moved) - 1} more like it)" if len(moved) > 1 else ""
         fail(moved[0] + more)
 
 

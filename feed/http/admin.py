@@ -37,12 +37,26 @@ class AttentionRow(BaseModel):
     attention: str = Field(description='e.g. "no longer fits: table T7 removed"')
 
 
+class RehomedRow(BaseModel):
+    merchant_id: str
+    day: str
+    reservation_id: str
+    start: str = Field(description="Local start time, unchanged")
+    party_size: int
+    from_: str = Field(alias="from", description="The removed table or combo it was on")
+    to: str = Field(description="The table or combo it is booked on now")
+
+
 class Reloaded(BaseModel):
     status: str = Field(description='"reloaded"')
     changed: list[str] = Field(description="Restaurants whose configuration changed")
     unchanged: list[str]
     replaces_queued: int = Field(description="Availability replaces queued for partners")
     attention: list[AttentionRow] = Field(description="Bookings that no longer fit the rules")
+    rehomed: list[RehomedRow] = Field(
+        description="Bookings on a removed table or combo, booked again on another unit at"
+        " their own time and size (same reservation_id) before the new floor took over"
+    )
 
 
 class AttentionList(BaseModel):
@@ -69,9 +83,10 @@ def register(app: FastAPI, receiver: Receiver, reloader: Reloader | None) -> Non
     )
     async def reload(authorization: Auth = None) -> JSONResponse:
         """Read every restaurant file again: all valid, the new configuration is applied
-        (partners are sent replaces of the days ahead; bookings that no longer fit are
-        listed, never cancelled); any problem, nothing changes and every problem is
-        listed. Runs on the event loop in one step: a request sees old or new."""
+        (partners are sent replaces of the days ahead; bookings on a removed table are
+        booked again on another, those that no longer fit are listed, never cancelled);
+        any problem (a booking no other table can take among them), nothing changes and
+        every problem is listed. Runs on the event loop in one step: a request sees old or new."""
         if not _matches(receiver.settings.admin_token, bearer(authorization)):
             return send(unauthorized)
         if reloader is None:  # an app built without the files (a test's, in process)

@@ -2,11 +2,15 @@
 
 A reload reads every file `serve` was given. Any problem (a file's own, two files with one
 merchant_id, a restaurant added or removed, a time zone changed, an opening moved on a day
-whose log has entries) refuses it whole, with every problem, and the running configuration
-stays. Else each changed restaurant's DayBook goes on under its new Restaurant (its replayed
-days are dropped and replayed again under the new floor and hours), the bookings that no
-longer fit are listed for the host (never cancelled), and partners are sent an availability
-replace of every day ahead. The swap is done by the caller's thread in one step under a lock: on
+whose log has entries, a booking on a removed table or combo that no other unit can take)
+refuses it whole, with every problem, and the running configuration stays. Else the
+bookings still booked on a removed table or combo are booked again on another unit at their
+own time and size, under the running floor where they still exist (the new floor's replay
+would drop them: the engine rejects a reserve on an unknown table); then each changed
+restaurant's DayBook goes on under its new Restaurant (its replayed days are dropped and
+replayed again under the new floor and hours), the bookings that no longer fit are listed
+for the host (never cancelled), and partners are sent an availability replace of every day
+ahead. The swap is done by the caller's thread in one step under a lock: on
 the event loop, no request sees part old, part new.
 """
 
@@ -17,20 +21,33 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engine.holds import ReservationStatus
+from engine import HostStand
+from engine.holds import Reservation, ReservationStatus
+from feed.floor.availability import AreaUnits, choose_unit
+from feed.service import rules
 from feed.service.attention import Attention, Misfit, reasons
-from feed.service.days import DayBook
+from feed.service.days import (
+    BOOKING_SCOPE,
+    SLOT_IN_PAST,
+    SLOT_UNAVAILABLE,
+    Chooser,
+    DayBook,
+    Refused,
+    area_id,
+    occupied,
+)
 from feed.service.receiver import Receiver
 from feed.venue import calendar
+from feed.venue.calendar import Slot
 from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import Restaurant
-from store.log import LogStore, OutboxMessage
+from store.log import LogStore, OutboxMessage, Remember
 
 log = logging.getLogger("hoststand.reload")
 
@@ -44,6 +61,7 @@ class ReloadOutcome:
     unchanged: tuple[str, ...] = ()
     replaces: int = 0  # availability replace messages queued for partners
     attention: tuple[dict[str, Any], ...] = ()  # every booking that no longer fits
+    rehomed: tuple[dict[str, Any], ...] = ()  # bookings moved off a removed table or combo
 
     @property
     def applied(self) -> bool:
@@ -57,6 +75,7 @@ class ReloadOutcome:
             "unchanged": list(self.unchanged),
             "replaces_queued": self.replaces,
             "attention": list(self.attention),
+            "rehomed": list(self.rehomed),
         }
 
 
@@ -103,6 +122,11 @@ class Reloader:
                 outcome.replaces,
                 len(outcome.attention),
             )
+            for row in outcome.rehomed:
+                log.info(
+                    "re-homed: %s %s %s from %s to %s", row["merchant_id"],
+                    row["reservation_id"], row["start"], row["from"], row["to"],
+                )  # fmt: skip
             for row in outcome.attention:
                 log.warning(
                     "needs attention: %s %s %s", row["merchant_id"], row["reservation_id"],
@@ -131,7 +155,7 @@ class Reloader:
             return ReloadOutcome(problems=tuple(problems))
         now = self.receiver.clock()
         changed: list[tuple[DayBook, Restaurant, list[date]]] = []
-        misfits: dict[str, list[Misfit]] = {}
+        homeless: list[tuple[Path, DayBook, Restaurant, list[Homeless]]] = []
         for m, (path, new) in by_merchant.items():
             book = books[m]
             if book.restaurant == new:
@@ -141,10 +165,28 @@ class Reloader:
                 continue
             days = _days_ahead(book.restaurant, new, now)
             problems += _moved_openings(book, path, new, days)
-            misfits[m] = _misfits(book, new, days, self.receiver.attention)
+            found = _homeless(book, new, days, now)
+            problems += _cannot_rehome(book, path, new, found, now)
+            homeless.append((path, book, new, found))
             changed.append((book, new, days))
         if problems:
             return ReloadOutcome(problems=tuple(problems))
+        # Under the old floor the bookings on a removed unit still exist: booked again on
+        # another one now, before the new floor takes over (its replay would drop them).
+        rehomed: list[dict[str, Any]] = []
+        for path, book, new, found in homeless:
+            done, refused = _rehome(self.receiver, book, path, new, found, now)
+            rehomed += done
+            problems += refused
+        if problems:
+            # Another writer (a receiver on the same database) took the only free unit
+            # meanwhile: refused. Those re-homed stay on their new units, which both floors
+            # have: nothing untrue is kept, and the same reload re-homes the rest later.
+            return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))
+        misfits = {
+            book.restaurant.merchant_id: _misfits(book, new, days, self.receiver.attention)
+            for book, new, days in changed
+        }
         attention = self.receiver.attention
         running = [books[m].restaurant for m in by_merchant]
         undo = [
@@ -162,6 +204,7 @@ class Reloader:
             # The store refused the replaces: partners would not hear of rules that apply,
             # and their feed would promise what the floor no longer keeps. Undone whole:
             # the running configuration stays, and the caller says the reload failed.
+            # The bookings re-homed stay on their new units (the running floor has them).
             self._apply(
                 [(book, old) for book, old, _listed in undo],
                 {book.restaurant.merchant_id: list(listed) for book, _old, listed in undo},
@@ -178,6 +221,7 @@ class Reloader:
             unchanged=tuple(m for m in by_merchant if m not in misfits),
             replaces=replaces,
             attention=rows,
+            rehomed=tuple(rehomed),
         )
 
     def _apply(
@@ -265,6 +309,231 @@ def _closed_apart(book: DayBook, path: Path, new: Restaurant, day: date) -> list
         f" not from {was}, the special day's opening they count from; cancel or move them"
         " first, or keep the special day"
     ]
+
+
+@dataclass(frozen=True)
+class Homeless:
+    """A reservation still booked on a day from yesterday on, on a table or combo the new
+    floor does not have: the new floor's replay would drop it (the engine rejects a
+    reserve on an unknown table), so a reload books it again on another unit first."""
+
+    day: date
+    reservation: Reservation
+    details: dict[str, Any]
+    booking_id: str
+    size: int  # its booking's party size (the unit's seats when the booking has none)
+    start: datetime
+
+
+def has_unit(r: Restaurant, unit: str) -> bool:
+    """Does `r`'s floor have this table or combo (what the engine's reserve accepts)?"""
+    return r.floor.table(unit) is not None or r.floor.combo(unit) is not None
+
+
+def _homeless(book: DayBook, new: Restaurant, days: list[date], now: datetime) -> list[Homeless]:
+    """The reservations of `days` still booked at `now` (arrived guests included; not one
+    past its hold, a no-show whatever the log says yet) on a unit `new` lacks, earliest
+    first; read from the replay under the running floor (where they still exist)."""
+    old = book.restaurant
+    out: list[Homeless] = []
+    for day in days:
+        opening = calendar.log_opening(old, day)
+        if opening is None or book.length(day) == 0:
+            continue
+        ts = book.minute(day, now)
+        for res, details in book.reservations(day):
+            if res.status is not ReservationStatus.BOOKED or res.no_show_by(ts):
+                continue
+            if has_unit(new, res.unit):
+                continue
+            size = details.get("party_size")
+            if isinstance(size, bool) or not isinstance(size, int):
+                size = rules.seats_of(old, res.unit)
+            booking_id = str(details.get("booking_id", res.id))
+            start = opening + timedelta(minutes=res.at)
+            out.append(Homeless(day, res, details, booking_id, size, start))
+    return sorted(out, key=lambda h: (h.start, h.booking_id))
+
+
+def _room_of(book: DayBook, new: Restaurant, h: Homeless) -> str | None:
+    """The room (a partner's room_id, kept by the booking index) the booking stays in
+    when `new` still has it, as the host's change keeps it."""
+    index = book.store.recall(BOOKING_SCOPE, h.booking_id)
+    room = index.get("room_id") if isinstance(index, dict) else None
+    return room if isinstance(room, str) and new.rooms and new.area(room) is not None else None
+
+
+def _chooser(book: DayBook, new: Restaurant, h: Homeless, room: str | None) -> Chooser:
+    """Where a homeless booking goes: a unit of the new floor that the running one has too
+    (the entry is applied now, under the running floor, and replayed later under the new
+    one), free for its party at its time by the availability rules of the new floor, the
+    whole floor as the host's change books (walk-in tables included); in its room when
+    it has one and a unit there is free, else anywhere. Pacing is not asked: the booking
+    was counted at its slot already and stays there."""
+    old = book.restaurant
+    both = frozenset(t.id for t in new.floor.tables if old.floor.table(t.id) is not None) | (
+        frozenset(c.id for c in new.floor.combos if old.floor.combo(c.id) is not None)
+    )
+    every = frozenset(t.id for t in new.floor.tables) | {c.id for c in new.floor.combos}
+    anywhere: AreaUnits = None if both == every else both
+    tries: list[AreaUnits] = [anywhere]
+    area = new.area(room) if room is not None else None
+    if area is not None:
+        tries.insert(0, area.units & both)
+    at, day = h.reservation.at, h.day
+
+    def choose(stand: HostStand, meta: Mapping[str, Mapping[str, Any]], ts: int) -> Any:
+        when = h.start.astimezone(new.tz).strftime("%Y-%m-%d %H:%M")
+        if at <= ts:
+            return Refused(SLOT_IN_PAST, f"{when} has already started")
+        taken = occupied(new, stand, meta, ts, day)
+        turns = calendar.turns_at(new, day, at)
+        for units in tries:
+            unit = choose_unit(new.floor, taken, at, h.size, turns, units)
+            if unit is not None:
+                return unit, False
+        return Refused(SLOT_UNAVAILABLE, f"no table for {h.size} at {when}")
+
+    return choose
+
+
+def _refusal(path: Path, h: Homeless, refused: Refused) -> str:
+    """A reload's line for a booking on a removed unit that cannot be booked again."""
+    unit = h.reservation.unit
+    what = f"table {unit}" if "+" not in unit else f"the combination {unit}"
+    name = str(h.details.get("name", "")) or "no name"
+    local = h.start.astimezone(h.start.tzinfo)
+    why = (
+        "its time has come (its guests may be at the door): seat or cancel it first"
+        if refused.code == SLOT_IN_PAST
+        else "no other table is free for it then; cancel or move it first"
+    )
+    return (
+        f"{path}: tables: {unit} is removed but booking {h.booking_id} ({name},"
+        f" {h.size} guests) is booked on it on {h.day.isoformat()} at {local:%H:%M}, and"
+        f" {why}, or keep {what}"
+    )
+
+
+def _cannot_rehome(
+    book: DayBook, path: Path, new: Restaurant, homeless: list[Homeless], now: datetime
+) -> list[str]:
+    """The homeless bookings that no unit could take, tried in order on copies of their
+    days (each one re-homed there before the next is tried): nothing is written."""
+    out: list[str] = []
+    copies: dict[date, tuple[HostStand, dict[str, dict[str, Any]]]] = {}
+    for i, h in enumerate(homeless):
+        if h.day not in copies:
+            copies[h.day] = book.working_copy(h.day)
+        stand, meta = copies[h.day]
+        ts = book.op_ts(h.day, stand, now)
+        stand.apply(["cancel", ts, h.reservation.id])
+        chosen = _chooser(book, new, h, _room_of(book, new, h))(stand, meta, ts)
+        if isinstance(chosen, Refused):
+            out.append(_refusal(path, h, chosen))
+            continue
+        trial = f"rehome-trial-{i}"
+        meta[trial] = {"party_size": h.size}
+        stand.apply(["reserve", ts, trial, chosen[0], h.reservation.at])
+    return out
+
+
+def _rehome(
+    receiver: Receiver,
+    book: DayBook,
+    path: Path,
+    new: Restaurant,
+    homeless: list[Homeless],
+    now: datetime,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each homeless booking booked again as the host's change books it (receiver
+    `_change_booking`): cancelled and reserved on its new unit in one append, under a
+    new engine id and the same booking id, its index pointing at the new reservation
+    (and the room of its new unit, when it had one). The rows of those re-homed, and a
+    refusal line for each one another writer left no unit for meanwhile."""
+    r = book.restaurant
+    done: list[dict[str, Any]] = []
+    refused: list[str] = []
+    for h in homeless:
+        index = book.store.recall(BOOKING_SCOPE, h.booking_id)
+        if not isinstance(index, dict):  # booked without the index (never by us): one now
+            index = {
+                "merchant_id": r.merchant_id,
+                "day": h.day.isoformat(),
+                "partner": h.details.get("partner"),
+                "reservation_id": h.reservation.id,
+            }
+        moves = int(index.get("moves", 0)) + 1
+        taken = {res.id for res, _ in book.reservations(h.day)}
+        while f"{h.booking_id}.{moves}" in taken:
+            moves += 1
+        new_id = f"{h.booking_id}.{moves}"
+        moved = {**index, "day": h.day.isoformat(), "reservation_id": new_id, "moves": moves}
+        room = _room_of(book, new, h)
+        meta: dict[str, Any] = {"booking_id": h.booking_id, "source": "reload"}
+        if h.details.get("over_pacing"):
+            meta["over_pacing"] = True  # as it was taken: moving its table changes no count
+
+        def put(
+            operation: list[Any], moved: dict[str, Any] = moved, booking_id: str = h.booking_id
+        ) -> list[Remember]:
+            now_in = {k: v for k, v in moved.items() if k != "room_id"}
+            new_room = area_id(new, str(operation[3]))
+            if "room_id" in moved and new_room is not None and new.rooms:
+                now_in["room_id"] = new_room
+            return [(BOOKING_SCOPE, booking_id, now_in)]
+
+        local = h.start.astimezone(r.tz)
+        slot = Slot(local, int(h.start.timestamp()), h.reservation.at)
+        outcome = book.rehome(
+            h.day, h.reservation.id, new_id, slot, h.size, now, meta, put,
+            _chooser(book, new, h, room),
+        )  # fmt: skip
+        if isinstance(outcome, Refused):
+            refused.append(_refusal(path, h, outcome))
+            continue
+        done.append(
+            {
+                "merchant_id": r.merchant_id,
+                "day": h.day.isoformat(),
+                "reservation_id": h.booking_id,
+                "start": local.isoformat(),
+                "party_size": h.size,
+                "from": h.reservation.unit,
+                "to": str(outcome.operation[3]),
+            }
+        )
+    return done, refused
+
+
+def stored_units_removed(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:
+    """A server (or command) starting on `r` while a day from yesterday on still holds a
+    booking on a table or combo `r` does not have (removed while it was down: a restart
+    instead of a reload). Its replay under `r`'s floor would drop the booking (the engine
+    rejects a reserve on an unknown table), and it cannot be booked again elsewhere under
+    the floor it was taken on, which is gone: refused, one line per booking, as far as the
+    log's fold tells (engine.booked: what it stored, whatever the floor)."""
+    today = now.astimezone(r.tz).date()
+    days = _days_ahead(r, r, now)
+    out: list[str] = []
+    for day, folded in store.booked(r.merchant_id, days[0], days[-1]).items():
+        opening = calendar.log_opening(r, day)
+        if opening is None or day < today - timedelta(days=1):
+            continue
+        ts = math.floor((now - opening).total_seconds() / 60)
+        for reservation_id, b in folded.by_id(ts).items():
+            if has_unit(r, b.unit):
+                continue
+            start = (opening + timedelta(minutes=b.at)).astimezone(r.tz)
+            what = f"table {b.unit}" if "+" not in b.unit else f"the combination {b.unit}"
+            out.append(
+                f"{path}: tables: {b.unit} is not on the floor plan, but reservation"
+                f" {reservation_id} is still booked on it on {day.isoformat()} at"
+                f" {start:%H:%M}; put {what} back in the file and start again, then remove"
+                " it with a reload (SIGHUP or POST /api/v1/admin/reload), which books its"
+                " bookings again on other tables"
+            )
+    return out
 
 
 def stored_openings_moved(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:
@@ -381,7 +650,8 @@ def _misfits(book: DayBook, new: Restaurant, days: list[date], known: Attention)
 def stored_misfits(book: DayBook, now: datetime) -> list[Misfit]:
     """The still-booked reservations of the days ahead that do not fit the running rules,
     read from what the log stored (engine.booked), not from a replay: a replay under the
-    running floor drops a booking on a table removed while the server was down. A server
+    running floor drops a booking on a table removed while the server was down (from
+    yesterday on, a start refuses that file: `stored_units_removed`; an older day's). A server
     starting on a file changed while it was down lists these for the host, as a reload
     would have. A day closed since has no opening: its weekday's hours place the bookings
     (the best reading there is of when they were booked for)."""

@@ -103,6 +103,10 @@ class Cell:
     spots_total: int
 
 
+# Picks the unit a booking is moved to on a day's stand, given its booking details and the
+# operation's ts (DayBook.rehome): (unit, beyond pacing) or why there is none.
+Chooser = Callable[[HostStand, Mapping[str, Mapping[str, Any]], int], tuple[str, bool] | Refused]
+
 # A lookup of spots: a slot, a party size and, optionally, the area (room_id) asked for.
 Wanted = tuple[Slot, int] | tuple[Slot, int, str | None]
 
@@ -1205,8 +1209,10 @@ class DayBook:
         put: Callable[[list[Any]], Sequence[Remember]] | None,
         units: AreaUnits = None,
         rules_of: tuple[bool, bool] = (False, False),
+        chooser: Chooser | None = None,
     ) -> Applied | Refused | None:
-        """One optimistic attempt; None when another writer got there first."""
+        """One optimistic attempt; None when another writer got there first. `chooser`,
+        when given, picks the new unit instead of the booking rules (`rehome`)."""
         r = self.restaurant
         old, new = self._load(old_day), self._load(new_day)
 
@@ -1229,9 +1235,15 @@ class DayBook:
             return Refused(cancelled.code, f"the booking cannot be moved: {cancelled.code}")
         ts = self.op_ts(new_day, new.stand, now)
         host, over_pacing = rules_of
-        chosen = self._choose(new_day, new.stand, new.meta, slot, party_size, now, ts,
-                              host=host, over_pacing=over_pacing, units=units)  # fmt: skip
+        if chooser is not None:
+            chosen = chooser(new.stand, new.meta, ts)
+        else:
+            chosen = self._choose(new_day, new.stand, new.meta, slot, party_size, now, ts,
+                                  host=host, over_pacing=over_pacing, units=units)  # fmt: skip
         if isinstance(chosen, Refused):
+            if chooser is not None:
+                forget()
+                return chosen
             if host:  # on the day as it would be with the booking moved away from its time
 
                 def takes(other: Slot) -> bool:
@@ -1294,6 +1306,47 @@ class DayBook:
         else:
             old.next_seq, new.next_seq = old_seq + 1, new_seq + len(new_entries)
         return Applied(new_day, new.next_seq - len(new_entries), reserve, reserved)
+
+    def rehome(
+        self,
+        day: date,
+        reservation_id: str,
+        new_reservation: str,
+        slot: Slot,
+        party_size: int,
+        now: datetime,
+        meta: dict[str, Any],
+        put: Callable[[list[Any]], Sequence[Remember]],
+        chooser: Chooser,
+    ) -> Applied | Refused:
+        """Book a still-booked reservation again at its own time on the unit `chooser`
+        picks on the day as it stands with the reservation cancelled (a reload's, for a
+        unit the new floor no longer has: config_reload), as a move within its day: the
+        cancel and the new reserve in one append, the guest's details carried over, and
+        partners told only what they see changed (its time and size do not). None of a
+        new booking's rules apply (past, horizon, pacing): it was taken already."""
+        self.close_queue(day, now)  # as `move` does: the cancel's pass
+        self.cancel_closed(day, now)
+        with self._lock:
+            for _ in range(MAX_ATTEMPTS):
+                outcome = self._try_move(
+                    day, reservation_id, day, slot, party_size, now, new_reservation, dict(meta),
+                    put, chooser=chooser,
+                )  # fmt: skip
+                if outcome is not None:
+                    self._tell("move", new_reservation, outcome, BOOKED)
+                    return outcome
+                self.events.conflict(self.restaurant.merchant_id)
+        raise ConcurrencyConflict(
+            f"{self.restaurant.merchant_id}: re-homing gave up after {MAX_ATTEMPTS} attempts"
+        )
+
+    def working_copy(self, day: date) -> tuple[HostStand, dict[str, dict[str, Any]]]:
+        """A copy of the day's stand and booking details as its log stands now, to try
+        operations on (nothing of it is written)."""
+        with self._lock:
+            state = self._load(day)
+            return copy.deepcopy(state.stand), copy.deepcopy(state.meta)
 
     # -- availability -------------------------------------------------------------
 

@@ -677,3 +677,39 @@ def test_feed_status_on_a_missing_database_says_so_and_creates_nothing(tmp_path:
     assert result.exit_code == 2
     assert "no such database file" in result.stderr
     assert not missing.exists()
+
+
+T2_TABLE = '[[tables]]\nid = "T2"\nx = 0\ny = 1\nseats = 2\n\n'
+
+
+def test_serve_refuses_a_file_that_removed_a_table_still_holding_a_booking_ahead(
+    tmp_path: Path, db: str
+) -> None:
+    """A restart on a file without T2 instead of a reload: a booking past (its hold over,
+    yesterday) on T2 is no matter, one still booked on Saturday is: its replay under the
+    new floor would drop it, and only a reload (under the floor it was taken on) can book
+    it again elsewhere. Refused, one line, naming it and what to do."""
+    past = reserve(db, 2, "2026-11-30T19:00", now="2026-11-29T09:00:00Z")
+    assert past.exit_code == 0 and "T2" in past.output, past.output
+    removed = marlowes_variant(tmp_path, "no-t2.toml", lambda t: t.replace(T2_TABLE, ""))
+    assert 'id = "T2"' not in Path(removed).read_text(encoding="utf-8")
+    read = hoststand("--now", BEFORE, "slots", "--config", removed, "--db", db, "--date", FRIDAY)
+    assert read.exit_code == 0, read.output  # only a past booking was on T2
+
+    ahead = reserve(db, 2, "2026-12-05T19:00")
+    assert ahead.exit_code == 0 and "T2" in ahead.output, ahead.output
+    again = hoststand("--now", BEFORE, "slots", "--config", removed, "--db", db, "--date", FRIDAY)
+    assert again.exit_code == 2  # first (every command reading the store): a serve never ends
+    result = hoststand(
+        "--now", BEFORE, "serve", "--config", removed, "--db", db, "--port", "0", "--no-export"
+    )
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert re.fullmatch(
+        f"hoststand: {re.escape(removed)}: tables: T2 is not on the floor plan, but"
+        r" reservation \S+ is still booked on it on 2026-12-05 at 19:00; put table T2 back"
+        r" in the file and start again, then remove it with a reload \(SIGHUP or POST"
+        r" /api/v1/admin/reload\), which books its bookings again on other tables",
+        line,
+    ), line
+    assert one_error_line(again) == line
