@@ -165,6 +165,8 @@ class Reloader:
                 continue
             days = _days_ahead(book.restaurant, new, now)
             problems += _moved_openings(book, path, new, days)
+            today = self.receiver.today(book.restaurant, now)
+            problems += _seated_on_removed(book, path, new, today)
             found = _homeless(book, new, days, now)
             problems += _cannot_rehome(book, path, new, found, now)
             homeless.append((path, book, new, found))
@@ -413,6 +415,33 @@ def _refusal(path: Path, h: Homeless, refused: Refused) -> str:
         f" {h.size} guests) is booked on it on {h.day.isoformat()} at {local:%H:%M}, and"
         f" {why}, or keep {what}"
     )
+
+
+def _seated_on_removed(book: DayBook, path: Path, new: Restaurant, today: date | None) -> list[str]:
+    """A party sitting now, on the day being served, at a table the new floor does not have
+    (or checked in on a combo it does not have): the day's replay under the new floor would
+    have it sit nowhere (the engine rejects seating or a reserve on an unknown unit), and the
+    board would lose guests who are eating. Refused, naming the table and the party, until
+    the host frees the table or moves the party (re-homing is for bookings not yet here)."""
+    if today is None or book.length(today) == 0:
+        return []
+    stand = book.stand(today)
+    out: list[str] = []
+    for sitting in stand.sittings():
+        units = [t for t in sitting.tables if new.floor.table(t) is None]
+        booked = stand.book.by_id.get(sitting.party_id) if sitting.reservation else None
+        if not units and booked is not None and not has_unit(new, booked.unit):
+            units = [booked.unit]  # a combo removed, its tables kept
+        if not units:
+            continue
+        unit = "+".join(units)
+        guests = f" ({sitting.size} guests)" if sitting.size else ""  # None: a reservation
+        out.append(
+            f"{path}: tables: {unit} is removed but {sitting.party_id}{guests} sits at it now;"
+            " free the table or move the party to a table the new file keeps first, or keep"
+            f" {unit}"
+        )
+    return out
 
 
 def _cannot_rehome(

@@ -258,3 +258,26 @@ def test_a_rehomed_booking_keeps_its_room_while_a_table_there_is_free(tmp_path: 
         assert rooms == {early: ("CONFIRMED", "patio"), late: ("CONFIRMED", "main")}
     finally:
         store.close()
+
+
+def test_a_reload_removing_a_table_a_party_sits_at_now_is_refused_until_it_is_free(
+    receiver: Receiver, path: Path
+) -> None:
+    """Friday 18:00: a walk-in of 2 sits at T2. A file without T2 would replay the day on a
+    floor where that party sits nowhere: the board would lose guests who are eating. The
+    reload is refused, naming the table and the party, until the host frees the table."""
+    walked = receiver.host_operation(MID, "walk_in", "W1", 2)
+    assert walked.code is None and walked.body["result"] == "seated T2", walked.body
+    friday = date(2026, 12, 4)
+    remove_t2(path)
+    outcome = Reloader([path], receiver).reload()
+    assert outcome.problems == (
+        f"{path}: tables: T2 is removed but W1 (2 guests) sits at it now; free the table or"
+        " move the party to a table the new file keeps first, or keep T2",
+    )
+    book = receiver.books[MID]
+    assert book.restaurant == load_restaurant(MARLOWES)  # nothing changed
+    assert book.stand(friday).occupant["T2"] == "W1"
+    assert receiver.host_operation(MID, "free", "T2").code is None
+    assert Reloader([path], receiver).reload().applied
+    assert "T2" not in book.stand(friday).occupant
