@@ -550,9 +550,13 @@ def stored_units_removed(store: LogStore, r: Restaurant, path: Path, now: dateti
         if opening is None or day < today - timedelta(days=1):
             continue
         ts = math.floor((now - opening).total_seconds() / 60)
+        named: dict[str, str] | None = None
         for reservation_id, b in folded.by_id(ts).items():
             if has_unit(r, b.unit):
                 continue
+            if named is None:
+                named = _booking_ids(store, r.merchant_id, day)
+            reservation_id = named.get(reservation_id, reservation_id)
             start = (opening + timedelta(minutes=b.at)).astimezone(r.tz)
             what = f"table {b.unit}" if "+" not in b.unit else f"the combination {b.unit}"
             out.append(
@@ -562,6 +566,18 @@ def stored_units_removed(store: LogStore, r: Restaurant, path: Path, now: dateti
                 " it with a reload (SIGHUP or POST /api/v1/admin/reload), which books its"
                 " bookings again on other tables"
             )
+    return out
+
+
+def _booking_ids(store: LogStore, merchant_id: str, day: date) -> dict[str, str]:
+    """Engine reservation id -> the booking id the host and the partner know, for the
+    reservations of `day` written with one (a booking changed or moved is another engine
+    reservation, `<booking id>.<n>`, under the same booking id)."""
+    out: dict[str, str] = {}
+    for entry in store.entries(merchant_id, day):
+        op, booking_id = entry.operation, entry.meta.get("booking_id")
+        if op[:1] == ["reserve"] and len(op) > 2 and isinstance(booking_id, str):
+            out[str(op[2])] = booking_id
     return out
 
 

@@ -713,3 +713,24 @@ def test_serve_refuses_a_file_that_removed_a_table_still_holding_a_booking_ahead
         line,
     ), line
     assert one_error_line(again) == line
+
+
+def test_the_restart_refusal_names_a_moved_booking_by_the_id_the_host_knows(
+    tmp_path: Path, db: str
+) -> None:
+    """A booking the host changed is another engine reservation (`<id>.1`) under the same
+    booking id: the refusal names the id the host's list and the partner know."""
+    booked = reserve(db, 2, "2026-12-05T19:00")
+    assert booked.exit_code == 0 and "T2" in booked.output, booked.output
+    booking_id = re.search(r"bk-[0-9a-f]+", booked.output)
+    assert booking_id is not None, booked.output
+    options = ["--config", MARLOWES, "--db", db]
+    changed = hoststand(
+        "--now", BEFORE, "host", "change", booking_id[0], "--at", "2026-12-05T19:30", *options
+    )
+    assert changed.exit_code == 0 and changed.output.rstrip().endswith("T2"), changed.output
+    removed = marlowes_variant(tmp_path, "no-t2.toml", lambda t: t.replace(T2_TABLE, ""))
+    result = hoststand("--now", BEFORE, "slots", "--config", removed, "--db", db, "--date", FRIDAY)
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert f"but reservation {booking_id[0]} is still booked on it on 2026-12-05 at 19:30;" in line
