@@ -198,8 +198,10 @@ class LogStore(Protocol):
         """The most recent export records, newest first."""
         ...
 
-    def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
-        """The entries with seq > after_seq, in seq order."""
+    def entries(
+        self, merchant_id: str, service_date: date, after_seq: int = -1, limit: int | None = None
+    ) -> list[LogEntry]:
+        """The entries with seq > after_seq, in seq order (the first `limit` of them)."""
         ...
 
     def operations(self, merchant_id: str, service_date: date) -> list[list[JSON]]:

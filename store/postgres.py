@@ -374,12 +374,14 @@ class PostgresStore:
         ).fetchone()
         return row is not None
 
-    def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
+    def entries(
+        self, merchant_id: str, service_date: date, after_seq: int = -1, limit: int | None = None
+    ) -> list[LogEntry]:
         with self._connection() as conn:
-            rows = conn.execute(
+            rows = conn.execute(  # LIMIT NULL: no limit
                 "SELECT seq, operation, result, received_at, meta FROM log_entries"
-                " WHERE merchant_id = %s AND service_date = %s AND seq > %s ORDER BY seq",
-                (merchant_id, service_date, after_seq),
+                " WHERE merchant_id = %s AND service_date = %s AND seq > %s ORDER BY seq LIMIT %s",
+                (merchant_id, service_date, after_seq, limit),
             ).fetchall()
         return [
             LogEntry(seq, json.loads(op), json.loads(result), received, json.loads(meta))

@@ -658,12 +658,14 @@ class SQLiteStore:
         ).fetchone()
         return row is not None
 
-    def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
+    def entries(
+        self, merchant_id: str, service_date: date, after_seq: int = -1, limit: int | None = None
+    ) -> list[LogEntry]:
         with self._connection() as conn:
             rows = conn.execute(
                 "SELECT seq, operation, result, received_at, meta FROM log_entries"
-                " WHERE merchant_id = ? AND service_date = ? AND seq > ? ORDER BY seq",
-                (merchant_id, service_date.isoformat(), after_seq),
+                " WHERE merchant_id = ? AND service_date = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (merchant_id, service_date.isoformat(), after_seq, -1 if limit is None else limit),
             ).fetchall()
         return [_entry(row) for row in rows]
 

@@ -630,7 +630,7 @@ def _logged_opening(store: LogStore, merchant_id: str, day: date) -> datetime | 
     """The opening `day`'s log was written under, or None when it cannot tell. Nothing
     stores it, but a log's first entry does not lie about it: its ts is the whole minutes
     from the opening to its received_at (later entries may be held at the last ts)."""
-    first = store.entries(merchant_id, day)[:1]
+    first = store.entries(merchant_id, day, limit=1)
     ts = first[0].operation[1] if first and len(first[0].operation) > 1 else None
     if isinstance(ts, bool) or not isinstance(ts, int):
         return None

@@ -86,6 +86,12 @@ class StoreContract:
         assert [e.seq for e in store.entries(MERCHANT, DAY, after_seq=2)] == [3, 4]
         assert store.entries(MERCHANT, DAY, after_seq=4) == []
 
+    def test_entries_with_a_limit_are_the_first_ones(self, store: LogStore) -> None:
+        store.append(MERCHANT, DAY, 0, [entry(n) for n in range(5)])
+        assert [e.seq for e in store.entries(MERCHANT, DAY, limit=1)] == [0]
+        assert [e.seq for e in store.entries(MERCHANT, DAY, after_seq=1, limit=2)] == [2, 3]
+        assert len(store.entries(MERCHANT, DAY, limit=None)) == 5
+
     def test_json_values_come_back_as_json(self, store: LogStore) -> None:
         result = {"tables": {"T2": "P1", "T1": "free"}, "waiting": ("P2",), "none": None}
         store.append(MERCHANT, DAY, 0, [NewEntry(["board", 0], result, RECEIVED, {"x": 1.5})])

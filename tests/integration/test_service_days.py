@@ -339,8 +339,10 @@ class _RacedStore:
             booked(self.rival.book(appends[0].service_date, self.slot, 7, DAY_BEFORE))
         self.inner.append_all(appends, remember, put, outbox)
 
-    def entries(self, merchant_id: str, service_date: date, after_seq: int = -1) -> list[LogEntry]:
-        return self.inner.entries(merchant_id, service_date, after_seq)
+    def entries(
+        self, merchant_id: str, service_date: date, after_seq: int = -1, limit: int | None = None
+    ) -> list[LogEntry]:
+        return self.inner.entries(merchant_id, service_date, after_seq, limit)
 
     def version(self) -> int:
         return self.inner.version()
