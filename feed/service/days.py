@@ -477,9 +477,16 @@ class DayBook:
         """
         if calendar.log_opening(self.restaurant, day) is None:
             return Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
-        self.close_queue(day, now)  # nobody's on a day closed since: its opening is gone
-        self.cancel_closed(day, now)
+        self._time_first(day, now)
         return self._apply(day, now, build, meta, remember, keep_rejected)
+
+    def _time_first(self, day: date, now: datetime) -> None:
+        """Write what time alone has changed on `day` by `now` that an operation's own pass
+        would otherwise get wrong, before it runs: the waitlist of a service that has closed
+        (`close_queue`), and on a day closed since its bookings were taken, the bookings
+        whose hold has ended, cancelled (`cancel_closed`; each a no-op on other days)."""
+        self.close_queue(day, now)
+        self.cancel_closed(day, now)
 
     def _apply(
         self,
@@ -1183,8 +1190,7 @@ class DayBook:
             if opening(r, day) is None:
                 return Refused(CLOSED, f"{r.name} is closed on {day.isoformat()}")
         for day in dict.fromkeys((old_day, new_day)):  # as `apply` does: the cancel's pass
-            self.close_queue(day, now)
-        self.cancel_closed(old_day, now)  # as `apply` does: never a no-show there
+            self._time_first(day, now)
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(
@@ -1325,8 +1331,7 @@ class DayBook:
         cancel and the new reserve in one append, the guest's details carried over, and
         partners told only what they see changed (its time and size do not). None of a
         new booking's rules apply (past, horizon, pacing): it was taken already."""
-        self.close_queue(day, now)  # as `move` does: the cancel's pass
-        self.cancel_closed(day, now)
+        self._time_first(day, now)  # as `move` does: the cancel's pass
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(
