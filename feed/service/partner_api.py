@@ -618,11 +618,17 @@ class PartnerApi:
         return Reply({"slot_time_availability": answers})
 
     def _once(
-        self, scope: str, token: str | None, made: str, attempt: Callable[[], Reply]
+        self,
+        scope: str,
+        token: str | None,
+        made: str,
+        attempt: Callable[[], Reply],
+        replay: Callable[[Reply], Reply] = lambda reply: reply,
     ) -> Reply:
         """`attempt` once per idempotency token: the reply stored with the token when there
-        is one, else the attempt's (whose change stores its reply, `made` in it, under the
-        token in the same transaction; a failure is not stored, so a retry tries again).
+        is one (through `replay`: it was stored when made), else the attempt's (whose change
+        stores its reply, `made` in it, under the token in the same transaction; a failure
+        is not stored, so a retry tries again).
 
         A failure is checked against the token once more: the same request sent to another
         receiver at once may have made its change meanwhile (the last spot of a slot, the
@@ -631,12 +637,12 @@ class PartnerApi:
         if token:
             stored = self.store.recall(scope, token)
             if stored is not None:
-                return Reply(stored)
+                return replay(Reply(stored))
         reply = attempt()
         if token and made not in reply.body:
             stored = self.store.recall(scope, token)
             if stored is not None:
-                return Reply(stored)
+                return replay(Reply(stored))
         return reply
 
     def create_booking(self, partner: Partner, payload: Any) -> Reply:
@@ -644,19 +650,20 @@ class PartnerApi:
         if isinstance(req, Reply):
             return req
         token_scope = f"v3create:{partner.id}"
-        reply = self._once(
+        return self._once(
             token_scope,
             req.idempotency_token,
             "booking",
             lambda: self._create_booking(partner, req, token_scope),
+            lambda stored: self._as_it_now_is(partner, stored),
         )
-        return self._as_it_now_is(partner, reply)
 
     def _as_it_now_is(self, partner: Partner, reply: Reply) -> Reply:
-        """A booking answer with the booking as it is now. A retry with a used token gets
-        the same booking, but the reply stored with the token is the booking as it was
-        made: since cancelled, moved or resized, that would tell the partner something
-        false about it. Its id is read again, as GetBookingStatus would."""
+        """A stored booking answer with the booking as it is now. A retry with a used token
+        gets the same booking, but the reply stored with the token is the booking as it was
+        made (a fresh one is as it is, and is not read again): since cancelled, moved or
+        resized, that would tell the partner something false about it. Its id is read
+        again, as GetBookingStatus would."""
         booking = reply.body.get("booking")
         if not isinstance(booking, dict) or not isinstance(booking.get("booking_id"), str):
             return reply
