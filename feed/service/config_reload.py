@@ -39,7 +39,8 @@ from feed.service.days import (
     Chooser,
     DayBook,
     Refused,
-    area_id,
+    index_on,
+    kept_room,
     occupied,
 )
 from feed.service.receiver import Receiver
@@ -361,8 +362,7 @@ def _room_of(book: DayBook, new: Restaurant, h: Homeless) -> str | None:
     """The room (a partner's room_id, kept by the booking index) the booking stays in
     when `new` still has it, as the host's change keeps it."""
     index = book.store.recall(BOOKING_SCOPE, h.booking_id)
-    room = index.get("room_id") if isinstance(index, dict) else None
-    return room if isinstance(room, str) and new.rooms and new.area(room) is not None else None
+    return kept_room(new, index.get("room_id") if isinstance(index, dict) else None)
 
 
 def _chooser(book: DayBook, new: Restaurant, h: Homeless, room: str | None) -> Chooser:
@@ -506,11 +506,7 @@ def _rehome(
         def put(
             operation: list[Any], moved: dict[str, Any] = moved, booking_id: str = h.booking_id
         ) -> list[Remember]:
-            now_in = {k: v for k, v in moved.items() if k != "room_id"}
-            new_room = area_id(new, str(operation[3]))
-            if "room_id" in moved and new_room is not None and new.rooms:
-                now_in["room_id"] = new_room
-            return [(BOOKING_SCOPE, booking_id, now_in)]
+            return [(BOOKING_SCOPE, booking_id, index_on(new, moved, str(operation[3])))]
 
         local = h.start.astimezone(r.tz)
         slot = Slot(local, int(h.start.timestamp()), h.reservation.at)

@@ -179,6 +179,21 @@ def area_id(r: Restaurant, unit: str) -> str | None:
     return area.id if area is not None else None
 
 
+def kept_room(r: Restaurant, room: Any) -> str | None:
+    """The room a booking made in one (a partner's room_id) is booked again in when it is
+    changed or moved: its own while the restaurant still has that area; None: anywhere."""
+    return room if isinstance(room, str) and r.rooms and r.area(room) is not None else None
+
+
+def index_on(r: Restaurant, index: dict[str, Any], unit: str) -> dict[str, Any]:
+    """A booking's index once it is booked again on `unit`: a booking made in a room names
+    the room that unit is in (the partner is never shown a room it is not in)."""
+    now_in = {k: v for k, v in index.items() if k != "room_id"}
+    if index.get("room_id") is not None and (room := area_id(r, unit)) is not None and r.rooms:
+        now_in["room_id"] = room
+    return now_in
+
+
 def json_result(result: Result) -> Any:
     """The result as it is stored and sent: a rejection is written "error: <code>"."""
     return str(result) if isinstance(result, Rejected) else result

@@ -39,8 +39,9 @@ from feed.service.days import (
     SLOT_UNAVAILABLE,
     DayBook,
     Refused,
-    area_id,
+    index_on,
     json_result,
+    kept_room,
     new_booking_id,
 )
 from feed.service.events import Events
@@ -873,7 +874,7 @@ class Receiver:
         # still has that area and a table there; else anywhere. Its index then names the
         # room the new table is in: the partner is never shown a room it is not in.
         room = index.get("room_id")
-        keep = room if isinstance(room, str) and r.rooms and r.area(room) is not None else None
+        keep = kept_room(r, room)
 
         if same:  # not stored: nothing was done
             return shown(status_word(reservation), reservation.unit), False
@@ -883,10 +884,7 @@ class Receiver:
             unit = str(operation[3])
             answer.body.update(unit=unit, tables=unit_tables(unit))
             extra = [record(answer)] if record is not None else []
-            now_in = {k: v for k, v in moved.items() if k != "room_id"}
-            if room is not None and (new_room := area_id(r, unit)) is not None and r.rooms:
-                now_in["room_id"] = new_room
-            return [(BOOKING_SCOPE, booking_id, now_in), *extra]
+            return [(BOOKING_SCOPE, booking_id, index_on(r, moved, unit)), *extra]
 
         outcome = book.move(
             old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, keep,
