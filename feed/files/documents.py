@@ -16,6 +16,7 @@ from typing import Any, TypeGuard, TypeVar
 # jsonschema ships no type information (no py.typed) and types-jsonschema is not a dependency.
 import jsonschema  # type: ignore[import-untyped]
 
+from feed.files.compiled import Check, compile_rules
 from feed.venue.telephone import e164
 
 T = TypeVar("T")
@@ -141,8 +142,31 @@ def _code_for(keyword: str, field: str | None, missing: Iterable[str] = ()) -> s
     return SCHEMA_VIOLATION
 
 
+@cache
+def _record_lists(name: str) -> tuple[tuple[str, Check], ...]:
+    """The top-level record lists of schema `name` whose record rules compile (see
+    feed.files.compiled), each with its predicate: the merchant and service records."""
+    schema = load_schema(name)
+    lists = []
+    for key, node in schema.get("properties", {}).items():
+        if node.get("type") == "array" and node.keys() <= {"type", "items", "description"}:
+            check = compile_rules(node["items"], schema)
+            if check is not None:
+                lists.append((key, check))
+    return tuple(lists)
+
+
 def validate_document(name: str, document: object) -> None:
-    """Raise FeedError unless `document` is valid against schema `name` (with jsonschema)."""
+    """Raise FeedError unless `document` is valid against schema `name` (with jsonschema).
+
+    Records that pass their compiled rules are not read again by jsonschema (it reads the
+    rest of the document); when one does not, jsonschema reads the whole document, so the
+    error reported is always jsonschema's."""
+    if isinstance(document, dict):
+        for key, check in _record_lists(name):
+            records = document.get(key)
+            if type(records) is list and all(map(check, records)):
+                document = {**document, key: []}
     error = jsonschema.exceptions.best_match(_validator(name).iter_errors(document))
     if error is None:
         return
