@@ -76,12 +76,24 @@ class Stand:
     def merchant(self) -> str:
         return self.restaurant.merchant_id
 
-    def no_silent_no_show(self) -> None:
-        """Without the partners known, refuse to write the day's log while a partner's
-        booking is past its hold: the operation would make it a no-show on the way (as time
-        does), and the partner would never hear of it. `serve` (or --settings) tells it."""
+    def lands_on(self, any_id: str | None) -> date | None:
+        """The day a command writes: a booking id we gave out names the booking's own day
+        (the command acts there, with --date or without it); anything else lands on --date
+        or the day being served now (None: closed today, the service refuses it)."""
+        if any_id is not None:
+            index = self.store.recall(BOOKING_SCOPE, any_id)
+            if isinstance(index, dict) and index.get("merchant_id") == self.merchant:
+                return date.fromisoformat(str(index["day"]))
+        return self.chosen or self.receiver.today(self.restaurant, self.now)
+
+    def no_silent_no_show(self, day: date | None) -> None:
+        """Without the partners known, refuse to write `day`'s log (the day the command
+        lands on: `lands_on`) while a partner's booking there is past its hold: the
+        operation would make it a no-show on the way (as time does), or cancel it on a day
+        closed since, and the partner would never hear of it. `serve` (or --settings) tells
+        it. The day written, not the one named: without --date a booking's command still
+        writes the booking's day, a day a reload may have closed since."""
         r = self.restaurant
-        day = self.chosen or self.receiver.today(r, self.now)
         # A day closed since its bookings were taken too: the operation cancels them.
         opening = calendar.log_opening(r, day) if day is not None else None
         if self.settings is not None or day is None or opening is None:
@@ -283,7 +295,8 @@ def _stand_command(
                 if on_its_day is not None:
                     stand.on_its_day(str(kw[on_its_day]), name, walk_in)
                 if writes:
-                    stand.no_silent_no_show()
+                    named = kw[on_its_day] if on_its_day is not None else None
+                    stand.no_silent_no_show(stand.lands_on(named))
                 fn(stand, as_json, **kw)
             except StoreError as exc:
                 _fail(f"{db}: {exc}", EXIT_REFUSED)
@@ -525,6 +538,9 @@ def change(
     if at is None and party_size is None:
         _fail("give --at, --party-size or both", EXIT_BAD_INPUT)
     stand.partner_told(reservation_id)
+    if at is not None:  # a change to another day writes that day's log too
+        landing = calendar.slot_at(stand.restaurant, at)
+        stand.no_silent_no_show(landing[0] if landing is not None else None)
     start = at.strftime("%Y-%m-%dT%H:%M") if at is not None else None
     reply = stand.receiver.host_change(stand.merchant, reservation_id, party_size, start)
     if reply.code is None and not as_json:

@@ -425,6 +425,43 @@ def test_no_write_cancels_a_partners_booking_on_a_day_closed_since_unheard(
     assert told()[-1]["status"] == "CANCELED" and told()[-1]["name"].endswith(pat)
 
 
+def test_without_date_a_write_on_a_bookings_day_closed_since_is_checked_all_the_same(
+    tmp_path: Path,
+) -> None:
+    """As above, with no --date: the host's commands on Bo's booking still write Saturday's
+    log (the booking's own day, closed since), so the same check stops each of them."""
+    pat = partner_booking("2026-12-05T19:30:00+00:00")
+    bo = book(2, "2026-12-05T21:00", "Bo")
+    closed = closed_saturday(tmp_path)
+    said = (
+        f"hoststand: {pat}, tablefinder's booking at 19:30, is cancelled (the day is closed)"
+        " by now: give --settings (the file `serve` reads) so that tablefinder hears of it"
+    )
+    for now in ("2026-12-05T20:30:00Z", "2026-12-06T12:00:00Z"):  # that evening, next day
+        for command in (["cancel", bo], ["arrive", bo], ["seat", bo, "T2"], ["check-in", bo]):
+            args = ["--now", now, "host", *command, "--config", closed, "--db", "h.db"]
+            refused = CliRunner().invoke(main, args)
+            assert (refused.exit_code, refused.output.strip()) == (1, said), command
+    args = ["--now", NOW, "host", "reservations", "--json", "--date", "2026-12-05"]
+    listed = CliRunner().invoke(main, [*args, "--config", MARLOWES, "--db", "h.db"])
+    rows = json.loads(listed.output)
+    assert [r["status"] for r in rows] == ["booked", "booked"]  # nothing was written
+
+
+def test_a_change_is_checked_on_the_day_it_moves_the_booking_to_as_well() -> None:
+    """Bo (Saturday) moved to tonight at 18:31: tonight's log is written too, where
+    tablefinder's 18:15 is past its hold: refused without the partners known."""
+    pat = partner_booking("2026-12-04T18:15:00+00:00")
+    bo = book(2, "2026-12-05T20:00", "Bo")
+    refused = host("change", bo, "--at", "2026-12-04T20:00", now="2026-12-04T18:31:00Z")
+    assert (refused.exit_code, refused.output.strip()) == (
+        1,
+        f"hoststand: {pat}, tablefinder's booking at 18:15, is a no-show by now: give"
+        " --settings (the file `serve` reads) so that tablefinder hears of it",
+    )
+    assert [r["status"] for r in as_json("reservations", "--date", "2026-12-05")] == ["booked"]
+
+
 def closed_saturday(tmp_path: Path) -> str:
     """Marlowe's file with Saturday 2026-12-05 closed (a reload after it was booked)."""
     text = Path(MARLOWES).read_text(encoding="utf-8")
