@@ -115,7 +115,10 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         turn = r.turn_of(size, unit)
         left = s.seated_at + turn - ts
         occupant: dict[str, Any] = {
-            "party_id": s.party_id,
+            # The id the host knows (the tablet moves the party by it): a changed booking
+            # sits under another engine reservation ("bk-....1"), never shown, as the
+            # board's answer never shows it (receiver._public_board).
+            "party_id": str(who(s.party_id).get("booking_id", s.party_id)),
             "name": str(who(s.party_id).get("name", "")),
             "size": size,
             "unit": unit,
@@ -277,7 +280,8 @@ def reservation_rows(
         rows.append(
             {
                 "reservation_id": booking_id,
-                "party_id": res.id,
+                "party_id": booking_id,  # the host's id, not the engine's of a changed booking
+                "source": str(details.get("source", "")),
                 "time": hhmm(res.at),
                 # The local date and time (a late service's 00:15 is the next calendar day).
                 "start": (opening + timedelta(minutes=res.at))

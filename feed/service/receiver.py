@@ -931,7 +931,7 @@ class Receiver:
                         "name": row["name"],
                         "phone": row["phone"],
                         "notes": row["notes"],
-                        "source": str(meta.get(row["party_id"], {}).get("source", "")),
+                        "source": row["source"],
                         "seated_at": row["seated_at"],
                         "area": row["area"],
                         "over_pacing": row["over_pacing"],

@@ -176,3 +176,25 @@ def test_a_booking_of_a_later_day_is_too_early_with_its_time_and_changes_nothing
     [row] = ok(call(server, "GET", "/reservations?date=2026-12-05"))["reservations"]
     assert (row["status"], row["seated_at"]) == ("booked", None)
     assert tables(server)["T2"] == "free"
+
+
+def test_a_changed_booking_sits_on_the_floor_under_the_id_the_host_knows(
+    server: ServerProcess,
+) -> None:
+    """A change books the guests again under another engine reservation ("bk-....1"): the
+    floor names the occupant, its joined tables and its reservation row by the booking id,
+    and the host moves them by it."""
+    big = phone_booking(server, 9, "19:00", "")
+    ok(call(server, "POST", f"/reservations/{big}/change", {"start": "2026-12-04T19:30"}))
+    assert ok(call(server, "POST", f"/parties/{big}/seat", {"unit": "T5+T6"}))["result"] == [
+        f"{big}@T5+T6"
+    ]
+    floor = ok(call(server, "GET", "/floor"))
+    seated = {t["id"]: t["occupant"]["party_id"] for t in floor["tables"] if t["occupant"]}
+    assert seated == {"T5": big, "T6": big}
+    assert [c["party_id"] for c in floor["combos"]] == [big, None, None]
+    assert [(r["reservation_id"], r["party_id"]) for r in floor["reservations"]] == [(big, big)]
+    assert reservations(server)[big]["source"] == "host"
+    moved = call(server, "POST", f"/parties/{seated['T5']}/move", {"unit": "T3+T4"})
+    assert moved.status_code == 200, moved.text
+    assert tables(server)["T3"] == big
