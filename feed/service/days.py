@@ -473,6 +473,7 @@ class DayBook:
         *,
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
         keep_rejected: bool = True,
+        put: Callable[[list[Any]], Sequence[Remember]] | None = None,
     ) -> Applied | Refused:
         """Work out an operation on the current state, apply it and append it durably.
 
@@ -482,6 +483,8 @@ class DayBook:
         `remember(operation, result)` gives idempotency records that commit with the entry
         (DuplicateKey propagates: the caller replays the stored answer). With
         `keep_rejected=False` an operation the engine rejects is not written at all.
+        `put(operation)` gives records written over what is stored (a booking's index), in
+        the same transaction, for an operation the engine took.
 
         The day's waitlist is closed first (`close_queue`): a walk-in still waiting once its
         service has closed is taken off before the operation's seating pass could seat it,
@@ -493,7 +496,7 @@ class DayBook:
         if calendar.log_opening(self.restaurant, day) is None:
             return Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
         self._time_first(day, now)
-        return self._apply(day, now, build, meta, remember, keep_rejected)
+        return self._apply(day, now, build, meta, remember, keep_rejected, put)
 
     def _time_first(self, day: date, now: datetime) -> None:
         """Write what time alone has changed on `day` by `now` that an operation's own pass
@@ -511,6 +514,7 @@ class DayBook:
         meta: dict[str, Any] | None,
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None,
         keep_rejected: bool,
+        put: Callable[[list[Any]], Sequence[Remember]] | None = None,
     ) -> Applied | Refused:
         """`apply` without closing the waitlist first (the close's own leaves)."""
         closed = Refused(CLOSED, f"{self.restaurant.name} is closed on {day.isoformat()}")
@@ -535,6 +539,8 @@ class DayBook:
                     return Applied(day, None, operation, result)
                 entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
+                taken = put is not None and not isinstance(result, Rejected)
+                over = put(operation) if put is not None and taken else ()
                 outbox = self._outbox(
                     day,
                     state,
@@ -545,7 +551,10 @@ class DayBook:
                 )
                 try:
                     self.store.append_all(
-                        [LogAppend(merchant, day, seq, [entry])], remember=records, outbox=outbox
+                        [LogAppend(merchant, day, seq, [entry])],
+                        remember=records,
+                        put=over,
+                        outbox=outbox,
                     )
                 except ConcurrencyConflict:
                     del self._days[day]  # the in-memory state ran ahead of the log: rebuild
@@ -628,6 +637,7 @@ class DayBook:
         meta: dict[str, Any] | None = None,
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
         keep_rejected: bool = True,
+        put: Callable[[list[Any]], Sequence[Remember]] | None = None,
     ) -> Applied | Refused:
         """A host operation (walk_in, free, board, quote, check_in, cancel, leave) at `now`."""
         outcome = self.apply(
@@ -637,6 +647,7 @@ class DayBook:
             meta,
             remember=remember,
             keep_rejected=keep_rejected,
+            put=put,
         )
         if name == "cancel":
             self._tell("cancel", str(args[0]), outcome, CANCELLED)

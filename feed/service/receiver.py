@@ -539,7 +539,13 @@ class Receiver:
             def attempt(where: tuple[date, str]) -> tuple[Reply, bool]:
                 day, engine_id = where
                 operation = (name, engine_id, *args)
-                acting = self._operating(book, day, now, operation, {"source": "host"}, party_id)
+
+                def sits_in(applied: list[Any]) -> list[Remember]:
+                    return self._room_where_seated(book, party_id, engine_id, applied)
+
+                acting = self._operating(
+                    book, day, now, operation, {"source": "host"}, party_id, sits_in
+                )
                 return acting(record)
 
             def read() -> tuple[date, str] | None:
@@ -548,6 +554,27 @@ class Receiver:
             return _redo_overtaken(first, read, attempt, lambda w: w, party_id, name)
 
         return self._host_once(merchant_id, name, key, act)
+
+    def _room_where_seated(
+        self, book: DayBook, booking_id: str, engine_id: str, applied: list[Any]
+    ) -> list[Remember]:
+        """The booking index of a booking made in a room (a partner's room_id) that the
+        host seats or moves at `applied`'s unit: it names the room the guests now sit in,
+        written with the operation. The host's hand may put them anywhere (PRODUCT.md:
+        seat and move override), and the partner reading its booking (ListBookings, the
+        booking UpdateBooking returns) is never shown a room it is not in, as after a change
+        or a reload's re-homing (`index_on`). Nothing is sent: time and size did not change."""
+        if applied[:1] not in (["seat"], ["move"]) or len(applied) < 4:
+            return []
+        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        if not (
+            isinstance(index, dict)
+            and index.get("merchant_id") == book.restaurant.merchant_id
+            and index.get("reservation_id", booking_id) == engine_id
+        ):
+            return []  # a walk-in, or a booking that is another engine reservation now
+        now_in = index_on(book.restaurant, index, str(applied[3]))
+        return [] if now_in == index else [(BOOKING_SCOPE, booking_id, now_in)]
 
     def _later_day(
         self, book: DayBook, day: date, engine_id: str, now: datetime, name: str
@@ -578,9 +605,11 @@ class Receiver:
         operation: tuple[Any, ...],
         meta: dict[str, Any] | None,
         named: str | None = None,
+        also: Callable[[list[Any]], list[Remember]] | None = None,
     ) -> Callable[[Callable[[Reply], Remember] | None], tuple[Reply, bool]]:
         """A host operation as `_host_once` runs it: applied with its reply remembered in
-        the same transaction; a refusal in words (about `named`, the id the host gave)."""
+        the same transaction (and `also`'s records written over the stored ones); a refusal
+        in words (about `named`, the id the host gave)."""
         name, *args = operation
 
         def answer(applied: list[Any], result: Result) -> dict[str, Any]:
@@ -599,7 +628,14 @@ class Receiver:
                 return [record(Reply(answer(applied, result)))] if record is not None else []
 
             outcome = book.operate(
-                day, now, name, *args, meta=meta, remember=remember, keep_rejected=False
+                day,
+                now,
+                name,
+                *args,
+                meta=meta,
+                remember=remember,
+                keep_rejected=False,
+                put=also,
             )
             if isinstance(outcome, Refused):
                 return problem(outcome.code, outcome.message), False

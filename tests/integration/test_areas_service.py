@@ -240,3 +240,29 @@ def test_a_host_change_keeps_a_partner_booking_in_its_room_and_records_where_it_
     assert changed.body["unit"] == "M3", changed.body  # the host may seat them inside
     moved = api.update_booking(PARTNER, {"booking": {"booking_id": booking_id}}).body
     assert moved["booking"]["slot"]["resources"] == {"party_size": 4, "room_id": "main"}
+
+
+def test_a_booking_the_host_seats_or_moves_into_another_room_is_read_in_that_room(
+    store: SQLiteStore,
+) -> None:
+    """The host may seat a patio booking inside (the host's hand); the partner's
+    ListBookings then names the room the guests sit in, and follows them back out. A booking
+    made without a room is still read without one."""
+    clock = HandClock(FRIDAY, "10:00")
+    receiver = Receiver([TERRACE], store, Settings(partners={PARTNER.id: PARTNER}), clock)
+    api = PartnerApi(receiver.books, store, clock)
+    patio = create(api, start("19:00"), 4, "patio", "u1")["booking"]["booking_id"]
+    anywhere = create(api, start("19:00"), 2, None, "u2")["booking"]["booking_id"]
+
+    def rooms(user: str) -> list[Any]:
+        listed = api.list_bookings(PARTNER, {"user_id": user}).body["bookings"]
+        return [b["slot"]["resources"].get("room_id") for b in listed]
+
+    clock.at("18:50")
+    merchant = TERRACE.merchant_id
+    assert receiver.host_hand(merchant, "seat", patio, "M3").body["result"] == [f"{patio}@M3"]
+    assert rooms("u1") == ["main"]
+    assert receiver.host_hand(merchant, "move", patio, "P2").code is None
+    assert rooms("u1") == ["patio"]
+    assert receiver.host_hand(merchant, "seat", anywhere, "P3").code is None
+    assert rooms("u2") == [None]
