@@ -25,7 +25,7 @@ from feed.clock import parse_instant, real_now
 from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.hostcli import config_option as one_config_option
-from feed.hostcli import host_group, settings_option
+from feed.hostcli import host_group, partner_unheard, settings_option
 from feed.service.days import OVER_PACING, Applied, Cell, DayBook
 from feed.settings import SETTINGS_KEYS, settings_problems
 from feed.venue import calendar
@@ -303,7 +303,13 @@ def reserve_command(
     try:
         meta = {"source": "phone", "name": name, "phone": phone}
         notifier = Notifier.of(settings) if settings else None
-        outcome = DayBook(store, r, notifier).book(
+        book = DayBook(store, r, notifier)
+        # As the host's commands: without the partners known, no partner's booking past its
+        # hold is made a no-show on the way by this booking's write of the day.
+        unheard = partner_unheard(book, day, obj.now) if settings is None else None
+        if unheard is not None:
+            fail(unheard, EXIT_REFUSED)
+        outcome = book.book(
             day, slot, party_size, obj.now, meta, host=True, over_pacing=over_pacing
         )
     except StoreError as exc:

@@ -46,6 +46,29 @@ def _fail(message: str, status: int) -> NoReturn:
     sys.exit(status)
 
 
+def partner_unheard(book: DayBook, day: date, now: datetime) -> str | None:
+    """Why a write on `day`'s log at `now` would end a partner's booking the partner never
+    hears of, without the partners known: a booking past its hold becomes a no-show on the
+    way (as time does), or cancelled on a day closed since. None: nothing to miss."""
+    r = book.restaurant
+    # A day closed since its bookings were taken too: the operation cancels them.
+    opening = calendar.log_opening(r, day)
+    if opening is None:
+        return None
+    ts = book.minute(day, now)
+    became = "cancelled (the day is closed)" if book.closed_since(day) else "a no-show"
+    for res, details in book.reservations(day):
+        partner = details.get("partner")
+        if partner and res.no_show_by(ts):
+            booking = details.get("booking_id", res.id)
+            at = (opening + timedelta(minutes=res.at)).astimezone(r.tz).strftime("%H:%M")
+            return (
+                f"{booking}, {partner}'s booking at {at}, is {became} by now: give"
+                f" --settings (the file `serve` reads) so that {partner} hears of it"
+            )
+    return None
+
+
 class Stand:
     """One restaurant's receiver over the file, and the day the command works on."""
 
@@ -93,23 +116,10 @@ class Stand:
         closed since, and the partner would never hear of it. `serve` (or --settings) tells
         it. The day written, not the one named: without --date a booking's command still
         writes the booking's day, a day a reload may have closed since."""
-        r = self.restaurant
-        # A day closed since its bookings were taken too: the operation cancels them.
-        opening = calendar.log_opening(r, day) if day is not None else None
-        if self.settings is not None or day is None or opening is None:
-            return
-        ts = self.book.minute(day, self.now)
-        became = "cancelled (the day is closed)" if self.book.closed_since(day) else "a no-show"
-        for res, details in self.book.reservations(day):
-            partner = details.get("partner")
-            if partner and res.no_show_by(ts):
-                booking = details.get("booking_id", res.id)
-                at = (opening + timedelta(minutes=res.at)).astimezone(r.tz).strftime("%H:%M")
-                _fail(
-                    f"{booking}, {partner}'s booking at {at}, is {became} by now: give"
-                    f" --settings (the file `serve` reads) so that {partner} hears of it",
-                    EXIT_REFUSED,
-                )
+        if self.settings is None and day is not None:
+            unheard = partner_unheard(self.book, day, self.now)
+            if unheard is not None:
+                _fail(unheard, EXIT_REFUSED)
 
     def partner_told(self, booking_id: str) -> None:
         """Refuse to change a partner's booking when the partners are not known here: the

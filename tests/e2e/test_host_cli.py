@@ -462,6 +462,26 @@ def test_a_change_is_checked_on_the_day_it_moves_the_booking_to_as_well() -> Non
     assert [r["status"] for r in as_json("reservations", "--date", "2026-12-05")] == ["booked"]
 
 
+def test_a_phone_booking_makes_no_partners_booking_a_no_show_unheard() -> None:
+    """`hoststand reserve` writes tonight's log as the host's commands do: at 18:31 that
+    makes tablefinder's 18:15 a no-show on the way, so without the partners known it is
+    refused and nothing is written; with them, the booking is taken and the partner told."""
+    pat = partner_booking("2026-12-04T18:15:00+00:00")
+    phone = ["--now", "2026-12-04T18:31:00Z", "reserve", "--config", MARLOWES, "--db", "h.db"]
+    phone += ["--party-size", "2", "--at", "2026-12-04T20:00"]
+    refused = CliRunner().invoke(main, phone)
+    assert (refused.exit_code, refused.output.strip()) == (
+        1,
+        f"hoststand: {pat}, tablefinder's booking at 18:15, is a no-show by now: give"
+        " --settings (the file `serve` reads) so that tablefinder hears of it",
+    )
+    assert [r["status"] for r in as_json("reservations")] == ["booked"]  # nothing written
+    Path("settings.toml").write_text(PARTNER_SETTINGS, encoding="utf-8")
+    booked = CliRunner().invoke(main, [*phone, "--settings", "settings.toml"])
+    assert booked.exit_code == 0, booked.output
+    assert told()[-1]["status"] == "NO_SHOW"
+
+
 def closed_saturday(tmp_path: Path) -> str:
     """Marlowe's file with Saturday 2026-12-05 closed (a reload after it was booked)."""
     text = Path(MARLOWES).read_text(encoding="utf-8")
