@@ -46,7 +46,8 @@ def compile_rules(node: Mapping[str, Any], schema: Mapping[str, Any]) -> Check |
         return compile_rules(target, schema) if isinstance(target, dict) else None
     kind = node.get("type")
     is_type = _TYPES.get(kind) if isinstance(kind, str) else None
-    if is_type is None or not isinstance(kind, str):  # every rule below is only sound once the type is known
+    # Every rule below is only sound once the type is known.
+    if is_type is None or not isinstance(kind, str):
         return None if "const" not in node or node.keys() - {"const", *_IGNORED} else _const(node)
     checks: list[Check] = []
     for key, value in node.items():
