@@ -106,6 +106,11 @@ class Cell:
 # Picks the unit a booking is moved to on a day's stand, given its booking details and the
 # operation's ts (DayBook.rehome): (unit, beyond pacing) or why there is none.
 Chooser = Callable[[HostStand, Mapping[str, Mapping[str, Any]], int], tuple[str, bool] | Refused]
+# A check of records beyond the day's own (a partner's: the user's other bookings) made on
+# every attempt of a booking or move, just before its operation is worked out: on a lost
+# race the check is made again with the operation, so the check and the write see the
+# same state of the day written (a refusal is the answer, nothing is written).
+Check = Callable[[], Refused | None]
 
 # A lookup of spots: a slot, a party size and, optionally, the area (room_id) asked for.
 Wanted = tuple[Slot, int] | tuple[Slot, int, str | None]
@@ -525,17 +530,20 @@ class DayBook:
             for _ in range(MAX_ATTEMPTS):
                 state = self._load(day)
                 ts = self.op_ts(day, state.stand, now)
+                # The seq is read before `build`: a check of other records in it (a user's
+                # other bookings) may read this day again and bring it up to a later
+                # write, and the append must then lose and work the operation out again.
+                seq = state.next_seq
                 operation = build(state.stand, ts)
                 if isinstance(operation, Refused):
                     return operation
                 if not open_ and operation[:1] != ["cancel"]:
                     return closed
-                seq = state.next_seq
                 before = _booked_ids(state.stand)
                 floor_before = _floor_key(state.stand)
                 result = state.stand.apply(operation)
                 if isinstance(result, Rejected) and not keep_rejected:
-                    del self._days[day]  # the start-of-operation pass ran in memory only
+                    self._days.pop(day, None)  # the start-of-operation pass ran in memory only
                     return Applied(day, None, operation, result)
                 entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
@@ -557,11 +565,11 @@ class DayBook:
                         outbox=outbox,
                     )
                 except ConcurrencyConflict:
-                    del self._days[day]  # the in-memory state ran ahead of the log: rebuild
+                    self._days.pop(day, None)  # the in-memory state ran ahead of the log
                     self.events.conflict(merchant)
                     continue
                 except BaseException:
-                    del self._days[day]
+                    self._days.pop(day, None)
                     raise
                 state.next_seq = seq + 1
                 state.remember(operation, entry.meta)
@@ -675,6 +683,7 @@ class DayBook:
         *,
         host: bool = False,
         over_pacing: bool = False,
+        check: Check | None = None,
     ) -> Applied | Refused:
         """Book a party into a slot on the unit the availability rules choose (PRODUCT.md 3),
         within `area` when one is named (a partner's room_id).
@@ -682,7 +691,9 @@ class DayBook:
         A partner's booking (the default) takes the online floor, parties up to
         max_online_party_size, within pacing; the host's (`host`) the whole floor up to
         max_party_size, beyond pacing only with `over_pacing` (the booking is marked so).
-        The booking index (BOOKING_SCOPE) gets merchant, day, partner and `index` extras."""
+        The booking index (BOOKING_SCOPE) gets merchant, day, partner and `index` extras.
+        `check()` (a refusal or None) is asked first on every attempt, on the state the
+        booking is written on: see `Check`."""
         r = self.restaurant
         rid = booking_id or new_booking_id()
         units = area_units(r, area)
@@ -695,6 +706,9 @@ class DayBook:
 
         def build(stand: HostStand, ts: int) -> list[Any] | Refused:
             meta = self._days[day].meta
+            refused = check() if check is not None else None
+            if refused is not None:
+                return refused
             chosen = self._choose(day, stand, meta, slot, party_size, now, ts,
                                   host=host, over_pacing=over_pacing, units=units,
                                   area=area)  # fmt: skip

@@ -36,6 +36,7 @@ from feed.service.days import (
     BOOKING_SCOPE,
     LOOKUPS,
     Applied,
+    Check,
     DayBook,
     Refused,
     new_booking_id,
@@ -524,6 +525,32 @@ class PartnerApi:
                 )
         return None
 
+    def _clash_check(
+        self,
+        partner: Partner,
+        user_id: str,
+        r: Restaurant,
+        start_sec: int,
+        size: int,
+        now: datetime,
+        ignore: str | None = None,
+    ) -> tuple[Check, list[Reply]]:
+        """`_users_clash` as the day book's `check` of a booking or move, and the list its
+        answer is put in when it refuses. The check is made inside the day's write (again
+        on each retry when another writer got there first), not before it: else another
+        receiver could book or move this user's other booking into the overlap between
+        the check and the write, and both would go through."""
+        said: list[Reply] = []
+
+        def check() -> Refused | None:
+            clash = self._users_clash(partner, user_id, r, start_sec, size, now, ignore)
+            if clash is None:
+                return None
+            said.append(clash)
+            return Refused(OVERLAPPING_RESERVATION, "this user has an overlapping booking")
+
+        return check, said
+
     def _booking(self, booking_id: str, index: dict[str, Any], status: str) -> dict[str, Any]:
         r = self.books[str(index["merchant_id"])].restaurant
         return {
@@ -703,9 +730,7 @@ class PartnerApi:
         day, slot = found
         user = req.user_information
         user_scope = f"user:{partner.id}"
-        clash = self._users_clash(partner, user.user_id, r, slot.start_sec, size, now)
-        if clash is not None:
-            return clash
+        check, clash = self._clash_check(partner, user.user_id, r, slot.start_sec, size, now)
         booking_id = new_booking_id()
         index = {
             "start_sec": slot.start_sec,
@@ -736,11 +761,15 @@ class PartnerApi:
             "notes": req.additional_request or "",
         }
         try:
-            outcome = book.book(day, slot, size, now, meta, booking_id, remember, index, room)
+            outcome = book.book(
+                day, slot, size, now, meta, booking_id, remember, index, room, check=check
+            )
         except DuplicateKey as dup:
             if dup.scope == token_scope:  # the same token, concurrently: one booking only
                 return Reply(dup.value)
             raise
+        if isinstance(outcome, Refused) and clash:
+            return clash[-1]
         if isinstance(outcome, Refused) or outcome.rejected is not None:
             return failure(SLOT_UNAVAILABLE, getattr(outcome, "message", "no table left"))
         return Reply(response)
