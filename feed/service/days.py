@@ -1192,18 +1192,19 @@ class DayBook:
         *,
         host: bool = False,
         over_pacing: bool = False,
+        check: Check | None = None,
     ) -> Applied | Refused:
         """Cancel a booking and book its party again elsewhere (within `area` when named),
         atomically: both entries (one log or two) are appended in one transaction, or
         nothing is written. The new booking follows the rules of `book` (a partner's by
-        default, the host's with `host`)."""
+        default, the host's with `host`); `check` as there."""
         units = area_units(self.restaurant, area)
         if isinstance(units, Refused):
             self._tell("move", new_reservation, units, BOOKED)
             return units
         outcome = self._move(
             old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta, put,
-            units, (host, over_pacing),
+            units, (host, over_pacing), check,
         )  # fmt: skip
         self._tell("move", new_reservation, outcome, BOOKED)
         return outcome
@@ -1221,6 +1222,7 @@ class DayBook:
         put: Callable[[list[Any]], Sequence[Remember]] | None,
         units: AreaUnits = None,
         rules_of: tuple[bool, bool] = (False, False),
+        check: Check | None = None,
     ) -> Applied | Refused:
         r = self.restaurant
         if not 1 <= party_size <= r.max_party_size:
@@ -1235,7 +1237,7 @@ class DayBook:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(
                     old_day, old_reservation, new_day, slot, party_size, now, new_reservation,
-                    dict(meta or {}), put, units, rules_of,
+                    dict(meta or {}), put, units, rules_of, check=check,
                 )  # fmt: skip
                 if outcome is not None:
                     return outcome
@@ -1256,9 +1258,12 @@ class DayBook:
         units: AreaUnits = None,
         rules_of: tuple[bool, bool] = (False, False),
         chooser: Chooser | None = None,
+        check: Check | None = None,
     ) -> Applied | Refused | None:
         """One optimistic attempt; None when another writer got there first. `chooser`,
-        when given, picks the new unit instead of the booking rules (`rehome`)."""
+        when given, picks the new unit instead of the booking rules (`rehome`); `check`
+        is asked first, as in `book` (its reads may bring these days up to a later write:
+        the seqs are read before it, so the append then loses and the attempt is redone)."""
         r = self.restaurant
         old, new = self._load(old_day), self._load(new_day)
 
@@ -1267,6 +1272,9 @@ class DayBook:
             self._days.pop(new_day, None)
 
         old_seq, new_seq = old.next_seq, new.next_seq
+        refused = check() if check is not None else None
+        if refused is not None:
+            return refused
         old_before, new_before = _booked_ids(old.stand), _booked_ids(new.stand)
         was = old.stand.book.get(old_reservation)
         # Guests already at the door stay arrived when their booking changes on its own day

@@ -878,12 +878,12 @@ class PartnerApi:
             return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
         day, slot = found
         user_id = (index.get("user") or {}).get("user_id")
+        check: Check | None = None
+        clash: list[Reply] = []
         if isinstance(user_id, str) and user_id:
-            clash = self._users_clash(
+            check, clash = self._clash_check(
                 partner, user_id, r, slot.start_sec, size, now, ignore=booking_id
             )
-            if clash is not None:
-                return clash
         moves = int(index.get("moves", 0)) + 1
         engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays
         moved = {
@@ -909,7 +909,10 @@ class PartnerApi:
             meta,
             lambda _op: [(BOOKING_SCOPE, booking_id, moved)],
             room,
+            check=check,
         )
+        if isinstance(outcome, Refused) and clash:
+            return clash[-1]
         if isinstance(outcome, Refused):
             if outcome.code == RESERVATION_NOT_ACTIVE:
                 return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")

@@ -139,6 +139,28 @@ def test_a_create_and_a_move_into_its_time_across_receivers_make_one_overlap_at_
     assert confirmed(mine) == [at(clock, "18:30")]
 
 
+def test_a_move_into_a_time_another_booking_of_the_user_takes_meanwhile_is_refused(
+    mine: PartnerApi, theirs: PartnerApi, clock: HandClock
+) -> None:
+    first = create(mine, clock, "21:00").body["booking"]["booking_id"]
+    second = create(mine, clock, "17:30").body["booking"]["booking_id"]
+    assert confirmed(mine) == [at(clock, "17:30"), at(clock, "21:00")]
+    before_the_next_call(mine, "move", lambda: update(theirs, clock, second, "18:30"))
+    reply = update(mine, clock, first, "18:00")
+    assert overlapping(reply), reply.body
+    assert confirmed(mine) == [at(clock, "18:30"), at(clock, "21:00")]
+
+
+def test_a_move_whose_write_is_overtaken_checks_the_user_again(
+    mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: SQLiteStore
+) -> None:
+    first = create(mine, clock, "21:00").body["booking"]["booking_id"]
+    before_the_next_write(store, lambda: create(theirs, clock, "18:30"))
+    reply = update(mine, clock, first, "18:00")
+    assert overlapping(reply), reply.body
+    assert confirmed(mine) == [at(clock, "18:30"), at(clock, "21:00")]
+
+
 def test_another_users_booking_meanwhile_is_no_clash(
     mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: SQLiteStore
 ) -> None:
