@@ -10,8 +10,8 @@ would drop them: the engine rejects a reserve on an unknown table); then each ch
 restaurant's DayBook goes on under its new Restaurant (its replayed days are dropped and
 replayed again under the new floor and hours), the bookings that no longer fit are listed
 for the host (never cancelled), and partners are sent an availability replace of every day
-ahead. The swap is done by the caller's thread in one step under a lock: on
-the event loop, no request sees part old, part new.
+published (within horizon_days, the old or the new). The swap is done by the caller's
+thread in one step under a lock: on the event loop, no request sees part old, part new.
 """
 
 from __future__ import annotations
@@ -157,6 +157,7 @@ class Reloader:
         now = self.receiver.clock()
         changed: list[tuple[DayBook, Restaurant, list[date]]] = []
         homeless: list[tuple[Path, DayBook, Restaurant, list[Homeless]]] = []
+        published: dict[str, date] = {}  # the last day partners hear of, per merchant
         for m, (path, new) in by_merchant.items():
             book = books[m]
             if book.restaurant == new:
@@ -165,6 +166,10 @@ class Reloader:
                 problems.append(_moved_zone(path, book.restaurant, new))
                 continue
             days = _days_ahead(book.restaurant, new, now)
+            published[m] = max(
+                calendar.last_bookable_day(book.restaurant, now),
+                calendar.last_bookable_day(new, now),
+            )
             problems += _moved_openings(book, path, new, days)
             today = self.receiver.today(book.restaurant, now)
             problems += _seated_on_removed(book, path, new, today)
@@ -202,7 +207,7 @@ class Reloader:
             [r for _path, r in checked.restaurants],
         )
         try:
-            replaces = _queue_replaces(self.receiver, changed)
+            replaces = _queue_replaces(self.receiver, changed, published)
         except Exception:
             # The store refused the replaces: partners would not hear of rules that apply,
             # and their feed would promise what the floor no longer keeps. Undone whole:
@@ -741,17 +746,28 @@ def list_stored_misfits(receiver: Receiver) -> int:
 
 
 def _queue_replaces(
-    receiver: Receiver, changed: list[tuple[DayBook, Restaurant, list[date]]]
+    receiver: Receiver,
+    changed: list[tuple[DayBook, Restaurant, list[date]]],
+    published: Mapping[str, date],
 ) -> int:
-    """An availability replace of every day ahead of each changed restaurant, for each
-    partner that may use it, through the outbox (merged with any queued, coalesced)."""
+    """An availability replace of every day each changed restaurant publishes, for each
+    partner that may use it, through the outbox (merged with any queued, coalesced).
+
+    The days published are today to `published` (the last day within horizon_days under
+    the old configuration or the new, whichever is later): a day past both is in no feed,
+    and its replace would tell every slot of it full (nothing is bookable there yet), which
+    the partner would go on showing once the day comes within the horizon. A horizon made
+    shorter is told for the days it drops: they were published, and now nothing there is
+    open (a replace saying so, rather than slots that a booking would find refused)."""
     messages: list[OutboxMessage] = []
     stamp = time.time()  # real time, as every message's: delivery lag is measured from it
     for book, new, days in changed:
         if book.notifier is None:
             continue
+        last = published[new.merchant_id]
         for day in days:
-            if day >= days[1]:  # yesterday's service is over or told by the clock's sweep
+            # Yesterday's service is over or told by the clock's sweep.
+            if days[1] <= day <= last:
                 messages += book.notifier.replaces(new, day, stamp)
     if messages:
         receiver.store.append_all([], outbox=messages)

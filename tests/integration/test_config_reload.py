@@ -405,3 +405,52 @@ def test_a_misfit_the_host_has_settled_drops_off_the_attention_list(
         ids["Dee"]: ("booked", outside),
     }
     assert [m.booking_id for m in receiver.attention_now(mid)] == [ids["Dee"]]
+
+
+def replaced_days(receiver: Receiver) -> list[date]:
+    """The days an availability replace is queued for (each marked delivered)."""
+    out = []
+    for item in receiver.store.pending(10**12):
+        if item.kind != BOOKING:
+            out.append(date.fromisoformat(item.payload["day"]))
+        receiver.store.delivered(item.id, 0)
+    return sorted(out)
+
+
+def with_horizon(path: Path, days: int) -> None:
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("horizon_days = 30", f"horizon_days = {days}"))
+
+
+@pytest.mark.parametrize(
+    ("horizon", "last"),
+    [
+        (30, date(2027, 1, 2)),  # unchanged: today and the 29 days after it
+        (40, date(2027, 1, 12)),  # longer: the new days are published now
+        (14, date(2027, 1, 2)),  # shorter: the days dropped were published, told nothing open
+    ],
+)
+def test_a_reload_replaces_the_days_published_and_none_past_them(
+    tmp_path: Path, path: Path, horizon: int, last: date
+) -> None:
+    """A reload (here a new name, and maybe a new horizon) sends partners a replace of the
+    days the feed publishes: from today to horizon_days - 1 after it (calendar.
+    within_horizon), under the old horizon or the new. None past both: such a day's
+    replace would say every slot of it is full (nothing is bookable there yet), and the
+    partner would show it so once it comes within the horizon, until the next feed."""
+    partner = Partner("tablefinder", None, None, notify_url="http://127.0.0.1:9/n")
+    settings = Settings(partners={"tablefinder": partner})
+    notifier = Notifier({"tablefinder": partner}, coalesce_seconds=0)
+    store = open_store(str(tmp_path / "replaces.db"))
+    try:
+        receiver = Receiver([load_restaurant(path)], store, settings, lambda: NOW, notifier)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace('name = "Marlowe\'s Kitchen"', 'name = "Marlowe\'s"'))
+        with_horizon(path, horizon)
+        outcome = Reloader([path], receiver).reload()
+        assert outcome.applied, outcome.problems
+        days = replaced_days(receiver)
+        assert days[0] == NOW.date() and days[-1] == last, (days[0], days[-1])
+        assert outcome.replaces == len(days) == (last - NOW.date()).days + 1
+    finally:
+        store.close()
