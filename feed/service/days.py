@@ -1193,18 +1193,20 @@ class DayBook:
         host: bool = False,
         over_pacing: bool = False,
         check: Check | None = None,
+        remember: Callable[[], Sequence[Remember]] | None = None,
     ) -> Applied | Refused:
         """Cancel a booking and book its party again elsewhere (within `area` when named),
         atomically: both entries (one log or two) are appended in one transaction, or
         nothing is written. The new booking follows the rules of `book` (a partner's by
-        default, the host's with `host`); `check` as there."""
+        default, the host's with `host`); `check` as there. `remember()` gives records
+        inserted with the entries (DuplicateKey propagates), asked after `check`."""
         units = area_units(self.restaurant, area)
         if isinstance(units, Refused):
             self._tell("move", new_reservation, units, BOOKED)
             return units
         outcome = self._move(
             old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta, put,
-            units, (host, over_pacing), check,
+            units, (host, over_pacing), check, remember,
         )  # fmt: skip
         self._tell("move", new_reservation, outcome, BOOKED)
         return outcome
@@ -1223,6 +1225,7 @@ class DayBook:
         units: AreaUnits = None,
         rules_of: tuple[bool, bool] = (False, False),
         check: Check | None = None,
+        remember: Callable[[], Sequence[Remember]] | None = None,
     ) -> Applied | Refused:
         r = self.restaurant
         if not 1 <= party_size <= r.max_party_size:
@@ -1237,7 +1240,7 @@ class DayBook:
             for _ in range(MAX_ATTEMPTS):
                 outcome = self._try_move(
                     old_day, old_reservation, new_day, slot, party_size, now, new_reservation,
-                    dict(meta or {}), put, units, rules_of, check=check,
+                    dict(meta or {}), put, units, rules_of, check=check, remember=remember,
                 )  # fmt: skip
                 if outcome is not None:
                     return outcome
@@ -1259,6 +1262,7 @@ class DayBook:
         rules_of: tuple[bool, bool] = (False, False),
         chooser: Chooser | None = None,
         check: Check | None = None,
+        remember: Callable[[], Sequence[Remember]] | None = None,
     ) -> Applied | Refused | None:
         """One optimistic attempt; None when another writer got there first. `chooser`,
         when given, picks the new unit instead of the booking rules (`rehome`); `check`
@@ -1347,7 +1351,10 @@ class DayBook:
             outbox += self._moved(old_day, old, new_day, new, cancel, cancel_entry.meta, now)
         try:
             self.store.append_all(
-                appends, put=put(reserve) if put is not None else (), outbox=outbox
+                appends,
+                remember=remember() if remember is not None else (),
+                put=put(reserve) if put is not None else (),
+                outbox=outbox,
             )
         except ConcurrencyConflict:
             forget()

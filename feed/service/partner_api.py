@@ -36,7 +36,6 @@ from feed.service.days import (
     BOOKING_SCOPE,
     LOOKUPS,
     Applied,
-    Check,
     DayBook,
     Refused,
     new_booking_id,
@@ -60,6 +59,8 @@ SYNCHRONOUS = "CONFIRMATION_MODE_SYNCHRONOUS"
 WAITLIST_SYNCHRONOUS = "WAITLIST_CONFIRMATION_MODE_SYNCHRONOUS"
 WAITLIST_SCOPE = "waitlist"  # entry id -> merchant, day, partner, user, size, created
 SLOTS_KEPT = 50_000  # remembered answers of _slot_of per restaurant (a few MB at most)
+# A user's bookings that may overlap another day's are numbered in this scope (UserClash).
+USER_WRITES = "userwrites"
 ESTIMATE_MIN_WIDTH = 15 * 60  # seconds: a seat time is a window, never a promise to the minute
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -370,6 +371,84 @@ def _where(index: dict[str, Any]) -> tuple[Any, Any]:
     return index.get("day"), index.get("reservation_id")
 
 
+def _reaches_another_day(r: Restaurant, day: date, start_sec: int, end_sec: int) -> bool:
+    """Whether a booking of `day` from `start_sec` to `end_sec` may overlap a booking of
+    another service day: its turn runs past the next day's first slot, or a turn from the
+    day before's last slot (its longest) runs past its start. Only where a service runs
+    late past midnight and the next day's opens early."""
+    after = calendar.slots(r, day + timedelta(days=1))
+    if after and after[0].start_sec < end_sec:
+        return True
+    before = calendar.slots(r, day - timedelta(days=1))
+    if not before:
+        return False
+    last = before[-1]
+    longest = max(
+        calendar.duration_sec(r, day - timedelta(days=1), last, n)
+        for n in range(1, r.max_party_size + 1)
+    )
+    return last.start_sec + longest > start_sec
+
+
+class UserClash:
+    """A booking's or move's check of the same user's other bookings (`check`, the day
+    book's: OVERLAPPING_RESERVATION or CHANGED_MEANWHILE, put in `said`), made inside the
+    day's write and again on each of its retries, not before it: else another receiver
+    could book or move the user's other booking into the overlap between the check and
+    the write, and both would go through. On the same day the write's own retry makes
+    that exact: the other write moved the day's log, so this one is worked out again.
+
+    Two bookings on two service days can overlap too, where a late service's turn runs
+    past the next day's first slot: their writes go to two logs and do not collide. Such
+    a booking (`crosses`) is numbered among the user's other such writes: the check reads
+    the user's last number before the bookings, and `records` inserts the next with the
+    write. Of two at once, one inserts the number first; the other's write fails with
+    DuplicateKey (nothing written) and is tried again, when its check sees the first."""
+
+    def __init__(
+        self,
+        store: LogStore,
+        partner: Partner,
+        user_id: str,
+        crosses: bool,
+        clash: Callable[[], Reply | None],
+    ) -> None:
+        self.store = store
+        self.scope = f"{USER_WRITES}:{partner.id}"
+        self.user_id = user_id
+        self.crosses = crosses
+        self.clash = clash
+        self.said: list[Reply] = []
+        self.last = 0
+
+    def _last_number(self) -> int:
+        prefix = f"{self.user_id}/"
+        numbers = [
+            int(key[len(prefix) :])
+            for key, _ in self.store.recall_prefix(self.scope, prefix)
+            if key[len(prefix) :].isdigit()  # not a user whose id goes on after a "/"
+        ]
+        return max(numbers, default=0)
+
+    def check(self) -> Refused | None:
+        if self.crosses:
+            self.last = self._last_number()  # before the bookings are read
+        clash = self.clash()
+        if clash is None:
+            return None
+        self.said.append(clash)
+        return Refused(OVERLAPPING_RESERVATION, "this user has an overlapping booking")
+
+    def records(self) -> list[Remember]:
+        if not self.crosses:
+            return []
+        return [(self.scope, f"{self.user_id}/{self.last + 1:012d}", True)]
+
+    def lost(self, dup: DuplicateKey) -> bool:
+        """Whether `dup` is another write of this user's taking the number first."""
+        return dup.scope == self.scope
+
+
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
     return Reply({key: {"cause": cause, "description": description}})
 
@@ -525,31 +604,26 @@ class PartnerApi:
                 )
         return None
 
-    def _clash_check(
+    def _clash(
         self,
         partner: Partner,
         user_id: str,
         r: Restaurant,
+        day: date,
         start_sec: int,
         size: int,
         now: datetime,
         ignore: str | None = None,
-    ) -> tuple[Check, list[Reply]]:
-        """`_users_clash` as the day book's `check` of a booking or move, and the list its
-        answer is put in when it refuses. The check is made inside the day's write (again
-        on each retry when another writer got there first), not before it: else another
-        receiver could book or move this user's other booking into the overlap between
-        the check and the write, and both would go through."""
-        said: list[Reply] = []
+    ) -> UserClash:
+        """The check of the user's other bookings for a booking or move (see UserClash)."""
+        end = start_sec + _duration(r, start_sec, size)
 
-        def check() -> Refused | None:
-            clash = self._users_clash(partner, user_id, r, start_sec, size, now, ignore)
-            if clash is None:
-                return None
-            said.append(clash)
-            return Refused(OVERLAPPING_RESERVATION, "this user has an overlapping booking")
+        def clash() -> Reply | None:
+            return self._users_clash(partner, user_id, r, start_sec, size, now, ignore)
 
-        return check, said
+        return UserClash(
+            self.store, partner, user_id, _reaches_another_day(r, day, start_sec, end), clash
+        )
 
     def _booking(self, booking_id: str, index: dict[str, Any], status: str) -> dict[str, Any]:
         r = self.books[str(index["merchant_id"])].restaurant
@@ -730,7 +804,7 @@ class PartnerApi:
         day, slot = found
         user = req.user_information
         user_scope = f"user:{partner.id}"
-        check, clash = self._clash_check(partner, user.user_id, r, slot.start_sec, size, now)
+        clash = self._clash(partner, user.user_id, r, day, slot.start_sec, size, now)
         booking_id = new_booking_id()
         index = {
             "start_sec": slot.start_sec,
@@ -747,6 +821,7 @@ class PartnerApi:
 
         def remember(_op: list[Any], _result: Result) -> list[Remember]:
             records: list[Remember] = [(user_scope, f"{user.user_id}/{booking_id}", r.merchant_id)]
+            records += clash.records()
             if req.idempotency_token:
                 records.append((token_scope, req.idempotency_token, response))
             return records
@@ -760,16 +835,26 @@ class PartnerApi:
             "user_id": user.user_id,
             "notes": req.additional_request or "",
         }
-        try:
-            outcome = book.book(
-                day, slot, size, now, meta, booking_id, remember, index, room, check=check
+        for _ in range(LOOKUPS):
+            try:
+                outcome = book.book(
+                    day, slot, size, now, meta, booking_id, remember, index, room,
+                    check=clash.check,
+                )  # fmt: skip
+                break
+            except DuplicateKey as dup:
+                if dup.scope == token_scope:  # the same token, concurrently: one booking only
+                    return Reply(dup.value)
+                if not clash.lost(dup):
+                    raise
+        else:
+            return problem(
+                replies.CHANGED_MEANWHILE,
+                "booking not made: this user's other bookings kept changing while it was"
+                " tried: retry",
             )
-        except DuplicateKey as dup:
-            if dup.scope == token_scope:  # the same token, concurrently: one booking only
-                return Reply(dup.value)
-            raise
-        if isinstance(outcome, Refused) and clash:
-            return clash[-1]
+        if isinstance(outcome, Refused) and clash.said:
+            return clash.said[-1]
         if isinstance(outcome, Refused) or outcome.rejected is not None:
             return failure(SLOT_UNAVAILABLE, getattr(outcome, "message", "no table left"))
         return Reply(response)
@@ -878,12 +963,9 @@ class PartnerApi:
             return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
         day, slot = found
         user_id = (index.get("user") or {}).get("user_id")
-        check: Check | None = None
-        clash: list[Reply] = []
+        clash = None
         if isinstance(user_id, str) and user_id:
-            check, clash = self._clash_check(
-                partner, user_id, r, slot.start_sec, size, now, ignore=booking_id
-            )
+            clash = self._clash(partner, user_id, r, day, slot.start_sec, size, now, booking_id)
         moves = int(index.get("moves", 0)) + 1
         engine_id = f"{booking_id}.{moves}"  # engine ids are never reused; the booking id stays
         moved = {
@@ -898,21 +980,30 @@ class PartnerApi:
         if room is not None:
             moved["room_id"] = room
         meta = {"source": "partner", "partner": partner.id, "booking_id": booking_id}
-        outcome = book.move(
-            date.fromisoformat(str(index["day"])),
-            str(index["reservation_id"]),
-            day,
-            slot,
-            size,
-            now,
-            engine_id,
-            meta,
-            lambda _op: [(BOOKING_SCOPE, booking_id, moved)],
-            room,
-            check=check,
-        )
-        if isinstance(outcome, Refused) and clash:
-            return clash[-1]
+        for _ in range(LOOKUPS):
+            try:
+                outcome = book.move(
+                    date.fromisoformat(str(index["day"])),
+                    str(index["reservation_id"]),
+                    day,
+                    slot,
+                    size,
+                    now,
+                    engine_id,
+                    meta,
+                    lambda _op: [(BOOKING_SCOPE, booking_id, moved)],
+                    room,
+                    check=clash.check if clash is not None else None,
+                    remember=clash.records if clash is not None else None,
+                )
+                break
+            except DuplicateKey as dup:
+                if clash is None or not clash.lost(dup):
+                    raise
+        else:
+            return changed_meanwhile(booking_id, "update")
+        if isinstance(outcome, Refused) and clash is not None and clash.said:
+            return clash.said[-1]
         if isinstance(outcome, Refused):
             if outcome.code == RESERVATION_NOT_ACTIVE:
                 return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")

@@ -3,9 +3,10 @@ OVERLAPPING_RESERVATION), however the two requests interleave across receivers: 
 check of the user's other bookings and the write are made on the same state, so one
 landing between them (on another receiver on the same store) is seen by the other.
 
-Two receivers on one real SQLite file; the other's booking or change lands at the
-moment this one has checked the user's bookings and not yet written (or just before its
-write's retry), as the races in test_changes_meanwhile.py are made."""
+Two receivers on one real store (a SQLite file; a PostgreSQL schema when configured): the
+other's booking or change lands at the moment this one has checked the user's bookings
+and not yet written (or just before its write's retry), as the races in
+test_changes_meanwhile.py are made."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import Restaurant, load_restaurant
-from store.sqlite import SQLiteStore
+from store import open_store
+from store.log import LogStore
 from tests.integration.slots import HandClock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,9 +38,13 @@ def marlowes() -> Restaurant:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    with SQLiteStore(tmp_path / "hoststand.db") as store:
-        yield store
+def store(any_db: str) -> Iterator[LogStore]:
+    """One store (a SQLite file, a PostgreSQL schema) that both receivers write."""
+    opened = open_store(any_db)
+    try:
+        yield opened
+    finally:
+        opened.close()
 
 
 @pytest.fixture
@@ -47,13 +53,13 @@ def clock() -> HandClock:
 
 
 @pytest.fixture
-def mine(store: SQLiteStore, marlowes: Restaurant, clock: HandClock) -> PartnerApi:
+def mine(store: LogStore, marlowes: Restaurant, clock: HandClock) -> PartnerApi:
     rec = Receiver([marlowes], store, SETTINGS, clock)
     return PartnerApi(rec.books, rec.store, rec.clock)
 
 
 @pytest.fixture
-def theirs(store: SQLiteStore, marlowes: Restaurant, clock: HandClock) -> PartnerApi:
+def theirs(store: LogStore, marlowes: Restaurant, clock: HandClock) -> PartnerApi:
     """The partner's API on another receiver on the same database."""
     rec = Receiver([marlowes], store, SETTINGS, clock)
     return PartnerApi(rec.books, rec.store, rec.clock)
@@ -88,7 +94,7 @@ def before_the_next_call(api: PartnerApi, method: str, meanwhile: Callable[[], A
     setattr(book, method, overtaken)
 
 
-def before_the_next_write(store: SQLiteStore, meanwhile: Callable[[], Any]) -> None:
+def before_the_next_write(store: LogStore, meanwhile: Callable[[], Any]) -> None:
     """Run `meanwhile` once, just before the store's next append: this request has built
     its operation (and checked the user's bookings) on the day as it was."""
     original = store.append_all
@@ -121,7 +127,7 @@ def test_two_overlapping_creates_across_receivers_make_one_booking(
 
 
 def test_a_create_whose_write_is_overtaken_checks_the_user_again(
-    mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: SQLiteStore
+    mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: LogStore
 ) -> None:
     before_the_next_write(store, lambda: create(theirs, clock, "18:30"))
     reply = create(mine, clock, "18:00")
@@ -152,7 +158,7 @@ def test_a_move_into_a_time_another_booking_of_the_user_takes_meanwhile_is_refus
 
 
 def test_a_move_whose_write_is_overtaken_checks_the_user_again(
-    mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: SQLiteStore
+    mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: LogStore
 ) -> None:
     first = create(mine, clock, "21:00").body["booking"]["booking_id"]
     before_the_next_write(store, lambda: create(theirs, clock, "18:30"))
@@ -162,10 +168,104 @@ def test_a_move_whose_write_is_overtaken_checks_the_user_again(
 
 
 def test_another_users_booking_meanwhile_is_no_clash(
-    mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: SQLiteStore
+    mine: PartnerApi, theirs: PartnerApi, clock: HandClock, store: LogStore
 ) -> None:
     before_the_next_write(store, lambda: create(theirs, clock, "18:30", user="u2"))
     reply = create(mine, clock, "18:00")
     assert reply.body["booking"]["status"] == "CONFIRMED", reply.body
     assert confirmed(mine) == [at(clock, "18:00")]
     assert confirmed(mine, "u2") == [at(clock, "18:30")]
+
+
+# A late Friday dinner (last seating 01:30, a party of 2 turns in 45 minutes) and a
+# Saturday that opens at 02:00: a Friday booking at 01:30 and a Saturday one at 02:00 are
+# on two service days (two logs) and overlap from 02:00 to 02:15.
+FRIDAY = date(2026, 12, 4)
+LATE_FRIDAY = """friday = [
+  { open = "12:00", close = "15:00", last_seating = "14:00" },
+  { open = "17:30", close = "02:00", last_seating = "01:30" },
+]
+saturday = [
+  { open = "02:00", close = "05:00", last_seating = "04:00" },
+  { open = "12:00", close = "15:00", last_seating = "14:00" },
+  { open = "17:30", close = "23:00", last_seating = "21:30" },
+]"""
+
+
+@pytest.fixture
+def night_owls(tmp_path: Path) -> Restaurant:
+    text = (REPO / "samples" / "marlowes.toml").read_text(encoding="utf-8")
+    start, end = text.index("friday = ["), text.index("sunday = [")
+    path = tmp_path / "late.toml"
+    path.write_text(text[:start] + LATE_FRIDAY + "\n" + text[end:], encoding="utf-8")
+    return load_restaurant(path)
+
+
+def night_api(store: LogStore, r: Restaurant, clock: HandClock) -> PartnerApi:
+    rec = Receiver([r], store, SETTINGS, clock)
+    return PartnerApi(rec.books, rec.store, rec.clock)
+
+
+def saturday(clock: HandClock, hhmm: str) -> str:
+    hour, minute = (int(x) for x in hhmm.split(":"))
+    return str(int(clock.now.replace(day=5, hour=hour, minute=minute).timestamp()))
+
+
+def create_at(api: PartnerApi, start_sec: str, user: str = "u1") -> Any:
+    slot = {"merchant_id": MID, "start_sec": start_sec, "resources": {"party_size": 2}}
+    return api.create_booking(PARTNER, {"slot": slot, "user_information": {"user_id": user}})
+
+
+def test_bookings_on_two_days_that_overlap_are_one_too_many(
+    store: LogStore, night_owls: Restaurant
+) -> None:
+    clock = HandClock(FRIDAY, "12:00")
+    api = night_api(store, night_owls, clock)
+    friday_late = create_at(api, saturday(clock, "01:30")).body
+    assert friday_late["booking"]["status"] == "CONFIRMED", friday_late
+    reply = create_at(api, saturday(clock, "02:00"))
+    assert overlapping(reply), reply.body
+
+
+def test_two_overlapping_creates_on_two_days_across_receivers_make_one_booking(
+    store: LogStore, night_owls: Restaurant
+) -> None:
+    clock = HandClock(FRIDAY, "12:00")
+    mine, theirs = night_api(store, night_owls, clock), night_api(store, night_owls, clock)
+    before_the_next_write(store, lambda: create_at(theirs, saturday(clock, "02:00")))
+    reply = create_at(mine, saturday(clock, "01:30"))  # Friday's log; theirs, Saturday's
+    assert overlapping(reply), reply.body
+    assert confirmed(mine) == [int(saturday(clock, "02:00"))]
+
+
+def test_a_move_onto_another_day_into_a_time_the_user_took_meanwhile_is_refused(
+    store: LogStore, night_owls: Restaurant
+) -> None:
+    clock = HandClock(FRIDAY, "12:00")
+    mine, theirs = night_api(store, night_owls, clock), night_api(store, night_owls, clock)
+    early = create_at(mine, saturday(clock, "04:00")).body["booking"]["booking_id"]
+    before_the_next_write(store, lambda: create_at(theirs, saturday(clock, "01:30")))
+    moved = {"booking_id": early, "slot": {"start_sec": saturday(clock, "02:00")}}
+    reply = mine.update_booking(PARTNER, {"booking": moved})
+    assert overlapping(reply), reply.body
+    assert confirmed(mine) == [int(saturday(clock, "01:30")), int(saturday(clock, "04:00"))]
+
+
+def test_a_user_books_across_midnight_again_after_cancelling(
+    store: LogStore, night_owls: Restaurant
+) -> None:
+    """The numbers of a user's cross-day writes only go up: a booking cancelled and made
+    again (the same time, on either day) is not held up by its own earlier number."""
+    clock = HandClock(FRIDAY, "12:00")
+    api = night_api(store, night_owls, clock)
+    for hhmm in ("01:30", "01:30", "02:00"):
+        made = create_at(api, saturday(clock, hhmm)).body
+        assert made["booking"]["status"] == "CONFIRMED", made
+        cancel = {"booking_id": made["booking"]["booking_id"], "status": "CANCELED"}
+        assert api.update_booking(PARTNER, {"booking": cancel}).body["booking"]["status"] == (
+            "CANCELED"
+        )
+    assert confirmed(api) == []
+    assert [k for k, _ in store.recall_prefix(f"userwrites:{PARTNER.id}", "u1/")] == [
+        f"u1/{n:012d}" for n in (1, 2, 3)
+    ]
