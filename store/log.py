@@ -164,7 +164,9 @@ class LogStore(Protocol):
         ...
 
     def release_claims(self) -> None:
-        """Forget every claim (a sender starting up: the claims of a dead one are void)."""
+        """Forget this store's claims and those of senders that died (a sender starting
+        up: a dead one's claims are void); a live sender's, in another process on the same
+        store, are kept: it is sending those messages now."""
         ...
 
     def delivered(self, message_id: int, at: float) -> None: ...

@@ -6,9 +6,12 @@ WAL mode with synchronous=FULL: a call that returns has committed to disk. The p
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -76,6 +79,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     attempts     INTEGER NOT NULL DEFAULT 0,
     retry_at     REAL NOT NULL DEFAULT 0,
     claimed_at   REAL,  -- handed to a sender: a new change must not merge into it
+    claimed_by   TEXT,  -- that sender (SQLiteStore._sender): see release_claims
     delivered_at REAL,
     last_error   TEXT
 );
@@ -271,6 +275,11 @@ class SQLiteStore:
         self._queue: list[_Job] = []
         self._writing = False
         self._closed = False
+        # This store's sender, known to other processes on the file by a lock it holds on
+        # a file of that name for as long as it lives (see release_claims).
+        self._sender = uuid.uuid4().hex
+        self._sender_fd: int | None = None
+        self._sender_lock = threading.Lock()
         try:
             self._create_schema()
         except BaseException:
@@ -371,6 +380,10 @@ class SQLiteStore:
             row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
             if row[0] is not None and row[0] < 4:
                 _add_fold_columns(conn)
+            # Added beside schema 4 (an older program ignores it): who holds a claim.
+            outbox_columns = {c[1] for c in conn.execute("PRAGMA table_info(outbox)")}
+            if "claimed_by" not in outbox_columns:
+                conn.execute("ALTER TABLE outbox ADD COLUMN claimed_by TEXT")
             if row[0] is None:
                 conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
             elif row[0] < SCHEMA_VERSION:  # the new tables were just created: say so
@@ -561,21 +574,81 @@ class SQLiteStore:
     def claim(self, message_ids: Sequence[int], now: float) -> list[int]:
         # One writer at a time (BEGIN IMMEDIATE): a message another sender claimed since
         # our pending() read is left to it.
+        self._hold_sender_lock()
         claimed = []
         with self._transaction(durable=False) as conn:
             for message_id in message_ids:
                 row = conn.execute(
-                    "UPDATE outbox SET claimed_at = ? WHERE id = ? AND state = 'pending'"
-                    " AND (claimed_at IS NULL OR claimed_at <= ?) RETURNING id",
-                    (now, message_id, now - CLAIM_SECONDS),
+                    "UPDATE outbox SET claimed_at = ?, claimed_by = ? WHERE id = ?"
+                    " AND state = 'pending' AND (claimed_at IS NULL OR claimed_at <= ?)"
+                    " RETURNING id",
+                    (now, self._sender, message_id, now - CLAIM_SECONDS),
                 ).fetchone()
                 if row is not None:
                     claimed.append(int(row[0]))
         return claimed
 
     def release_claims(self) -> None:
+        """Forget this store's claims and those of senders that are gone; a sender of
+        another live process on the file keeps its own (it is sending them now: were they
+        released, this one would send them again, and a change made meanwhile would be
+        merged into a message whose content was read before it, and never told).
+
+        A sender holds an flock on `<db>-senders/<its id>` while its process lives (the
+        OS drops it when the process dies, however it dies): a claim whose holder's file
+        can be locked, or is not there, is a dead sender's. Claims made before senders
+        were named (claimed_by NULL) are released, as they all were before."""
         with self._transaction(durable=False) as conn:
-            conn.execute("UPDATE outbox SET claimed_at = NULL WHERE state = 'pending'")
+            holders = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT DISTINCT claimed_by FROM outbox"
+                    " WHERE state = 'pending' AND claimed_at IS NOT NULL"
+                )
+            ]
+            for holder in holders:
+                if holder is None or holder == self._sender or not self._sender_alive(holder):
+                    conn.execute(
+                        "UPDATE outbox SET claimed_at = NULL, claimed_by = NULL"
+                        " WHERE state = 'pending' AND claimed_by IS ?",
+                        (holder,),
+                    )
+
+    def _senders(self) -> Path:
+        return self.path.with_name(f"{self.path.name}-senders")
+
+    def _hold_sender_lock(self) -> None:
+        """Take this sender's lock (once): other processes then know it is alive."""
+        with self._sender_lock:
+            if self._sender_fd is not None:
+                return
+            self._senders().mkdir(exist_ok=True)
+            fd = os.open(self._senders() / self._sender, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._sender_fd = fd
+
+    def _sender_alive(self, holder: str) -> bool:
+        """Whether the sender `holder` still holds its lock (its process is running). An
+        flock is per open file: a store of this process opening the file conflicts too."""
+        if not holder.isalnum():
+            return False  # not a name this store gives: nobody holds a lock on it
+        path = self._senders() / holder
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # drops the lock taken, if it was
+        path.unlink(missing_ok=True)  # a dead sender's: nobody will ask again
+        return False
 
     def delivered(self, message_id: int, at: float) -> None:
         self.settle([(message_id, at)], [])
@@ -789,6 +862,12 @@ class SQLiteStore:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+        with self._sender_lock:
+            if self._sender_fd is not None:
+                # Its claims, if any are left, are a dead sender's from now on.
+                (self._senders() / self._sender).unlink(missing_ok=True)
+                os.close(self._sender_fd)
+                self._sender_fd = None
 
     def __enter__(self) -> SQLiteStore:
         return self
