@@ -269,3 +269,24 @@ def test_a_user_books_across_midnight_again_after_cancelling(
     assert [k for k, _ in store.recall_prefix(f"userwrites:{PARTNER.id}", "u1/")] == [
         f"u1/{n:012d}" for n in (1, 2, 3)
     ]
+
+
+def test_a_create_across_midnight_sent_twice_at_once_makes_one_booking(
+    store: LogStore, night_owls: Restaurant
+) -> None:
+    """The same request (one idempotency token) on two receivers at once: the one that
+    loses the user's number is answered with the other's booking, not refused."""
+    clock = HandClock(FRIDAY, "12:00")
+    mine, theirs = night_api(store, night_owls, clock), night_api(store, night_owls, clock)
+    slot = {
+        "merchant_id": MID,
+        "start_sec": saturday(clock, "01:30"),
+        "resources": {"party_size": 2},
+    }
+    request = {"slot": slot, "user_information": {"user_id": "u1"}, "idempotency_token": "t-1"}
+    made: list[Any] = []
+    before_the_next_write(store, lambda: made.append(theirs.create_booking(PARTNER, request)))
+    reply = mine.create_booking(PARTNER, request)
+    assert reply.body["booking"]["status"] == "CONFIRMED", reply.body
+    assert reply.body["booking"]["booking_id"] == made[0].body["booking"]["booking_id"]
+    assert confirmed(mine) == [int(saturday(clock, "01:30"))]
