@@ -199,8 +199,26 @@ class HostStand:
 
     def _vacate(self, party: Party) -> None:
         for table in party.tables:
+            if self.floor.table(table) is None:  # gone from the floor while it sat (refloor)
+                del self.occupant[table]
+                continue
             self.occupant[table] = None
             self._free.add(table)
+
+    def refloor(self, floor: FloorPlan) -> None:
+        """Go on under another floor plan (the restaurant's tables changed during the day;
+        not an operation: the service says when, as it replays the log). Later operations
+        and passes see `floor`: a table it no longer has leaves the free set and the board
+        (a party sitting there keeps it until it is freed), a table it adds joins them."""
+        self.floor = floor
+        for table_id in list(self.occupant):
+            if floor.table(table_id) is None and self.occupant[table_id] is None:
+                del self.occupant[table_id]
+                self._free.discard(table_id)
+        for table in floor.tables:
+            if table.id not in self.occupant:
+                self.occupant[table.id] = None
+                self._free.add(table.id)
 
     def _busy(self, tables: tuple[str, ...], own: str | None = None) -> bool:
         """Does a party other than `own` sit at any of `tables`?"""
@@ -250,7 +268,7 @@ class HostStand:
         if not is_id(table_id):
             return Rejected(errors.INVALID_ARGUMENTS)
         assert isinstance(table_id, str)
-        if self.floor.table(table_id) is None:
+        if table_id not in self.occupant:  # the floor's tables, and one gone with a party at it
             return Rejected(errors.UNKNOWN_TABLE)
         party_id = self.occupant[table_id]
         if party_id is None:

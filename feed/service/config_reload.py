@@ -34,6 +34,7 @@ from feed.service import rules
 from feed.service.attention import Attention, Misfit, reasons
 from feed.service.days import (
     BOOKING_SCOPE,
+    RETIRED_SCOPE,
     SLOT_IN_PAST,
     SLOT_UNAVAILABLE,
     Chooser,
@@ -42,6 +43,8 @@ from feed.service.days import (
     index_on,
     kept_room,
     occupied,
+    retire_record,
+    retired_units,
 )
 from feed.service.receiver import Receiver
 from feed.venue import calendar
@@ -191,6 +194,8 @@ class Reloader:
             # meanwhile: refused. Those re-homed stay on their new units, which both floors
             # have: nothing untrue is kept, and the same reload re-homes the rest later.
             return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))
+        for book, new, _days in changed:
+            _retire(book, new, now)
         misfits = {
             book.restaurant.merchant_id: _misfits(book, new, days, self.receiver.attention)
             for book, new, days in changed
@@ -246,6 +251,21 @@ class Reloader:
             self.receiver.attention.replace(merchant_id, found)
         for listener in self.on_reload:
             listener(restaurants)
+
+
+def _retire(book: DayBook, new: Restaurant, now: datetime) -> None:
+    """Keep what the tables and combos `new` removes were (days.Retired): a day whose log
+    began before now is replayed on a floor that still has them until now, so the rows
+    of the past on them (seated, no-show, cancelled) read as they were, to the host and to
+    a partner asking after its booking. They are never offered again: availability and
+    the host's choices read the restaurant's floor, and each day's replay goes on without
+    them from now. (Should the new configuration be undone, the unit is on the floor again
+    and its record is not read.)"""
+    old = book.restaurant.floor
+    gone = [t.id for t in old.tables if new.floor.table(t.id) is None]
+    gone += [c.id for c in old.combos if new.floor.combo(c.id) is None]
+    for unit in retired_units(old, gone, now.timestamp()):
+        book.store.remember(RETIRED_SCOPE, *retire_record(book.restaurant.merchant_id, unit))
 
 
 def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:

@@ -8,6 +8,7 @@ first, the state is rebuilt from the log and the operation is worked out again.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import secrets
 import threading
@@ -21,6 +22,7 @@ from typing import Any
 from engine import HostStand, Rejected
 from engine.booked import BookedDay
 from engine.config import HOLD_AFTER_MINUTES
+from engine.floor import Combo, FloorPlan, Table
 from engine.holds import Reservation, ReservationStatus
 from engine.stand import Result
 from feed.floor import pacing
@@ -294,20 +296,124 @@ def _booked_ids(stand: HostStand) -> set[str]:
     return {r.id for r in stand.book.booked()}
 
 
-class _Day:
-    """One day's replayed state and the log position it reflects."""
+RETIRED_SCOPE = "retired"  # tables and combos a reload removed: "<merchant>/<at>/<unit>" -> unit
 
-    def __init__(self, stand: HostStand) -> None:
+
+@dataclass(frozen=True)
+class Retired:
+    """A table or combo a reload removed at `at` (Unix seconds, the reload's clock), as the
+    floor had it: a day whose log began before then is replayed with it until then, so
+    what was booked, seated and freed on it reads as it was (never offered after)."""
+
+    unit: str
+    at: float
+    table: Table | None
+    combo: Combo | None
+    dwell: int | None  # its seat class's turn, for a table
+    place: int = 0  # its place in the floor's order of tables (combos) it was removed from
+
+    def record(self) -> dict[str, Any]:
+        if self.table is not None:
+            return {
+                "unit": self.unit,
+                "at": self.at,
+                "seats": self.table.seats,
+                "min_party": self.table.min_party,
+                "dwell": self.dwell,
+                "place": self.place,
+            }
+        assert self.combo is not None
+        return {
+            "unit": self.unit,
+            "at": self.at,
+            "tables": list(self.combo.tables),
+            "capacity": self.combo.capacity,
+            "min_party": self.combo.min_party,
+            "place": self.place,
+        }
+
+    @staticmethod
+    def of_record(value: Any) -> Retired | None:
+        if not isinstance(value, dict) or not isinstance(value.get("unit"), str):
+            return None
+        unit, at = value["unit"], float(value.get("at", 0))
+        place = value.get("place")
+        place = place if isinstance(place, int) and not isinstance(place, bool) else 0
+        if "tables" in value:
+            a, b = value["tables"]
+            combo = Combo((str(a), str(b)), int(value["capacity"]), int(value["min_party"]))
+            return Retired(unit, at, None, combo, None, place)
+        table = Table(unit, int(value["seats"]), value.get("min_party"))
+        dwell = value.get("dwell")
+        return Retired(unit, at, table, None, dwell if isinstance(dwell, int) else None, place)
+
+
+def retire_record(merchant_id: str, unit: Retired) -> tuple[str, dict[str, Any]]:
+    """The store key and value of a unit a reload removed (`DayBook.retirements`)."""
+    return f"{merchant_id}/{unit.at:020.6f}/{unit.unit}", unit.record()
+
+
+def retired_units(floor: FloorPlan, units: Sequence[str], at: float) -> list[Retired]:
+    """`floor`'s definitions of `units` (its tables and combos a reload removes at `at`)."""
+    out: list[Retired] = []
+    for unit in units:
+        table, combo = floor.table(unit), floor.combo(unit)
+        if table is not None:
+            dwell = floor.dwell_minutes.get(table.seats)
+            out.append(Retired(unit, at, table, None, dwell, floor.tables.index(table)))
+        elif combo is not None:
+            out.append(Retired(unit, at, None, combo, None, floor.combos.index(combo)))
+    return out
+
+
+def with_retired(floor: FloorPlan, retired: Sequence[Retired]) -> FloorPlan:
+    """`floor` with the retired tables and combos it lacks, each at its place in the floor
+    order it had (the order breaks the seating rules' ties: the replay seats as the day
+    was served); a combo whose tables are not all there is left out."""
+    tables = list(floor.tables)
+    dwell = dict(floor.dwell_minutes)
+    for r in sorted(retired, key=lambda r: r.place):
+        if r.table is not None and all(t.id != r.unit for t in tables):
+            tables.insert(r.place, r.table)
+            if r.table.seats not in dwell:
+                dwell[r.table.seats] = r.dwell or floor.large_turn_minutes
+    known = {t.id for t in tables}
+    combos = list(floor.combos)
+    for r in sorted(retired, key=lambda r: r.place):
+        c = r.combo
+        if c is not None and set(c.tables) <= known and all(x.id != r.unit for x in combos):
+            combos.insert(r.place, c)
+    if len(tables) == len(floor.tables) and len(combos) == len(floor.combos):
+        return floor
+    return dataclasses.replace(floor, tables=tuple(tables), combos=tuple(combos),
+                               dwell_minutes=dwell)  # fmt: skip
+
+
+class _Day:
+    """One day's replayed state and the log position it reflects.
+
+    `switches`: (instant, floor) in order: the entries received after each instant are
+    replayed on its floor (tables a reload removed then are gone from it); the last one
+    is the restaurant's floor, taken at the latest once the log read so far is replayed."""
+
+    def __init__(self, stand: HostStand, switches: Sequence[tuple[float, FloorPlan]] = ()) -> None:
         self.stand = stand
         self.next_seq = 0
         self.version: int | None = None  # the store's version when the log was last read
         self.meta: dict[str, dict[str, Any]] = {}  # reservation/party id -> its booking details
+        self.switches = list(switches)
 
     def replay(self, entries: list[LogEntry]) -> None:
         for entry in entries:
+            # An entry at the very instant of the reload came before it (its own re-homing).
+            while self.switches and entry.received_at > self.switches[0][0]:
+                self.stand.refloor(self.switches.pop(0)[1])
             self.stand.apply(entry.operation)
             self.remember(entry.operation, entry.meta)
             self.next_seq = entry.seq + 1
+        # What is written from now on is written after every reload read so far.
+        while self.switches:
+            self.stand.refloor(self.switches.pop(0)[1])
 
     def remember(self, operation: list[Any], meta: dict[str, Any]) -> None:
         if meta and len(operation) > 2 and isinstance(operation[2], str):
@@ -345,6 +451,7 @@ class DayBook:
         # Server threads share a DayBook; the cached states are not safe to change concurrently.
         self._lock = threading.RLock()
         self.generation = 0  # moves with each new configuration (reconfigure)
+        self._retired: list[Retired] | None = None  # read on first need (retirements)
 
     def reconfigure(self, restaurant: Restaurant) -> None:
         """Go on with a new configuration of the same restaurant (a reload). The replayed
@@ -354,6 +461,7 @@ class DayBook:
             self.restaurant = restaurant
             self._days.clear()
             self._grids.clear()
+            self._retired = None  # a reload records the units it removed before this
             self.generation += 1
 
     # -- state --------------------------------------------------------------------
@@ -362,7 +470,7 @@ class DayBook:
         """The day's state as of the store's `version` (read now when not given)."""
         cached = self._days.pop(day, None)
         if cached is None:
-            cached = _Day(HostStand(calendar.floor_of_day(self.restaurant, day)))
+            cached = self._new_day(day)
             while len(self._days) >= DAYS_KEPT:  # least recently used first
                 del self._days[next(iter(self._days))]
         self._days[day] = cached  # (re)inserted last: dict order is recency
@@ -373,6 +481,40 @@ class DayBook:
             cached.replay(self.store.entries(merchant, day, after_seq=cached.next_seq - 1))
             cached.version = version
         return cached
+
+    def _new_day(self, day: date) -> _Day:
+        """A day not replayed yet, on its floor; a day whose log began before a reload
+        removed tables or combos starts on a floor that still has them, and goes on
+        without each from the entry received after its removal (see `Retired`)."""
+        floor = calendar.floor_of_day(self.restaurant, day)
+        retired = [
+            r
+            for r in self.retirements()
+            if floor.table(r.unit) is None and floor.combo(r.unit) is None
+        ]
+        if retired:
+            first = self.store.entries(self.restaurant.merchant_id, day, limit=1)
+            began = first[0].received_at if first else None
+            retired = [r for r in retired if began is not None and r.at >= began]
+        if not retired:
+            return _Day(HostStand(floor))
+        instants = sorted({r.at for r in retired})
+        switches = [(at, with_retired(floor, [r for r in retired if r.at > at])) for at in instants]
+        return _Day(HostStand(with_retired(floor, retired)), switches)
+
+    def retirements(self) -> list[Retired]:
+        """The tables and combos reloads removed from this restaurant (the latest removal
+        of each), read once per configuration."""
+        with self._lock:
+            if self._retired is None:
+                latest: dict[str, Retired] = {}
+                prefix = f"{self.restaurant.merchant_id}/"
+                for _key, value in self.store.recall_prefix(RETIRED_SCOPE, prefix):
+                    found = Retired.of_record(value)
+                    if found is not None:
+                        latest[found.unit] = found  # key order is time order
+                self._retired = list(latest.values())
+            return self._retired
 
     def stand(self, day: date) -> HostStand:
         """The day's host stand as its log stands now (do not apply operations to it)."""

@@ -362,6 +362,9 @@ class _RacedStore:
     def recall(self, scope: str, key: str) -> object:
         return self.inner.recall(scope, key)
 
+    def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, object]]:
+        return self.inner.recall_prefix(scope, prefix)
+
     def close(self) -> None:
         self.inner.close()
 

@@ -1,0 +1,119 @@
+"""A table a reload removed stays in the replay of the days it served, up to the reload
+(feed.service.days.Retired): a past day's rows on it read as they were, to the host and to
+a partner asking after its booking, and it is never offered again."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from feed.service.config_reload import Reloader
+from feed.service.partner_api import PartnerApi
+from feed.service.receiver import Receiver
+from feed.settings import Partner, Settings
+from feed.venue.restaurant import load_restaurant
+from store import open_store
+
+MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
+MID = "marlowes-kitchen"
+TUESDAY = date(2026, 12, 1)
+T2 = '[[tables]]\nid = "T2"\nx = 0\ny = 1\nseats = 2\n\n'
+TABLEFINDER = Partner("tablefinder", None, None)
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 12, day, hour, minute, tzinfo=UTC)  # London is UTC in December
+
+
+def rows(receiver: Receiver, day: date) -> dict[str, dict[str, Any]]:
+    listed = receiver.host_reservations(MID, day).body["reservations"]
+    return {row["reservation_id"]: row for row in listed}
+
+
+def test_a_past_days_rows_on_a_removed_table_read_as_they_were(any_db: str, tmp_path: Path) -> None:
+    """Tuesday, T2 had a partner's booking at 19:00 whose guests never came (a no-show),
+    Ada's at 20:30 who sat and left, and Cy's at 17:30, cancelled. On Friday a reload
+    removes T2. Tuesday still lists all three as they ended, on T2; the partner reads
+    NO_SHOW (not CANCELED); T2 is offered nowhere."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(1, 12)]  # 2026-11-30 would do as well: bookings are made the same day
+    store = open_store(any_db)
+    try:
+        settings = Settings(partners={"tablefinder": TABLEFINDER})
+        receiver = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
+        api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+        slot = {"merchant_id": MID, "service_id": "1000",
+                "start_sec": int(at(1, 19).timestamp()), "duration_sec": 2700,
+                "resources": {"party_size": 2}}  # fmt: skip
+        created = api.create_booking(
+            TABLEFINDER, {"slot": slot, "user_information": {"user_id": "u1"}}
+        )
+        online = created.body["booking"]["booking_id"]
+        ada = receiver.host_book(MID, 2, "2026-12-01T20:30", "Ada", "").body["reservation_id"]
+        cy = receiver.host_book(MID, 2, "2026-12-01T17:30", "Cy", "").body["reservation_id"]
+        before = rows(receiver, TUESDAY)
+        assert {before[b]["unit"] for b in (online, ada, cy)} == {"T2"}
+        assert receiver.host_operation(MID, "cancel", cy).code is None
+        clock[0] = at(1, 20, 30)
+        assert receiver.host_operation(MID, "check_in", ada).code is None
+        clock[0] = at(1, 22)
+        assert receiver.host_operation(MID, "free", "T2").code is None
+        was = {b: (r["status"], r["unit"]) for b, r in rows(receiver, TUESDAY).items()}
+        assert was[online] == ("no-show", "T2"), was
+        status = api.booking_status(TABLEFINDER, {"booking_id": online}).body
+        assert status["booking_status"] == "NO_SHOW", status
+
+        clock[0] = at(4, 18)
+        path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+        outcome = Reloader([path], receiver).reload()
+        assert outcome.applied, outcome.problems
+
+        now = {b: (r["status"], r["unit"]) for b, r in rows(receiver, TUESDAY).items()}
+        assert now == was
+        status = api.booking_status(TABLEFINDER, {"booking_id": online}).body
+        assert status["booking_status"] == "NO_SHOW", status
+        # A restart on the new file reads the same (the removed table is kept in the store).
+        again = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
+        assert {b: (r["status"], r["unit"]) for b, r in rows(again, TUESDAY).items()} == was
+
+        # Never offered: not to seat a walk-in, not to book, not on the board.
+        book = receiver.books[MID]
+        friday = date(2026, 12, 4)
+        assert "T2" not in book.free_units(friday, None, clock[0])
+        assert "T2" not in book.stand(friday).occupant
+        assert "T2" not in book.stand(TUESDAY).occupant
+        booked = receiver.host_book(MID, 2, "2026-12-05T19:00", "Di", "").body
+        assert booked["unit"] != "T2", booked
+    finally:
+        store.close()
+
+
+def test_todays_walk_in_that_sat_at_a_removed_table_and_left_stays_gone(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Friday 12:00 a walk-in of 2 sits at T2 and leaves at 13:00; at 18:00 a reload
+    removes T2. Today's replay has the walk-in sit at T2 and leave, as it did: no party is
+    shown sitting at another table it never sat at, and T2 is not on the board."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(4, 12)]
+    store = open_store(any_db)
+    try:
+        receiver = Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+        walked = receiver.host_operation(MID, "walk_in", "W1", 2)
+        assert walked.body["result"] == "seated T2", walked.body
+        clock[0] = at(4, 13)
+        assert receiver.host_operation(MID, "free", "T2").code is None
+        clock[0] = at(4, 18)
+        path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+        assert Reloader([path], receiver).reload().applied
+        stand = receiver.books[MID].stand(date(2026, 12, 4))
+        assert stand.sittings() == []
+        assert (stand.parties["W1"].state, stand.parties["W1"].tables) == ("gone", ("T2",))
+        assert "T2" not in stand.occupant
+        again = receiver.host_operation(MID, "walk_in", "W2", 2)
+        assert again.body["result"] not in ("seated T2",), again.body
+    finally:
+        store.close()
