@@ -361,7 +361,11 @@ def has_unit(r: Restaurant, unit: str) -> bool:
 def _homeless(book: DayBook, new: Restaurant, days: list[date], now: datetime) -> list[Homeless]:
     """The reservations of `days` still booked at `now` (arrived guests included; not one
     past its hold, a no-show whatever the log says yet) on a unit `new` lacks, earliest
-    first; read from the replay under the running floor (where they still exist)."""
+    first; read from the replay under the running floor (where they still exist). One past
+    its hold whose no-show the clock's sweep has not written yet (it runs every few
+    seconds) stays where it is: its guests did not come, so it is not booked again, and
+    the replay keeps the removed unit up to the reload (`_retire`), so the host lists it a
+    no-show on it, the sweep writes that, and its partner hears NO_SHOW, not CANCELED."""
     old = book.restaurant
     out: list[Homeless] = []
     for day in days:

@@ -4,11 +4,13 @@ a partner asking after its booking, and it is never offered again."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from feed.http.serving import sweep_no_shows
 from feed.service.config_reload import Reloader
+from feed.service.notify import BOOKING, Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
@@ -115,5 +117,55 @@ def test_todays_walk_in_that_sat_at_a_removed_table_and_left_stays_gone(
         assert "T2" not in stand.occupant
         again = receiver.host_operation(MID, "walk_in", "W2", 2)
         assert again.body["result"] not in ("seated T2",), again.body
+    finally:
+        store.close()
+
+
+def test_a_booking_whose_hold_ended_just_before_the_reload_is_a_no_show_not_dropped(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A partner's booking on T2 at 17:30 Friday: its hold ends at 17:45. At 17:45:05,
+    before the clock's sweep has written the no-show, a reload removes T2: nothing is
+    re-homed (its guests are no-shows already), and the booking is not dropped: the host
+    lists it as a no-show on T2, the sweep writes it once and the partner hears NO_SHOW,
+    and its GetBookingStatus says NO_SHOW, never CANCELED."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(4, 12)]
+    store = open_store(any_db)
+    try:
+        partner = Partner("tablefinder", None, None, notify_url="http://127.0.0.1:9/n")
+        settings = Settings(partners={"tablefinder": partner})
+        notifier = Notifier({"tablefinder": partner}, coalesce_seconds=0)
+        receiver = Receiver([load_restaurant(path)], store, settings, lambda: clock[0], notifier)
+        api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+        slot = {"merchant_id": MID, "service_id": "1000",
+                "start_sec": int(at(4, 17, 30).timestamp()), "duration_sec": 2700,
+                "resources": {"party_size": 2}}  # fmt: skip
+        created = api.create_booking(
+            TABLEFINDER, {"slot": slot, "user_information": {"user_id": "u1"}}
+        )
+        online = created.body["booking"]["booking_id"]
+        friday = date(2026, 12, 4)
+        assert rows(receiver, friday)[online]["unit"] == "T2"
+        for item in store.pending(10**12):
+            store.delivered(item.id, 0)
+
+        clock[0] = at(4, 17, 45) + timedelta(seconds=5)
+        path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+        outcome = Reloader([path], receiver).reload()
+        assert outcome.applied, outcome.problems
+        assert outcome.rehomed == ()
+
+        row = rows(receiver, friday)[online]
+        assert (row["status"], row["unit"]) == ("no-show", "T2"), row
+        status = api.booking_status(TABLEFINDER, {"booking_id": online}).body
+        assert status["booking_status"] == "NO_SHOW", status
+        clock[0] = at(4, 17, 45) + timedelta(seconds=10)
+        assert sweep_no_shows(receiver) == 1
+        told = [i.payload["status"] for i in store.pending(10**12) if i.kind == BOOKING]
+        assert told == ["NO_SHOW"]
+        status = api.booking_status(TABLEFINDER, {"booking_id": online}).body
+        assert status["booking_status"] == "NO_SHOW", status
     finally:
         store.close()
