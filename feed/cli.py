@@ -69,14 +69,19 @@ def refuse_moved_openings(
     has entries: its times count from the opening, so every stored booking would be read
     at another time. As a reload refuses it (feed.service.config_reload). And when it
     removed a table or combo a booking from yesterday on is still booked on: the replay
-    under its floor would drop the booking, which only a reload can book again elsewhere."""
-    from feed.service.config_reload import stored_openings_moved, stored_units_removed
+    under its floor would drop the booking, which only a reload can book again elsewhere;
+    or one a party sits at now: the replay would seat it nowhere, or at another table."""
+    from feed.service.config_reload import (
+        stored_openings_moved,
+        stored_parties_removed,
+        stored_units_removed,
+    )
 
     try:
         moved = [
             line
             for path, r in configs
-            for found in (stored_openings_moved, stored_units_removed)
+            for found in (stored_openings_moved, stored_units_removed, stored_parties_removed)
             for line in found(store, r, Path(path), now)
         ]
     except StoreError as exc:

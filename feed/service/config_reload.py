@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import HostStand
+from engine.floor import Combo, FloorPlan, Table
 from engine.holds import Reservation, ReservationStatus
 from feed.floor.availability import AreaUnits, choose_unit
 from feed.service import rules
@@ -40,6 +41,7 @@ from feed.service.days import (
     Chooser,
     DayBook,
     Refused,
+    Retired,
     index_on,
     kept_room,
     occupied,
@@ -51,7 +53,7 @@ from feed.venue import calendar
 from feed.venue.calendar import Slot
 from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import Restaurant
-from store.log import LogStore, OutboxMessage, Remember
+from store.log import LogEntry, LogStore, OutboxMessage, Remember
 
 log = logging.getLogger("hoststand.reload")
 
@@ -592,6 +594,110 @@ def stored_units_removed(store: LogStore, r: Restaurant, path: Path, now: dateti
                 " bookings again on other tables"
             )
     return out
+
+
+def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:
+    """A server (or command) starting on `r` while a party sits, on the day being served,
+    at a table `r` does not have (or checked in on a combo it does not have): removed while
+    the server was down, a restart instead of a reload, which refuses it
+    (`_seated_on_removed`). The replay under `r`'s floor would seat guests who are eating
+    nowhere, or at another table the seating pass picks: refused, one line per party, as a
+    reload is. Which unknown tables the day's log names (operations and the engine's
+    answers) it tells; each is put back for the replay as near as the log tells what it
+    was (seats: the largest party seen at it, else the floor's largest table; first in
+    floor order): a guess only the waitlist's seating pass could tell apart, and it leans
+    to finding a party there (a refusal is the safe side: put the table back, start)."""
+    day = calendar.service_day_of(r, now)
+    if day is None:
+        local = now.astimezone(r.tz).date()
+        day = local if calendar.opening_instant(r, local) is not None else None
+    if day is None:
+        return []
+    entries = store.entries(r.merchant_id, day)
+    if not entries:
+        return []
+    book = DayBook(store, r)
+    kept = _named_units(entries, calendar.floor_of_day(r, day), book.retirements())
+    if not kept:
+        return []  # nothing on the day names a table the file lacks: nobody sits at one
+    names = {
+        str(e.operation[2]): str(e.meta["name"])
+        for e in entries
+        if len(e.operation) > 2 and isinstance(e.meta.get("name"), str) and e.meta["name"]
+    }
+    stand = book.replayed_with(day, kept)
+    out: list[str] = []
+    for sitting in stand.sittings():
+        units = [t for t in sitting.tables if r.floor.table(t) is None]
+        booked = stand.book.by_id.get(sitting.party_id) if sitting.reservation else None
+        if not units and booked is not None and not has_unit(r, booked.unit):
+            units = [booked.unit]  # a combo removed, its tables kept
+        if not units:
+            continue
+        unit = "+".join(units)
+        who = [names[sitting.party_id]] if sitting.party_id in names else []
+        who += [f"{sitting.size} guests"] if sitting.size else []
+        party = sitting.party_id + (f" ({', '.join(who)})" if who else "")
+        what = f"table {unit}" if len(units) == 1 and "+" not in unit else f"{unit}"
+        out.append(
+            f"{path}: tables: {unit} is not on the floor plan, but {party} sits at it now"
+            f" ({day.isoformat()}); put {what} back in the file and start again, then free"
+            " the table or move the party, and remove it with a reload (SIGHUP or POST"
+            " /api/v1/admin/reload)"
+        )
+    return out
+
+
+def _named_units(
+    entries: Sequence[LogEntry], floor: FloorPlan, retired: Sequence[Retired]
+) -> list[Retired]:
+    """Placeholders (days.Retired, for the whole day) for the tables and combos a day's
+    log names, in its operations or the engine's answers ("seated T2", "W1@T2+T3"), that
+    neither `floor` nor a reload's record (`retired`) has."""
+    known = {x.unit for x in retired}
+    sizes: dict[str, int] = {}
+    named: list[str] = []
+
+    def saw(unit: Any, size: Any = None) -> None:
+        if not isinstance(unit, str) or not unit:
+            return
+        named.append(unit)
+        if isinstance(size, int) and not isinstance(size, bool) and 0 < size <= 10**4:
+            for t in unit.split("+"):
+                sizes[t] = max(sizes.get(t, 0), size)
+
+    for e in entries:
+        op, result = e.operation, e.result
+        name = op[0] if op else None
+        size = op[3] if name == "walk_in" and len(op) > 3 else e.meta.get("party_size")
+        if name in ("reserve", "seat", "move") and len(op) > 3:
+            saw(op[3], size)
+        elif name == "free" and len(op) > 2:
+            saw(op[2])
+        if isinstance(result, str) and result.startswith("seated "):
+            saw(result[len("seated ") :], size)
+        elif isinstance(result, list):
+            for item in result:
+                if isinstance(item, str) and "@" in item:
+                    saw(item.rsplit("@", 1)[1])
+    largest = max((t.seats for t in floor.tables), default=2)
+    tables: dict[str, Table] = {}
+    combos: dict[str, Combo] = {}
+    for unit in dict.fromkeys(named):
+        parts = unit.split("+")
+        for t in parts:
+            if t and floor.table(t) is None and t not in known and t not in tables:
+                tables[t] = Table(t, sizes.get(t) or largest, 1)
+        if len(parts) == 2 and all(parts) and floor.combo(unit) is None and unit not in known:
+            seats = sum((floor.table(t) or tables.get(t) or Table(t, largest)).seats for t in parts)
+            combos[unit] = Combo((parts[0], parts[1]), seats, 1)
+    # First in floor order: where the seating pass had a choice, it takes the unknown table,
+    # so a party that may have sat there is found (a refusal is the safe side).
+    place = 0
+    return [
+        *(Retired(t.id, math.inf, t, None, None, place + i) for i, t in enumerate(tables.values())),
+        *(Retired(c.id, math.inf, None, c, None, place + i) for i, c in enumerate(combos.values())),
+    ]
 
 
 def _booking_ids(store: LogStore, merchant_id: str, day: date) -> dict[str, str]:

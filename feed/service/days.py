@@ -482,11 +482,12 @@ class DayBook:
             cached.version = version
         return cached
 
-    def _new_day(self, day: date) -> _Day:
+    def _new_day(self, day: date, kept: Sequence[Retired] = ()) -> _Day:
         """A day not replayed yet, on its floor; a day whose log began before a reload
         removed tables or combos starts on a floor that still has them, and goes on
-        without each from the entry received after its removal (see `Retired`)."""
-        floor = calendar.floor_of_day(self.restaurant, day)
+        without each from the entry received after its removal (see `Retired`). `kept`:
+        units added to the floor for the whole day (`replayed_with`)."""
+        floor = with_retired(calendar.floor_of_day(self.restaurant, day), kept)
         retired = [
             r
             for r in self.retirements()
@@ -501,6 +502,15 @@ class DayBook:
         instants = sorted({r.at for r in retired})
         switches = [(at, with_retired(floor, [r for r in retired if r.at > at])) for at in instants]
         return _Day(HostStand(with_retired(floor, retired)), switches)
+
+    def replayed_with(self, day: date, kept: Sequence[Retired]) -> HostStand:
+        """The day's stand replayed afresh (not kept) on its floor plus `kept`: what a log
+        naming tables the restaurant's file no longer has would tell on the floor it was
+        written on, as near as `kept` is to it (config_reload.stored_parties_removed)."""
+        with self._lock:
+            state = self._new_day(day, kept)
+            state.replay(self.store.entries(self.restaurant.merchant_id, day))
+            return state.stand
 
     def retirements(self) -> list[Retired]:
         """The tables and combos reloads removed from this restaurant (the latest removal

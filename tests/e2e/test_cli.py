@@ -734,3 +734,33 @@ def test_the_restart_refusal_names_a_moved_booking_by_the_id_the_host_knows(
     assert result.exit_code == 2
     line = one_error_line(result)
     assert f"but reservation {booking_id[0]} is still booked on it on 2026-12-05 at 19:30;" in line
+
+
+def test_a_restart_without_a_table_a_party_sits_at_is_refused(tmp_path: Path, db: str) -> None:
+    """Friday 18:00 a walk-in of 2 (Ann) sits at T2; the server restarts on a file without
+    T2 instead of a reload (which refuses this). Its replay would have Ann sit at another
+    table she never sat at, or nowhere: refused, one line naming the table and the party,
+    for every command reading the store; once T2 is freed, the start is no longer refused."""
+    now = "2026-12-04T18:00:00Z"
+    options = ["--config", MARLOWES, "--db", db]
+    walked = hoststand("--now", now, "host", "walk-in", "2", "--name", "Ann", "--id", "A", *options)
+    assert walked.exit_code == 0 and "seated T2" in walked.output, walked.output
+    removed = marlowes_variant(tmp_path, "no-t2.toml", lambda t: t.replace(T2_TABLE, ""))
+    later = "2026-12-04T18:05:00Z"
+    board = hoststand("--now", later, "host", "board", "--config", removed, "--db", db)
+    assert board.exit_code == 2, board.output
+    line = one_error_line(board)
+    assert line == (
+        f"hoststand: {removed}: tables: T2 is not on the floor plan, but A (Ann, 2 guests)"
+        " sits at it now (2026-12-04); put table T2 back in the file and start again, then"
+        " free the table or move the party, and remove it with a reload (SIGHUP or POST"
+        " /api/v1/admin/reload)"
+    ), line
+    served = hoststand(
+        "--now", later, "serve", "--config", removed, "--db", db, "--port", "0", "--no-export"
+    )
+    assert served.exit_code == 2 and one_error_line(served) == line
+    freed = hoststand("--now", later, "host", "free", "T2", *options)
+    assert freed.exit_code == 0, freed.output
+    again = hoststand("--now", later, "slots", "--config", removed, "--db", db, "--date", FRIDAY)
+    assert again.exit_code == 0, again.output
