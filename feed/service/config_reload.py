@@ -44,6 +44,7 @@ from feed.service.days import (
     Retired,
     index_on,
     kept_room,
+    note_floor,
     occupied,
     retire_record,
     retired_units,
@@ -266,8 +267,10 @@ def _retire(book: DayBook, new: Restaurant, now: datetime) -> None:
     old = book.restaurant.floor
     gone = [t.id for t in old.tables if new.floor.table(t.id) is None]
     gone += [c.id for c in old.combos if new.floor.combo(c.id) is None]
+    merchant_id = book.restaurant.merchant_id
     for unit in retired_units(old, gone, now.timestamp()):
-        book.store.remember(RETIRED_SCOPE, *retire_record(book.restaurant.merchant_id, unit))
+        book.store.remember(RETIRED_SCOPE, *retire_record(merchant_id, unit))
+    note_floor(book.store, merchant_id, new.floor, now.timestamp())  # what a start compares
 
 
 def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:

@@ -366,6 +366,51 @@ def retired_units(floor: FloorPlan, units: Sequence[str], at: float) -> list[Ret
     return out
 
 
+FLOOR_SCOPE = "floor"  # "<merchant>/<at>" -> the floor a start or reload put in place then
+
+
+def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -> list[str]:
+    """Keep the floor a server or command starts on (or a reload puts in place) at `at`,
+    when it is not the one kept last. The tables and combos of the one kept last that
+    `floor` lacks were removed while no server ran (a restart on a file without them):
+    retired as of `at` with their definitions, as a reload retires what it removes (unless
+    one retired them since), so each day's replay keeps them up to now (`Retired`).
+    The units retired so."""
+    units = [t.id for t in floor.tables] + [c.id for c in floor.combos]
+    now = {u.unit: u.record() for u in retired_units(floor, units, at)}
+    kept = store.recall_prefix(FLOOR_SCOPE, f"{merchant_id}/")
+    last = kept[-1][1] if kept else None
+    before: dict[str, dict[str, Any]] = {}
+    if isinstance(last, dict) and isinstance(last.get("units"), list):
+        before = {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}
+
+    def same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        return {k: v for k, v in a.items() if k != "at"} == {
+            k: v for k, v in b.items() if k != "at"
+        }
+
+    if before and before.keys() == now.keys() and all(same(before[u], now[u]) for u in now):
+        return []
+    since = float(last.get("at", 0)) if isinstance(last, dict) else 0.0
+    retired_since = {
+        found.unit
+        for _key, value in store.recall_prefix(RETIRED_SCOPE, f"{merchant_id}/")
+        if (found := Retired.of_record(value)) is not None and found.at >= since
+    }
+    gone: list[str] = []
+    for unit, record in before.items():
+        if unit in now or unit in retired_since:
+            continue
+        found = Retired.of_record({**record, "at": at})
+        if found is not None:
+            store.remember(RETIRED_SCOPE, *retire_record(merchant_id, found))
+            gone.append(unit)
+    store.remember(
+        FLOOR_SCOPE, f"{merchant_id}/{at:020.6f}", {"at": at, "units": list(now.values())}
+    )
+    return gone
+
+
 def with_retired(floor: FloorPlan, retired: Sequence[Retired]) -> FloorPlan:
     """`floor` with the retired tables and combos it lacks, each at its place in the floor
     order it had (the order breaks the seating rules' ties: the replay seats as the day

@@ -764,3 +764,38 @@ def test_a_restart_without_a_table_a_party_sits_at_is_refused(tmp_path: Path, db
     assert freed.exit_code == 0, freed.output
     again = hoststand("--now", later, "slots", "--config", removed, "--db", db, "--date", FRIDAY)
     assert again.exit_code == 0, again.output
+
+
+def test_a_table_removed_by_a_restart_keeps_the_days_it_served(tmp_path: Path, db: str) -> None:
+    """Tuesday a booking on T2 was missed (a no-show); Friday 18:00 Ann sat at T2 and left
+    at 18:06. At 18:10 a command starts on a file without T2 (a restart instead of a
+    reload): T2 is kept as the floor had it, for the replay only, up to that start. Ann is
+    not shown at T4, a table she never sat at, blocking it; Tuesday's row stays a no-show
+    on T2; T2 is not on the board, and the next walk-in is seated elsewhere."""
+    options = ["--config", MARLOWES, "--db", db]
+    past = reserve(db, 2, "2026-12-01T19:00", now="2026-11-30T09:00:00Z")
+    assert past.exit_code == 0 and "T2" in past.output, past.output
+    now = "2026-12-04T18:00:00Z"
+    walked = hoststand("--now", now, "host", "walk-in", "2", "--name", "Ann", "--id", "A", *options)
+    assert walked.exit_code == 0 and "seated T2" in walked.output, walked.output
+    freed = hoststand("--now", "2026-12-04T18:06:00Z", "host", "free", "T2", *options)
+    assert freed.exit_code == 0, freed.output
+    removed = marlowes_variant(tmp_path, "no-t2.toml", lambda t: t.replace(T2_TABLE, ""))
+    new = ["--config", removed, "--db", db]
+
+    board = hoststand("--now", "2026-12-04T18:10:00Z", "host", "board", "--json", *new)
+    assert board.exit_code == 0, board.output
+    tables = {t["id"]: t for t in json.loads(board.output)["tables"]}
+    assert "T2" not in tables
+    assert all(t["occupant"] is None for t in tables.values()), tables
+    listed = hoststand(
+        "--now", "2026-12-04T18:11:00Z", "host", "reservations", "--date", "2026-12-01",
+        "--json", *new,
+    )  # fmt: skip
+    assert listed.exit_code == 0, listed.output
+    assert [(r["unit"], r["status"]) for r in json.loads(listed.output)] == [("T2", "no-show")]
+    bo = hoststand("--now", "2026-12-04T18:12:00Z", "host", "walk-in", "2", "--id", "B", *new)
+    assert bo.exit_code == 0 and "seated T4" in bo.output, bo.output
+    again = hoststand("--now", "2026-12-04T18:13:00Z", "host", "board", "--json", *new)
+    seated = {t["id"]: t["occupant"] for t in json.loads(again.output)["tables"]}
+    assert seated["T4"] is not None and "T2" not in seated, seated
