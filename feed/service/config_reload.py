@@ -43,6 +43,7 @@ from feed.service.days import (
     Refused,
     Retired,
     index_on,
+    kept_floor,
     kept_room,
     note_floor,
     occupied,
@@ -620,7 +621,8 @@ def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: date
     if not entries:
         return []
     book = DayBook(store, r)
-    kept = _named_units(entries, calendar.floor_of_day(r, day), book.retirements())
+    _last, was = kept_floor(store, r.merchant_id)
+    kept = _named_units(entries, calendar.floor_of_day(r, day), book.retirements(), was)
     if not kept:
         return []  # nothing on the day names a table the file lacks: nobody sits at one
     names = {
@@ -652,11 +654,15 @@ def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: date
 
 
 def _named_units(
-    entries: Sequence[LogEntry], floor: FloorPlan, retired: Sequence[Retired]
+    entries: Sequence[LogEntry],
+    floor: FloorPlan,
+    retired: Sequence[Retired],
+    was: Mapping[str, Mapping[str, Any]],
 ) -> list[Retired]:
-    """Placeholders (days.Retired, for the whole day) for the tables and combos a day's
+    """Stand-ins (days.Retired, for the whole day) for the tables and combos a day's
     log names, in its operations or the engine's answers ("seated T2", "W1@T2+T3"), that
-    neither `floor` nor a reload's record (`retired`) has."""
+    neither `floor` nor a reload's record (`retired`) has: as the floor kept last (`was`,
+    days.kept_floor) had them, else guessed."""
     known = {x.unit for x in retired}
     sizes: dict[str, int] = {}
     named: list[str] = []
@@ -697,10 +703,17 @@ def _named_units(
     # First in floor order: where the seating pass had a choice, it takes the unknown table,
     # so a party that may have sat there is found (a refusal is the safe side).
     place = 0
-    return [
-        *(Retired(t.id, math.inf, t, None, None, place + i) for i, t in enumerate(tables.values())),
-        *(Retired(c.id, math.inf, None, c, None, place + i) for i, c in enumerate(combos.values())),
+    guessed = [
+        Retired(t.id, math.inf, t, None, None, place + i) for i, t in enumerate(tables.values())
     ]
+    guessed += [
+        Retired(c.id, math.inf, None, c, None, place + i) for i, c in enumerate(combos.values())
+    ]
+    for i, guess in enumerate(guessed):
+        if guess.unit in was:
+            exact = Retired.of_record({**was[guess.unit], "at": math.inf})
+            guessed[i] = exact if exact is not None else guess
+    return guessed
 
 
 def _booking_ids(store: LogStore, merchant_id: str, day: date) -> dict[str, str]:

@@ -369,6 +369,15 @@ def retired_units(floor: FloorPlan, units: Sequence[str], at: float) -> list[Ret
 FLOOR_SCOPE = "floor"  # "<merchant>/<at>" -> the floor a start or reload put in place then
 
 
+def kept_floor(store: LogStore, merchant_id: str) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """The floor record `note_floor` kept last, and its units' records by unit id."""
+    kept = store.recall_prefix(FLOOR_SCOPE, f"{merchant_id}/")
+    last = kept[-1][1] if kept else None
+    if not isinstance(last, dict) or not isinstance(last.get("units"), list):
+        return last, {}
+    return last, {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}
+
+
 def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -> list[str]:
     """Keep the floor a server or command starts on (or a reload puts in place) at `at`,
     when it is not the one kept last. The tables and combos of the one kept last that
@@ -378,11 +387,7 @@ def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -
     The units retired so."""
     units = [t.id for t in floor.tables] + [c.id for c in floor.combos]
     now = {u.unit: u.record() for u in retired_units(floor, units, at)}
-    kept = store.recall_prefix(FLOOR_SCOPE, f"{merchant_id}/")
-    last = kept[-1][1] if kept else None
-    before: dict[str, dict[str, Any]] = {}
-    if isinstance(last, dict) and isinstance(last.get("units"), list):
-        before = {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}
+    last, before = kept_floor(store, merchant_id)
 
     def same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         return {k: v for k, v in a.items() if k != "at"} == {

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from feed.http.serving import sweep_no_shows
-from feed.service.config_reload import Reloader
+from feed.service.config_reload import Reloader, stored_parties_removed
 from feed.service.notify import BOOKING, Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
@@ -167,5 +167,28 @@ def test_a_booking_whose_hold_ended_just_before_the_reload_is_a_no_show_not_drop
         assert told == ["NO_SHOW"]
         status = api.booking_status(TABLEFINDER, {"booking_id": online}).body
         assert status["booking_status"] == "NO_SHOW", status
+    finally:
+        store.close()
+
+
+def test_a_start_without_a_table_a_party_sits_at_is_refused_with_no_floor_kept(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A store whose floor was never kept (written before starts kept it): the check
+    still finds Ann sitting at T2 from the log alone (a stand-in for T2), and refuses."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    store = open_store(any_db)
+    try:
+        receiver = Receiver([load_restaurant(path)], store, Settings(), lambda: at(4, 18))
+        walked = receiver.host_operation(MID, "walk_in", "A", 2, meta={"name": "Ann"})
+        assert walked.body["result"] == "seated T2", walked.body
+        assert store.recall_prefix("floor", "") == []
+        path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+        found = stored_parties_removed(store, load_restaurant(path), path, at(4, 18, 5))
+        assert [line.split("; ")[0] for line in found] == [
+            f"{path}: tables: T2 is not on the floor plan, but A (Ann, 2 guests) sits at it"
+            " now (2026-12-04)"
+        ]
     finally:
         store.close()
