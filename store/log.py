@@ -226,8 +226,8 @@ class LogStore(Protocol):
         while it stays the same, whatever else (outbox, idempotency records) is written."""
         ...
 
-    def service_dates(self, merchant_id: str) -> list[date]:
-        """The days that have at least one entry, in order."""
+    def service_dates(self, merchant_id: str, since: date | None = None) -> list[date]:
+        """The days that have at least one entry (from `since` on, when given), in order."""
         ...
 
     def remember(self, scope: str, key: str, value: JSON) -> JSON:

@@ -415,12 +415,12 @@ class PostgresStore:
         # as the interface allows (each reader's check is one query either way).
         return self.version()
 
-    def service_dates(self, merchant_id: str) -> list[date]:
+    def service_dates(self, merchant_id: str, since: date | None = None) -> list[date]:
         with self._connection() as conn:
-            rows = conn.execute(
+            rows = conn.execute(  # a range of the primary key's index: older days unread
                 "SELECT DISTINCT service_date FROM log_entries WHERE merchant_id = %s"
-                " ORDER BY service_date",
-                (merchant_id,),
+                " AND service_date >= %s ORDER BY service_date",
+                (merchant_id, since or date.min),
             ).fetchall()
         return [row[0] for row in rows]
 

@@ -792,12 +792,13 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise translate(exc) from exc
 
-    def service_dates(self, merchant_id: str) -> list[date]:
+    def service_dates(self, merchant_id: str, since: date | None = None) -> list[date]:
+        first = "" if since is None else since.isoformat()  # ISO dates sort as text
         with self._connection() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT service_date FROM log_entries WHERE merchant_id = ?"
-                " ORDER BY service_date",
-                (merchant_id,),
+                " AND service_date >= ? ORDER BY service_date",
+                (merchant_id, first),
             ).fetchall()
         return [date.fromisoformat(row[0]) for row in rows]
 

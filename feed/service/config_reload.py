@@ -739,9 +739,9 @@ def stored_openings_moved(store: LogStore, r: Restaurant, path: Path, now: datet
     moved (unless the two zones agree on those days), and is named as a possible cause."""
     today = now.astimezone(r.tz).date()
     out: list[str] = []
-    for day in store.service_dates(r.merchant_id):
-        if day < today - timedelta(days=1):
-            continue  # a past day may move (its log is history)
+    # A past day may move (its log is history): only the days from yesterday are read, a
+    # range of the log's index, not every day the restaurant ever served.
+    for day in store.service_dates(r.merchant_id, since=today - timedelta(days=1)):
         logged = _logged_opening(store, r.merchant_id, day)
         opening = calendar.opening_instant(r, day)
         read = opening or calendar.log_opening(r, day)

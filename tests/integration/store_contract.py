@@ -7,7 +7,7 @@ at a taken seq gets ConcurrencyConflict.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -157,6 +157,8 @@ class StoreContract:
         store.append(MERCHANT, DAY, 0, [entry(0), entry(1)])
         store.append(OTHER_MERCHANT, date(2025, 1, 1), 0, [entry(0)])
         assert store.service_dates(MERCHANT) == [date(2023, 12, 31), DAY, NEXT_DAY]
+        assert store.service_dates(MERCHANT, since=DAY) == [DAY, NEXT_DAY]
+        assert store.service_dates(MERCHANT, since=NEXT_DAY + timedelta(days=1)) == []
 
     # -- idempotency records -------------------------------------------------------------
 

@@ -353,8 +353,8 @@ class _RacedStore:
     def operations(self, merchant_id: str, service_date: date) -> list[list[object]]:
         return self.inner.operations(merchant_id, service_date)
 
-    def service_dates(self, merchant_id: str) -> list[date]:
-        return self.inner.service_dates(merchant_id)
+    def service_dates(self, merchant_id: str, since: date | None = None) -> list[date]:
+        return self.inner.service_dates(merchant_id, since)
 
     def remember(self, scope: str, key: str, value: object) -> object:
         return self.inner.remember(scope, key, value)
