@@ -553,6 +553,12 @@ class DayBook:
         switches = [(at, with_retired(floor, [r for r in retired if r.at > at])) for at in instants]
         return _Day(HostStand(with_retired(floor, retired)), switches)
 
+    def blank_stand(self, day: date) -> tuple[HostStand, list[tuple[float, FloorPlan]]]:
+        """A stand to replay the day's log on afresh, and when its floor changes (as the
+        day's own replay: `_Day.switches`), for a reader replaying it its own way."""
+        state = self._new_day(day)
+        return state.stand, state.switches
+
     def replayed_with(self, day: date, kept: Sequence[Retired]) -> HostStand:
         """The day's stand replayed afresh (not kept) on its floor plus `kept`: what a log
         naming tables the restaurant's file no longer has would tell on the floor it was

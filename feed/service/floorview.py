@@ -14,6 +14,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from engine import HostStand
+from engine.floor import FloorPlan
 from engine.holds import Reservation, ReservationStatus
 from feed.service.days import DayBook, area_id, one_per_booking
 from feed.venue import calendar
@@ -41,10 +42,14 @@ class _QuotesGiven:
     next_seq: int = 0
     given: dict[str, int] = field(default_factory=dict)
     generation: int = 0  # the DayBook's configuration it was replayed under
+    # When tables a reload removed leave the floor, as in the day's own replay (days._Day).
+    switches: list[tuple[float, FloorPlan]] = field(default_factory=list)
 
     def catch_up(self, book: DayBook, day: date) -> None:
         merchant = book.restaurant.merchant_id
         for entry in book.store.entries(merchant, day, after_seq=self.next_seq - 1):
+            while self.switches and entry.received_at > self.switches[0][0]:
+                self.stand.refloor(self.switches.pop(0)[1])
             op = entry.operation
             if op and op[0] == "walk_in" and str(entry.result).startswith("queued"):
                 quoted = self.stand.apply(["quote", op[1], op[3]])
@@ -52,6 +57,8 @@ class _QuotesGiven:
                     self.given[str(op[2])] = quoted
             self.stand.apply(op)
             self.next_seq = entry.seq + 1
+        while self.switches:
+            self.stand.refloor(self.switches.pop(0)[1])
 
 
 class FloorViews:
@@ -77,9 +84,9 @@ class FloorViews:
             if quotes is not None and quotes.generation != self.book.generation:
                 quotes = None  # quotes given on the old floor: start again on the new one
             if quotes is None:
+                stand, switches = self.book.blank_stand(day)
                 quotes = self._quotes[day] = _QuotesGiven(
-                    HostStand(calendar.floor_of_day(self.book.restaurant, day)),
-                    generation=self.book.generation,
+                    stand, generation=self.book.generation, switches=switches
                 )
             quotes.catch_up(self.book, day)
             doc = build(self.book, day, now, quotes.given)

@@ -10,6 +10,7 @@ from typing import Any
 
 from feed.http.serving import sweep_no_shows
 from feed.service.config_reload import Reloader, stored_parties_removed
+from feed.service.floorview import FloorViews
 from feed.service.notify import BOOKING, Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
@@ -190,5 +191,37 @@ def test_a_start_without_a_table_a_party_sits_at_is_refused_with_no_floor_kept(
             f"{path}: tables: T2 is not on the floor plan, but A (Ann, 2 guests) sits at it"
             " now (2026-12-04)"
         ]
+    finally:
+        store.close()
+
+
+def test_the_quote_a_waiting_party_was_given_reads_the_same_after_a_reload(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Friday 12:00 Ann (2) sits at T2, Bo (2) at T4; Ann leaves at 12:05; four parties of
+    4 fill T1, T5, T6, T3 and G (4) waits, quoted 24 minutes. A reload removes T2 (nobody
+    sits there). The board still shows the quote G was given: its replay has Ann sit at T2
+    and leave, not sit at T4 for good, which shifted every seating after it."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(4, 12)]
+    store = open_store(any_db)
+    try:
+        receiver = Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+        for party, size in (("A", 2), ("B", 2)):
+            assert receiver.host_operation(MID, "walk_in", party, size).code is None
+        clock[0] = at(4, 12, 5)
+        assert receiver.host_operation(MID, "free", "T2").code is None
+        for party in ("C", "D", "E", "F", "G"):
+            assert receiver.host_operation(MID, "walk_in", party, 4).code is None
+        friday = date(2026, 12, 4)
+        before = FloorViews(receiver.books[MID]).floor(friday, clock[0])["queue"]
+        assert [(q["party_id"], q["quote"]) for q in before] == [("G", 24)]
+
+        clock[0] = at(4, 12, 10)
+        path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+        assert Reloader([path], receiver).reload().applied
+        after = FloorViews(receiver.books[MID]).floor(friday, clock[0])["queue"]
+        assert [(q["party_id"], q["quote"]) for q in after] == [("G", 24)]
     finally:
         store.close()
