@@ -617,11 +617,15 @@ def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: date
         day = local if calendar.opening_instant(r, local) is not None else None
     if day is None:
         return []
+    _last, was = kept_floor(store, r.merchant_id)
+    if was and all(has_unit(r, unit) for unit in was):
+        # Nothing removed since the last start or reload, each of which refused a party
+        # at a table it removed: nobody can sit at one (the day's log is not read).
+        return []
     entries = store.entries(r.merchant_id, day)
     if not entries:
         return []
     book = DayBook(store, r)
-    _last, was = kept_floor(store, r.merchant_id)
     kept = _named_units(entries, calendar.floor_of_day(r, day), book.retirements(), was)
     if not kept:
         return []  # nothing on the day names a table the file lacks: nobody sits at one
