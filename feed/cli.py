@@ -72,18 +72,26 @@ def refuse_moved_openings(
     under its floor would drop the booking, which only a reload can book again elsewhere;
     or one a party sits at now: the replay would seat it nowhere, or at another table."""
     from feed.service.config_reload import (
+        record_zone,
         stored_openings_moved,
         stored_parties_removed,
         stored_units_removed,
+        stored_zone_changed,
     )
 
     try:
-        moved = [
-            line
-            for path, r in configs
-            for found in (stored_openings_moved, stored_units_removed, stored_parties_removed)
-            for line in found(store, r, Path(path), now)
-        ]
+        moved: list[str] = []
+        checks = (stored_openings_moved, stored_units_removed, stored_parties_removed)
+        for path, r in configs:
+            # A changed zone is named as the cause (its moved openings would follow from it).
+            changed = stored_zone_changed(store, r, Path(path), now)
+            found = checks if not changed else ()
+            moved += changed + [line for f in found for line in f(store, r, Path(path), now)]
+        if not moved:
+            # The zone the logs are written under from now on: a store from before these
+            # records gets the file's, which the opening check above found agreeing.
+            for _path, r in configs:
+                record_zone(store, r)
     except StoreError as exc:
         store.close()
         fail(f"cannot read the stored days: {exc}")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engine import HostStand
 from engine.floor import Combo, FloorPlan, Table
@@ -55,7 +56,7 @@ from feed.venue import calendar
 from feed.venue.calendar import Slot
 from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import Restaurant
-from store.log import LogEntry, LogStore, OutboxMessage, Remember
+from store.log import JSON, LogEntry, LogStore, OutboxMessage, Remember
 
 log = logging.getLogger("hoststand.reload")
 
@@ -732,6 +733,70 @@ def _booking_ids(store: LogStore, merchant_id: str, day: date) -> dict[str, str]
     return out
 
 
+CLOCK_SCOPE = "clock"  # idempotency scope: "<merchant id>/<n>" -> {"timezone": zone}, n = 0, 1, ...
+
+
+def _recorded_zones(store: LogStore, merchant_id: str) -> list[tuple[str, JSON]]:
+    return store.recall_prefix(CLOCK_SCOPE, f"{merchant_id}/")
+
+
+def recorded_zone(store: LogStore, merchant_id: str) -> str | None:
+    """The time zone the restaurant's logs were last written under, as a start recorded it
+    (record_zone), or None for a store that has no record yet (one written before they
+    were kept: the opening check, stored_openings_moved, is all a start can tell then)."""
+    records = _recorded_zones(store, merchant_id)
+    value = records[-1][1] if records else None
+    zone = value.get("timezone") if isinstance(value, dict) else None
+    return zone if isinstance(zone, str) else None
+
+
+def record_zone(store: LogStore, r: Restaurant) -> None:
+    """Record `r`'s time zone as the one its logs are written under, when it is not the
+    one recorded last. Records are only added (remember keeps the first value), keyed in
+    order, so the last one is the zone in force; a start calls this once the file passed
+    every check (stored_zone_changed refused a change while stored days are ahead)."""
+    records = _recorded_zones(store, r.merchant_id)
+    last = records[-1][1] if records else None
+    if isinstance(last, dict) and last.get("timezone") == r.tz.key:
+        return
+    n = len(records)
+    while True:  # another start may record at the same moment: the next free key
+        key = f"{r.merchant_id}/{n:08d}"
+        mine: JSON = {"timezone": r.tz.key}
+        if store.remember(CLOCK_SCOPE, key, mine) == mine:
+            return
+        n += 1
+
+
+def stored_zone_changed(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:
+    """A server (or command) starting on `r` whose time zone is not the one its logs were
+    written under (recorded_zone) while a day from yesterday on has entries: refused, one
+    line naming both zones, as a reload refuses any change of zone (`_moved_zone`). Those
+    days count their minutes from openings on the old clock; even where the two zones
+    agree on those openings, a process still running the old file (a server, while a host
+    command reads the edited one) would read the days the new clock writes at other
+    instants. Once no day from yesterday on has entries (only history, which a start never
+    refuses: stored_openings_moved), the new zone is taken and recorded: the only way to
+    correct a wrong zone, as a reload never takes one."""
+    old = recorded_zone(store, r.merchant_id)
+    if old is None or old == r.tz.key:
+        return []
+    # "Yesterday" on either clock: the earlier of the two, so no day ahead on either is missed.
+    try:
+        then = now.astimezone(ZoneInfo(old)).date()
+    except (ZoneInfoNotFoundError, ValueError):
+        then = now.astimezone(r.tz).date()
+    since = min(then, now.astimezone(r.tz).date()) - timedelta(days=1)
+    ahead = store.service_dates(r.merchant_id, since=since)
+    if not ahead:
+        return []
+    return [
+        f"{path}: timezone: changed from {old} to {r.tz.key} while no server ran: the stored"
+        f" days (from {ahead[0].isoformat()}) count their times from openings on the {old}"
+        f" clock and would be misread; keep timezone = {old!r} until those days are past"
+    ]
+
+
 def stored_openings_moved(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:
     """What a reload refuses (`_moved_openings`, `_closed_apart`, `_moved_zone`), for a
     server (or command) starting on `r`, as far as the logs can tell: each day from
@@ -739,8 +804,9 @@ def stored_openings_moved(store: LogStore, r: Restaurant, path: Path, now: datet
     day with entries written under another opening; a closed one (its log then counts
     from its weekday's opening, calendar.log_opening) whose bookings still booked were
     taken under another, as when a special day with bookings was closed or removed while
-    the server was down. Nothing stores the zone: a changed timezone shows as openings
-    moved (unless the two zones agree on those days), and is named as a possible cause."""
+    the server was down. A changed timezone is refused by stored_zone_changed where the
+    zone is recorded; in a store from before it was, it shows here as openings moved
+    (unless the two zones agree on those days), and is named as a possible cause."""
     today = now.astimezone(r.tz).date()
     out: list[str] = []
     # A past day may move (its log is history): only the days from yesterday are read, a

@@ -437,8 +437,12 @@ def test_serve_refuses_a_file_whose_timezone_changed_under_days_with_bookings(
 ) -> None:
     """Saturday's booking was taken on the Europe/London clock; the file now says
     Europe/Paris, an hour ahead in December: every stored time would be read an hour off,
-    whether Saturday is open in it or closed (read from its weekday's opening, in Paris)."""
+    whether Saturday is open in it or closed (read from its weekday's opening, in Paris).
+    A store with its zone recorded names both zones (see the tests below); one from before
+    the zone was recorded (its record dropped here) refuses by the openings its logs show."""
     assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0
+    with closing(open_store(db)) as store:
+        assert store.forget_range("clock", "", "\U0010ffff") == 1
 
     def to_paris(text: str) -> str:
         return text.replace('"Europe/London"', '"Europe/Paris"')
@@ -466,6 +470,85 @@ def test_serve_refuses_a_file_whose_timezone_changed_under_days_with_bookings(
         " (on the Europe/Paris clock: its hours or its timezone changed), and that day already"
         " has bookings or walk-ins (their times count from the opening); keep the opening and"
         " the timezone until that day is past, or close the day"
+    )
+
+
+def to_reykjavik(text: str) -> str:
+    """Reykjavik keeps UTC all year: London's clock in winter, an hour behind it in summer."""
+    return text.replace('"Europe/London"', '"Atlantic/Reykjavik"')
+
+
+def zone_refusal(path: str, old: str, new: str, first: str) -> str:
+    return (
+        f"hoststand: {path}: timezone: changed from {old} to {new} while no server ran: the"
+        f" stored days (from {first}) count their times from openings on the {old} clock and"
+        f" would be misread; keep timezone = '{old}' until those days are past"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["slots", "--date", "2026-12-05"],
+        ["reserve", "--party-size", "2", "--at", "2026-12-05T20:00"],
+        ["host", "board", "--date", "2026-12-05"],
+    ],
+    ids=["slots", "reserve", "host-board"],
+)
+def test_a_start_refuses_a_changed_timezone_naming_both_even_where_they_agree_on_the_openings(
+    tmp_path: Path, db: str, command: list[str]
+) -> None:
+    """Saturday's booking was taken on the Europe/London clock; the file now says
+    Atlantic/Reykjavik, which agrees with London in December, so no stored opening moved.
+    A reload refuses any change of zone; a start refuses it too, naming both zones, while
+    a day from yesterday on has entries (their times count from the old clock's openings)."""
+    assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0
+    moved = marlowes_variant(tmp_path, "reykjavik.toml", to_reykjavik)
+    result = hoststand("--now", BEFORE, *command, "--config", moved, "--db", db)
+    assert result.exit_code == 2
+    assert one_error_line(result) == zone_refusal(
+        moved, "Europe/London", "Atlantic/Reykjavik", "2026-12-05"
+    )
+
+
+def test_a_changed_timezone_is_taken_once_no_stored_day_is_ahead_and_then_kept(
+    tmp_path: Path, db: str
+) -> None:
+    """Once the stored days are past (history, which a start never refuses), the new zone
+    is taken and recorded: the days written from then on count on its clock, and a later
+    start on the old zone is refused, naming the recorded one."""
+    assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0
+    reykjavik = marlowes_variant(tmp_path, "reykjavik.toml", to_reykjavik)
+    later = "2026-12-20T09:00:00Z"
+    booked = hoststand(
+        "--now", later, "reserve", "--config", reykjavik, "--db", db,
+        "--party-size", "2", "--at", "2026-12-22T19:00",
+    )  # fmt: skip
+    assert booked.exit_code == 0, booked.output
+    result = hoststand("--now", later, "slots", "--config", MARLOWES, "--db", db, "--date", FRIDAY)
+    assert result.exit_code == 2  # first: a serve that starts never ends
+    serve = ["serve", "--config", MARLOWES, "--db", db, "--port", "0", "--no-export"]
+    result = hoststand("--now", later, *serve)
+    assert result.exit_code == 2
+    assert one_error_line(result) == zone_refusal(
+        MARLOWES, "Atlantic/Reykjavik", "Europe/London", "2026-12-22"
+    )
+
+
+def test_a_store_without_a_recorded_timezone_records_the_files_at_its_first_start(
+    tmp_path: Path, db: str
+) -> None:
+    """A store written before the zone was recorded (its record dropped here) takes the
+    file whose openings agree with its logs, records its zone, and refuses another after."""
+    assert reserve(db, 2, "2026-12-05T19:00").exit_code == 0
+    with closing(open_store(db)) as store:
+        assert store.forget_range("clock", "", "\U0010ffff") == 1
+    assert slots(db, MARLOWES).exit_code == 0  # the first start after the upgrade
+    moved = marlowes_variant(tmp_path, "reykjavik.toml", to_reykjavik)
+    result = slots(db, moved)
+    assert result.exit_code == 2
+    assert one_error_line(result) == zone_refusal(
+        moved, "Europe/London", "Atlantic/Reykjavik", "2026-12-05"
     )
 
 
