@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from engine import HostStand
 from engine.floor import Combo, FloorPlan, Table
 from engine.holds import Reservation, ReservationStatus
+from engine.stand import Sitting
 from feed.floor.availability import AreaUnits, choose_unit
 from feed.service import rules
 from feed.service.attention import Attention, Misfit, reasons
@@ -464,10 +465,7 @@ def _seated_on_removed(book: DayBook, path: Path, new: Restaurant, today: date |
     stand = book.stand(today)
     out: list[str] = []
     for sitting in stand.sittings():
-        units = [t for t in sitting.tables if new.floor.table(t) is None]
-        booked = stand.book.by_id.get(sitting.party_id) if sitting.reservation else None
-        if not units and booked is not None and not has_unit(new, booked.unit):
-            units = [booked.unit]  # a combo removed, its tables kept
+        units = _sits_removed(stand, sitting, new)
         if not units:
             continue
         unit = "+".join(units)
@@ -478,6 +476,16 @@ def _seated_on_removed(book: DayBook, path: Path, new: Restaurant, today: date |
             f" {unit}"
         )
     return out
+
+
+def _sits_removed(stand: HostStand, sitting: Sitting, r: Restaurant) -> list[str]:
+    """The tables of `sitting` that `r`'s floor lacks, or its booked combo when `r` removed
+    the combo but kept its tables; [] when the party sits on units `r` has."""
+    units = [t for t in sitting.tables if r.floor.table(t) is None]
+    booked = stand.book.by_id.get(sitting.party_id) if sitting.reservation else None
+    if not units and booked is not None and not has_unit(r, booked.unit):
+        units = [booked.unit]  # a combo removed, its tables kept
+    return units
 
 
 def _cannot_rehome(
@@ -638,10 +646,7 @@ def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: date
     stand = book.replayed_with(day, kept)
     out: list[str] = []
     for sitting in stand.sittings():
-        units = [t for t in sitting.tables if r.floor.table(t) is None]
-        booked = stand.book.by_id.get(sitting.party_id) if sitting.reservation else None
-        if not units and booked is not None and not has_unit(r, booked.unit):
-            units = [booked.unit]  # a combo removed, its tables kept
+        units = _sits_removed(stand, sitting, r)
         if not units:
             continue
         unit = "+".join(units)
