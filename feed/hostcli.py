@@ -542,8 +542,18 @@ def move(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
 @click.option(
     "--party-size", type=click.IntRange(1, 20), help="New number of guests (default: as booked)."
 )
+@click.option(
+    "--over-pacing",
+    is_flag=True,
+    help="Book the new time even beyond its slot's pacing caps (marked over pacing).",
+)
 def change(
-    stand: Stand, as_json: bool, reservation_id: str, at: datetime | None, party_size: int | None
+    stand: Stand,
+    as_json: bool,
+    reservation_id: str,
+    at: datetime | None,
+    party_size: int | None,
+    over_pacing: bool,
 ) -> None:
     if at is None and party_size is None:
         _fail("give --at, --party-size or both", EXIT_BAD_INPUT)
@@ -552,7 +562,9 @@ def change(
         landing = calendar.slot_at(stand.restaurant, at)
         stand.no_silent_no_show(landing[0] if landing is not None else None)
     start = at.strftime("%Y-%m-%dT%H:%M") if at is not None else None
-    reply = stand.receiver.host_change(stand.merchant, reservation_id, party_size, start)
+    reply = stand.receiver.host_change(
+        stand.merchant, reservation_id, party_size, start, over_pacing=over_pacing
+    )
     if reply.code is None and not as_json:
         b = reply.body
         when = str(b["start"])[:16].replace("T", " ")

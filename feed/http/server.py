@@ -129,6 +129,12 @@ class Change(BaseModel):
         max_length=64,
         description="YYYY-MM-DDTHH:MM local time, or an ISO-8601 instant with an offset",
     )
+    over_pacing: bool = Field(
+        default=False,
+        strict=True,
+        description="Book the new time even beyond its slot's pacing caps (the host says "
+        "so, as for a phone booking); the booking is then marked over_pacing",
+    )
 
 
 class ReservationRow(BaseModel):
@@ -593,7 +599,14 @@ def create_app(
             return _send(asked)
         key = keyed(idempotency_key, [reservation_id, asked.model_dump()])
         return _send(
-            receiver.host_change(merchant_id, reservation_id, asked.party_size, asked.start, key)
+            receiver.host_change(
+                merchant_id,
+                reservation_id,
+                asked.party_size,
+                asked.start,
+                key,
+                over_pacing=asked.over_pacing,
+            )
         )
 
     app.include_router(host_routes)

@@ -808,12 +808,16 @@ class Receiver:
         party_size: int | None,
         start: str | None,
         key: HostKey | None = None,
+        *,
+        over_pacing: bool = False,
     ) -> Reply:
         """The host changes a booking's time or party size (the guest phoned): it is booked
         again by the availability rules, atomically, under the same booking id; a partner
         whose booking it is hears of it with the fields that changed. A change made
         meanwhile (the partner's UpdateBooking) is neither overwritten nor a refusal: this
-        one is worked out again on the fresh record (LOOKUPS times at most)."""
+        one is worked out again on the fresh record (LOOKUPS times at most). Beyond the new
+        slot's pacing caps only with `over_pacing` (the host says so), as a phone booking:
+        the booking is then marked over_pacing."""
         book = self.books.get(merchant_id)
         if book is None:
             return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
@@ -826,7 +830,9 @@ class Receiver:
                 return self.store.recall(BOOKING_SCOPE, booking_id)
 
             def attempt(index: Any) -> tuple[Reply, bool]:
-                return self._change_booking(book, booking_id, index, party_size, start, now, record)
+                return self._change_booking(
+                    book, booking_id, index, party_size, start, now, record, over_pacing
+                )
 
             return _redo_overtaken(read(), read, attempt, _where, booking_id, "change")
 
@@ -841,6 +847,7 @@ class Receiver:
         start: str | None,
         now: datetime,
         record: Callable[[Reply], Remember] | None,
+        over_pacing: bool = False,
     ) -> tuple[Reply, bool]:
         """`host_change` on the booking as `index` (just read) has it."""
         r = book.restaurant
@@ -924,12 +931,13 @@ class Receiver:
 
         outcome = book.move(
             old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, keep,
-            host=True,
+            host=True, over_pacing=over_pacing,
         )  # fmt: skip
         if isinstance(outcome, Refused) and keep is not None and outcome.code == SLOT_UNAVAILABLE:
             outcome = book.move(
-                old_day, engine_id, day, slot, size, now, new_engine_id, meta, put, host=True
-            )
+                old_day, engine_id, day, slot, size, now, new_engine_id, meta, put,
+                host=True, over_pacing=over_pacing,
+            )  # fmt: skip
         if isinstance(outcome, Refused):
             message = outcome.message
             if outcome.code == RESERVATION_NOT_ACTIVE:

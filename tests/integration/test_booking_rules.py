@@ -507,3 +507,33 @@ def test_a_fresh_export_of_the_harbour_room_equals_the_golden_files(
     assert sorted(p.name for p in out.iterdir()) == golden
     for name in golden:
         assert (out / name).read_bytes() == (GOLDEN / name).read_bytes(), name
+
+
+def test_the_hosts_change_into_a_paced_slot_is_refused_unless_it_says_so_and_marks_it(
+    store: SQLiteStore, harbour: Restaurant
+) -> None:
+    # The guest phoned to come at 12:00, which pacing has full: as for a phone booking, the
+    # host may say so (over_pacing) and the booking is then marked; without it, 409.
+    rec = receiver(store, harbour)
+    for _ in range(3):
+        assert rec.host_book(harbour.merchant_id, 4, "2026-12-03T12:00", "Bo", "1").code is None
+    cy = rec.host_book(harbour.merchant_id, 2, "2026-12-03T12:30", "Cy", "2")
+    assert cy.code is None, cy.body
+    cy_id = cy.body["reservation_id"]
+    refused = rec.host_change(harbour.merchant_id, cy_id, None, "2026-12-03T12:00")
+    assert status_of(refused) == 409 and refused.code == days.OVER_PACING
+    rows = rec.host_reservations(harbour.merchant_id, THURSDAY).body["reservations"]
+    assert [(r["start"][11:16], r["over_pacing"]) for r in rows if r["name"] == "Cy"] == [
+        ("12:30", False)
+    ]
+    moved = rec.host_change(harbour.merchant_id, cy_id, None, "2026-12-03T12:00", over_pacing=True)
+    assert moved.code is None, moved.body
+    rows = rec.host_reservations(harbour.merchant_id, THURSDAY).body["reservations"]
+    standing = [r for r in rows if r["name"] == "Cy" and r["status"] == "booked"]
+    assert [(r["start"][11:16], r["over_pacing"]) for r in standing] == [("12:00", True)]
+    # Moved back within pacing, the mark goes: it is the new slot's, not the booking's.
+    back = rec.host_change(harbour.merchant_id, cy_id, None, "2026-12-03T12:30")
+    assert back.code is None, back.body
+    rows = rec.host_reservations(harbour.merchant_id, THURSDAY).body["reservations"]
+    standing = [r for r in rows if r["name"] == "Cy" and r["status"] == "booked"]
+    assert [(r["start"][11:16], r["over_pacing"]) for r in standing] == [("12:30", False)]

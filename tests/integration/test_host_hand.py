@@ -198,3 +198,23 @@ def test_a_changed_booking_sits_on_the_floor_under_the_id_the_host_knows(
     moved = call(server, "POST", f"/parties/{seated['T5']}/move", {"unit": "T3+T4"})
     assert moved.status_code == 200, moved.text
     assert tables(server)["T3"] == big
+
+
+def test_a_change_says_over_pacing_as_a_boolean_or_is_refused_changing_nothing(
+    server: ServerProcess,
+) -> None:
+    booking = phone_booking(server, 2, "19:00", "Di")
+    for bad in ("yes", 1, None):
+        reply = call(
+            server,
+            "POST",
+            f"/reservations/{booking}/change",
+            {"start": "2026-12-04T19:30", "over_pacing": bad},
+        )
+        assert 400 <= reply.status_code < 500, (bad, reply.text)
+        assert reservations(server)[booking]["start"][11:16] == "19:00"
+    # Marlowe's has no pacing: the flag changes nothing, and the booking is not marked.
+    body = {"start": "2026-12-04T19:30", "over_pacing": True}
+    ok(call(server, "POST", f"/reservations/{booking}/change", body))
+    row = reservations(server)[booking]
+    assert (row["start"][11:16], row["over_pacing"]) == ("19:30", False)
