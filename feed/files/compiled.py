@@ -45,10 +45,9 @@ def compile_rules(node: Mapping[str, Any], schema: Mapping[str, Any]) -> Check |
         target = schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"))
         return compile_rules(target, schema) if isinstance(target, dict) else None
     kind = node.get("type")
-    is_type = _TYPES.get(kind) if isinstance(kind, str) else None
-    # Every rule below is only sound once the type is known.
-    if is_type is None or not isinstance(kind, str):
+    if not isinstance(kind, str) or kind not in _TYPES:  # the rules below need the type
         return None if "const" not in node or node.keys() - {"const", *_IGNORED} else _const(node)
+    is_type = _TYPES[kind]
     checks: list[Check] = []
     for key, value in node.items():
         if key in _IGNORED or key == "type":

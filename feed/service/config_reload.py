@@ -712,13 +712,8 @@ def _named_units(
             combos[unit] = Combo((parts[0], parts[1]), seats, 1)
     # First in floor order: where the seating pass had a choice, it takes the unknown table,
     # so a party that may have sat there is found (a refusal is the safe side).
-    place = 0
-    guessed = [
-        Retired(t.id, math.inf, t, None, None, place + i) for i, t in enumerate(tables.values())
-    ]
-    guessed += [
-        Retired(c.id, math.inf, None, c, None, place + i) for i, c in enumerate(combos.values())
-    ]
+    guessed = [Retired(t.id, math.inf, t, None, None, i) for i, t in enumerate(tables.values())]
+    guessed += [Retired(c.id, math.inf, None, c, None, i) for i, c in enumerate(combos.values())]
     for i, guess in enumerate(guessed):
         if guess.unit in was:
             exact = Retired.of_record({**was[guess.unit], "at": math.inf})

@@ -439,6 +439,17 @@ def with_retired(floor: FloorPlan, retired: Sequence[Retired]) -> FloorPlan:
                                dwell_minutes=dwell)  # fmt: skip
 
 
+def refloor_before(
+    stand: HostStand, switches: list[tuple[float, FloorPlan]], received_at: float | None
+) -> None:
+    """Put `stand` on the floor of each switch (instant, floor) an entry received at
+    `received_at` comes after, taking them off `switches`; None: after them all (what is
+    written from now on is written after every reload read so far). An entry at the very
+    instant of a reload came before it (the reload's own re-homing)."""
+    while switches and (received_at is None or received_at > switches[0][0]):
+        stand.refloor(switches.pop(0)[1])
+
+
 class _Day:
     """One day's replayed state and the log position it reflects.
 
@@ -455,15 +466,11 @@ class _Day:
 
     def replay(self, entries: list[LogEntry]) -> None:
         for entry in entries:
-            # An entry at the very instant of the reload came before it (its own re-homing).
-            while self.switches and entry.received_at > self.switches[0][0]:
-                self.stand.refloor(self.switches.pop(0)[1])
+            refloor_before(self.stand, self.switches, entry.received_at)
             self.stand.apply(entry.operation)
             self.remember(entry.operation, entry.meta)
             self.next_seq = entry.seq + 1
-        # What is written from now on is written after every reload read so far.
-        while self.switches:
-            self.stand.refloor(self.switches.pop(0)[1])
+        refloor_before(self.stand, self.switches, None)
 
     def remember(self, operation: list[Any], meta: dict[str, Any]) -> None:
         if meta and len(operation) > 2 and isinstance(operation[2], str):
@@ -755,7 +762,7 @@ class DayBook:
                     return Applied(day, None, operation, result)
                 entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
-                taken = put is not None and not isinstance(result, Rejected)
+                taken = not isinstance(result, Rejected)
                 over = put(operation) if put is not None and taken else ()
                 outbox = self._outbox(
                     day,

@@ -16,7 +16,7 @@ from typing import Any
 from engine import HostStand
 from engine.floor import FloorPlan
 from engine.holds import Reservation, ReservationStatus
-from feed.service.days import DayBook, area_id, one_per_booking
+from feed.service.days import DayBook, area_id, one_per_booking, refloor_before
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 
@@ -48,8 +48,7 @@ class _QuotesGiven:
     def catch_up(self, book: DayBook, day: date) -> None:
         merchant = book.restaurant.merchant_id
         for entry in book.store.entries(merchant, day, after_seq=self.next_seq - 1):
-            while self.switches and entry.received_at > self.switches[0][0]:
-                self.stand.refloor(self.switches.pop(0)[1])
+            refloor_before(self.stand, self.switches, entry.received_at)
             op = entry.operation
             if op and op[0] == "walk_in" and str(entry.result).startswith("queued"):
                 quoted = self.stand.apply(["quote", op[1], op[3]])
@@ -57,8 +56,7 @@ class _QuotesGiven:
                     self.given[str(op[2])] = quoted
             self.stand.apply(op)
             self.next_seq = entry.seq + 1
-        while self.switches:
-            self.stand.refloor(self.switches.pop(0)[1])
+        refloor_before(self.stand, self.switches, None)
 
 
 class FloorViews:
