@@ -90,6 +90,12 @@ class FloorPlan:
         setattr_(self, "_classes", tuple(classes))
         setattr_(self, "_class_of", class_of)
 
+    def __deepcopy__(self, memo: dict[int, object]) -> FloorPlan:
+        # A value: frozen, its lookups built once in __post_init__ and never changed. Every
+        # stand of a restaurant shares it, and a copy of a stand (a board read, a tablet's
+        # snapshot) shares it too rather than copying every table and lookup.
+        return self
+
     def table(self, table_id: str) -> Table | None:
         return self._tables_by_id.get(table_id)
 

@@ -10,6 +10,7 @@ Per-table sorted lists keep every question O(log n) in the reservations of that 
 
 from __future__ import annotations
 
+import copy
 import heapq
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
@@ -62,6 +63,25 @@ class ReservationBook:
         self._booked_at_owner: dict[tuple[str, int], str] = {}  # (table, at) -> reservation id
         self._expiry: list[tuple[int, int, str]] = []  # (at + 15, seq, id), lazily cleaned
         self._seq = 0
+
+    def __deepcopy__(self, memo: dict[int, object]) -> ReservationBook:
+        """An independent copy, index for index (a Reservation holds only immutable values,
+        so a shallow copy of each is a deep one); what it does not know, it deep-copies."""
+        new = ReservationBook.__new__(ReservationBook)
+        memo[id(self)] = new
+        for name, value in vars(self).items():
+            if name == "by_id":
+                value = {k: copy.copy(r) for k, r in value.items()}
+            elif name == "_booked_ats":
+                value = {t: list(ats) for t, ats in value.items()}
+            elif name == "_booked_at_owner":
+                value = dict(value)
+            elif name == "_expiry":
+                value = list(value)
+            elif name != "_seq":
+                value = copy.deepcopy(value, memo)
+            setattr(new, name, value)
+        return new
 
     def get(self, reservation_id: str) -> Reservation | None:
         return self.by_id.get(reservation_id)

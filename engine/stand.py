@@ -8,6 +8,7 @@ and only then checks its own arguments (PRODUCT.md section 1).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -91,7 +92,10 @@ class HostStand:
         self.book = ReservationBook()
         self.occupant: dict[str, str | None] = {t.id: None for t in floor.tables}
         self._free: set[str] = {t.id for t in floor.tables}
-        self._handlers: dict[str, Callable[..., Result]] = {
+        self._handlers = self._bound_handlers()
+
+    def _bound_handlers(self) -> dict[str, Callable[..., Result]]:
+        return {
             "walk_in": self._walk_in,
             "free": self._free_table,
             "board": self._board,
@@ -104,6 +108,32 @@ class HostStand:
             "move": self._move,
             "arrive": self._arrive,
         }
+
+    def __deepcopy__(self, memo: dict[int, object]) -> HostStand:
+        """An independent copy (what a board read or a tablet's snapshot works on), made
+        field by field: the floor plan is a shared value, a Party holds only immutable
+        values (a shallow copy of each is a deep one, and `waiting` names the same copies
+        as `parties`), and the handlers are bound to the copy. An attribute this does not
+        know is deep-copied as `copy.deepcopy` would (tests hold the two to the same)."""
+        new = HostStand.__new__(HostStand)
+        memo[id(self)] = new
+        parties = {k: copy.copy(p) for k, p in self.parties.items()}
+        for name, value in vars(self).items():
+            if name == "parties":
+                value = parties
+            elif name == "waiting":
+                value = {
+                    k: parties[k] if self.parties.get(k) is p else copy.copy(p)
+                    for k, p in value.items()
+                }
+            elif name in ("occupant", "_free"):
+                value = value.copy()
+            elif name == "_handlers":
+                value = new._bound_handlers()
+            elif name not in ("floor", "last_ts"):
+                value = copy.deepcopy(value, memo)
+            setattr(new, name, value)
+        return new
 
     # -- the fold ---------------------------------------------------------------
 
