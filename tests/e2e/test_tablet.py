@@ -21,6 +21,8 @@ import requests
 from tests.integration.server_process import (
     HOST_TOKENS,
     NOW,
+    SAMPLES,
+    SETTINGS,
     ServerProcess,
     free_port,
     running_server,
@@ -69,7 +71,13 @@ def browser(tmp_path: Path, artefacts: Path) -> Iterator[Open]:
 
     opened: list[Tablet] = []
 
-    def open_tablet(base: str, width: int = 768, height: int = 1024) -> Tablet:
+    def open_tablet(
+        base: str,
+        width: int = 768,
+        height: int = 1024,
+        merchant: str = MARLOWES,
+        token: str = TOKEN,
+    ) -> Tablet:
         options = webdriver.ChromeOptions()
         options.binary_location = str(CHROMIUM)
         profile = tmp_path / f"profile-{len(opened)}"
@@ -83,7 +91,7 @@ def browser(tmp_path: Path, artefacts: Path) -> Iterator[Open]:
         tablet = Tablet(driver, base, artefacts)
         tablet.viewport(width, height)  # exact, whatever the smallest window Chromium allows
         opened.append(tablet)
-        tablet.sign_in()
+        tablet.sign_in(merchant, token)
         return tablet
 
     try:
@@ -144,11 +152,11 @@ class Tablet:
 
         return self.driver.find_element(By.CSS_SELECTOR, css)
 
-    def sign_in(self) -> None:
-        self.driver.get(f"{self.base}/host/{MARLOWES}")
+    def sign_in(self, merchant: str = MARLOWES, token: str = TOKEN) -> None:
+        self.driver.get(f"{self.base}/host/{merchant}")
         self.wait(lambda: self.el("#signin").is_displayed() or self.el("#stand").is_displayed())
         if self.el("#signin").is_displayed():
-            self.el("#token").send_keys(TOKEN)
+            self.el("#token").send_keys(token)
             self.el("#signin-form button[type=submit]").click()
         self.wait(lambda: self.el("#floor [data-table]"), message="the floor drawn")
 
@@ -792,6 +800,170 @@ def test_a_booking_moved_to_another_day_shows_where_it_went(
     row = f'#reservations [data-reservation="{bo}"]'
     tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's row")
     assert tablet.text(f"{row} .badge") == "moved to 2026-12-05 20:00"
+    assert tablet.errors() == []
+
+
+# -- over pacing (the Harbour Room paces its slots: 4 bookings, 16 guests at dinner) --------
+
+HARBOUR = "harbour-room"
+HARBOUR_TOKEN = "sample-host-token-harbour"
+HARBOUR_AUTH = {"Authorization": f"Bearer {HARBOUR_TOKEN}"}
+
+
+@pytest.fixture
+def harbour(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server for the Harbour Room alone (Friday 18:00 in Dublin: dinner is on, and its
+    slots from 20:00 on are bookable), with a host token for it."""
+    settings = tmp_path / "server.toml"
+    settings.write_text(
+        SETTINGS.read_text(encoding="utf-8")
+        + f'\n[[hosts]]\nmerchant_id = "{HARBOUR}"\ntoken = "{HARBOUR_TOKEN}"\n',
+        encoding="utf-8",
+    )
+    server = start_server(
+        tmp_path / "harbour.db", NOW, settings=settings, configs=(SAMPLES / "harbour.toml",)
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def harbour_api(server: ServerProcess, method: str, path: str, body: Any = None) -> Any:
+    reply = requests.request(
+        method,
+        f"{server.base}/api/v1/restaurants/{HARBOUR}{path}",
+        json=body,
+        headers=HARBOUR_AUTH,
+        timeout=10,
+    )
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def _pace_full(server: ServerProcess, hhmm: str) -> None:
+    """Four parties of 2 at `hhmm`: its slot is at its pacing cap of 4 bookings, though
+    tables stay free for the host to go beyond it."""
+    for i in range(4):
+        body = {"party_size": 2, "start": f"2026-12-04T{hhmm}", "name": f"Early {i}"}
+        harbour_api(server, "POST", "/reservations", body)
+    refused = requests.post(
+        f"{server.base}/api/v1/restaurants/{HARBOUR}/reservations",
+        json={"party_size": 2, "start": f"2026-12-04T{hhmm}", "name": "One more"},
+        headers=HARBOUR_AUTH,
+        timeout=10,
+    )
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "over pacing"
+
+
+def _confirm(tablet: Tablet, accept: bool) -> str:
+    """Answer the page's confirm() and return its question."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    alert = WebDriverWait(tablet.driver, WAIT).until(expected_conditions.alert_is_present())
+    question = str(alert.text)
+    if accept:
+        alert.accept()
+    else:
+        alert.dismiss()
+    return question
+
+
+def test_a_change_into_a_slot_at_its_pacing_cap_asks_and_goes_over_pacing_once_accepted(
+    harbour: ServerProcess, browser: Open
+) -> None:
+    """Bo phones to come at 20:00, which pacing has full though tables are free: as for a
+    new phone booking, the tablet asks the host with the refusal's words. Declined, nothing
+    changes and the form still holds Bo's change; accepted, Bo is booked at 20:00, marked
+    over pacing on the row, and the slot grid still says 20:00 is over pacing."""
+    from selenium.webdriver.support.ui import Select
+
+    _pace_full(harbour, "20:00")
+    bo = harbour_api(
+        harbour,
+        "POST",
+        "/reservations",
+        {"party_size": 2, "start": "2026-12-04T21:30", "name": "Bo", "phone": "+353 1 555 0199"},
+    )["reservation_id"]
+    tablet = browser(harbour.base, merchant=HARBOUR, token=HARBOUR_TOKEN)
+    row = f'#reservations [data-reservation="{bo}"]'
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    tablet.tap_row(row, "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 21:30")
+    assert tablet.js("return document.activeElement.name") == "start"  # the time, to pick
+    form = tablet.el("#book-form")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+    label = Select(form.find_element("name", "start")).first_selected_option.text
+    assert label == "20:00 (2 open, over pacing)", label
+    tablet.shot("change-form-over-pacing")
+
+    def submit() -> None:
+        tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+
+    def mine() -> tuple[str, str, bool]:
+        rows = harbour_api(harbour, "GET", "/reservations")["reservations"]
+        (r,) = [r for r in rows if r["reservation_id"] == bo and r["status"] == "booked"]
+        return r["start"][11:16], r["unit"], r["over_pacing"]
+
+    # Declined: the refusal is shown, nothing is changed, the change is still in hand.
+    tablet.js("document.getElementById('banner').hidden = true")
+    submit()
+    question = _confirm(tablet, accept=False)
+    assert question.startswith("over pacing: 2026-12-04 20:00 already has 4 bookings"), question
+    assert question.endswith(". Change Bo to 20:00, party of 2, over pacing anyway?"), question
+    tablet.wait(lambda: tablet.el("#banner").is_displayed(), message="the refusal")
+    assert tablet.text("#banner-text").startswith("over pacing: 2026-12-04 20:00 already has")
+    assert mine() == ("21:30", "H1", False)
+    assert tablet.text("#book-h") == "Change Bo, party of 2 at 21:30"
+    chosen = Select(form.find_element("name", "start")).first_selected_option
+    assert chosen.get_attribute("value") == "2026-12-04T20:00"
+    assert not tablet.js("return document.querySelector(arguments[0] + ' .badge.over')", row)
+
+    # Accepted: Bo moves to 20:00 over pacing, and the tablet shows it.
+    said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=True)))
+    assert said == "Bo is now booked at 20:00, party of 2 (H4), over pacing", said
+    assert mine() == ("20:00", "H4", True)
+    tablet.wait(lambda: "20:00 · Bo" in tablet.text(row), message="Bo at 20:00")
+    tablet.wait(lambda: tablet.text(f"{row} .badge.over") == "over pacing", message="the mark")
+    assert tablet.text("#book-h") == "Phone booking"
+    twenty = tablet.js(
+        """const t = document.getElementById('spots');
+           const col = [...t.rows[0].cells].findIndex(c => c.textContent === '20:00');
+           const r = [...t.rows].find(r => r.cells[0].textContent === '2');
+           return r.cells[col].textContent"""
+    )
+    assert twenty == "1*", twenty  # one table left at 20:00 for 2, beyond pacing
+    tablet.shot("change-over-pacing-done")
+    assert tablet.errors() == []
+
+
+def test_a_phone_booking_beyond_pacing_is_made_only_when_the_host_says_so(
+    harbour: ServerProcess, browser: Open
+) -> None:
+    """The new booking's path, asked the same way as a change's: declined, no booking;
+    accepted, booked and marked over pacing."""
+    from selenium.webdriver.support.ui import Select
+
+    _pace_full(harbour, "20:00")
+    tablet = browser(harbour.base, merchant=HARBOUR, token=HARBOUR_TOKEN)
+    form = tablet.el("#book-form")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+    form.find_element("name", "name").send_keys("Cy")
+
+    def submit() -> None:
+        tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+
+    def cys() -> list[tuple[str, bool]]:
+        rows = harbour_api(harbour, "GET", "/reservations")["reservations"]
+        return [(r["start"][11:16], r["over_pacing"]) for r in rows if r["name"] == "Cy"]
+
+    said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=False)))
+    assert said.startswith("over pacing: 2026-12-04 20:00 already has 4 bookings"), said
+    assert cys() == []
+    said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=True)))
+    assert said == "Booked Cy, party of 2, at 20:00 (H4), over pacing", said
+    assert cys() == [("20:00", True)]
     assert tablet.errors() == []
 
 
