@@ -791,6 +791,46 @@ def test_a_live_update_never_changes_the_time_the_host_chose_for_a_phone_booking
     assert tablet.errors() == []
 
 
+def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Bo moves from tonight to Tuesday 19:30 with Change…: the form, the phone booking's
+    again and still on Tuesday, reads Tuesday's times anew (as after a phone booking for
+    another day), so 19:30 no longer offers the spot Bo has just taken."""
+    from selenium.webdriver.support.ui import Select
+
+    bo = _book(server, 2, "19:00", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:00")
+    form = tablet.el("#book-form")
+    tablet.js(
+        "const d = document.querySelector('#book-form [name=day]');"
+        " d.value = '2026-12-08'; d.dispatchEvent(new Event('change'));"
+    )
+
+    def label(value: str) -> str:
+        options = Select(form.find_element("name", "start")).options
+        return next((str(o.text) for o in options if o.get_attribute("value") == value), "")
+
+    tuesday = "2026-12-08T19:30"
+    tablet.wait(lambda: label(tuesday) == "19:30 (5 open)", message="Tuesday's 19:30")
+    Select(form.find_element("name", "start")).select_by_value(tuesday)
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Bo is now booked at 19:30, party of 2 ("), said
+    assert tablet.text("#book-h") == "Phone booking"
+    assert form.find_element("name", "day").get_attribute("value") == "2026-12-08"
+    spots = [
+        s for s in api(server, "GET", "/slots?date=2026-12-08")["slots"] if s["start"] == tuesday
+    ]
+    assert spots[0]["open"]["2"] == 4
+    tablet.wait(lambda: label(tuesday) == "19:30 (4 open)", message="Tuesday's 19:30 read again")
+    assert tablet.errors() == []
+
+
 def test_a_booking_moved_to_another_day_shows_where_it_went(
     server: ServerProcess, browser: Open
 ) -> None:

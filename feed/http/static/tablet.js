@@ -578,6 +578,7 @@
       { party_size: size, start }, `Change ${who(r)} to ${start.slice(11)}, party of ${size},`);
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
     endChange();
+    if (other.day) pickDay();  // the form stays on that day, whose spots have changed
     say(`${who(r)} is now booked at ${res.data.start.slice(11, 16)}, party of ${res.data.party_size} (${res.data.unit})${res.over}`, "seat");
   }
   // A host booking or change refused for pacing alone (a table is free, the slot has its
