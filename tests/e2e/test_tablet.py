@@ -831,6 +831,81 @@ def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
     assert tablet.errors() == []
 
 
+def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days_list(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The guest phones about Tuesday, as `host reservations --date` and the API's list of
+    a day serve the host: the host picks Tuesday above the reservations, changes Bo's time
+    (Bo's own 19:30 is chosen first) and cancels Cy's booking; today's list comes back with
+    today. A day not being served offers no check-in, arrival or seating."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    def tuesday(hhmm: str, name: str) -> str:
+        body = {"party_size": 2, "start": f"2026-12-08T{hhmm}", "name": name}
+        return str(api(server, "POST", "/reservations", body)["reservation_id"])
+
+    bo, cy = tuesday("19:30", "Bo"), tuesday("20:00", "Cy")
+    _book(server, 2, "19:00", "Di")
+    tablet = browser(server.base)
+    tablet.wait(lambda: "Di" in tablet.text("#reservations"), message="today's list")
+
+    def list_day(day: str) -> None:
+        tablet.js(
+            "const d = document.getElementById('res-day');"
+            " d.value = arguments[0]; d.dispatchEvent(new Event('change'));",
+            day,
+        )
+
+    list_day("2026-12-08")
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Tuesday's list")
+    assert "Di" not in tablet.text("#reservations")
+    assert tablet.text("#res-h") == "Reservations on 2026-12-08"
+    buttons = [
+        b.text for b in tablet.el(f'[data-reservation="{bo}"]').find_elements(By.TAG_NAME, "button")
+    ]
+    assert buttons == ["Change…", "Cancel"]
+    tablet.shot("another-days-list")
+
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:30 on 2026-12-08")
+    form = tablet.el("#book-form")
+    assert form.find_element("name", "day").get_attribute("value") == "2026-12-08"
+
+    def chosen() -> str:
+        select = Select(form.find_element("name", "start"))
+        return str(select.first_selected_option.get_attribute("value"))
+
+    tablet.wait(lambda: chosen() == "2026-12-08T19:30", message="Bo's own time chosen")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-08T21:00")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Bo is now booked at 21:00, party of 2 ("), said
+    tablet.wait(lambda: "21:00 · Bo" in tablet.text("#reservations"), message="Bo at 21:00")
+
+    said = tablet.banner_after(
+        lambda: (
+            tablet.tap_row(f'#reservations [data-reservation="{cy}"]', "Cancel"),
+            _confirm(tablet, accept=True),
+        )
+    )
+    assert said == "Cy, party of 2 at 20:00 on 2026-12-08 cancelled", said
+    rows = api(server, "GET", "/reservations?date=2026-12-08")["reservations"]
+    assert sorted((r["name"], r["start"][11:16], r["status"]) for r in rows) == [
+        ("Bo", "21:00", "booked"),
+        ("Cy", "20:00", "cancelled"),
+    ]
+    tablet.wait(
+        lambda: tablet.text(f'#reservations [data-reservation="{cy}"] .badge') == "cancelled",
+        message="Cy cancelled on the list",
+    )
+    list_day("2026-12-04")
+    tablet.wait(lambda: "Di" in tablet.text("#reservations"), message="today's list again")
+    assert tablet.text("#res-h") == "Reservations today"
+    assert tablet.errors() == []
+
+
 def test_a_booking_moved_to_another_day_shows_where_it_went(
     server: ServerProcess, browser: Open
 ) -> None:

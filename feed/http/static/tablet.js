@@ -68,6 +68,7 @@
         if (r.status === 503 && attempt < 3) { await sleep(300 * (attempt + 1)); continue; }
         const data = await r.json().catch(() => ({}));
         refresh();
+        if (listed.day) listDay();  // another day's list: the stream follows today only
         return { ok: r.ok, status: r.status, data };
       } catch (e) {
         if (attempt >= 3) return { ok: false, status: 0, data: { error: { code: "offline", message: "The tablet cannot reach the server. Try again." } } };
@@ -312,9 +313,37 @@
     return fold(q).split(/\s+/).filter(Boolean).every((word) => text.includes(word)) ||
       (digits.length >= 3 && digits.length === q.replace(/[\s+()-]/g, "").length && phone.includes(digits));
   }
+  // The reservations listed: today's (the floor document's, live) or another day's, as
+  // `host reservations --date` lists them (GET /reservations?date=), read when the day is
+  // picked and again after each tap: the guest phoning about Saturday is served here too.
+  const listed = { day: null, rows: [] };
+  async function listDay() {
+    const day = $("res-day").value;
+    if (!day || day === st.floor?.day) {
+      listed.day = null; listed.rows = [];
+    } else {
+      const r = await fetch(api(`/reservations?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
+      const data = await r.json().catch(() => ({}));
+      if ($("res-day").value !== day) return;  // another day picked meanwhile
+      if (r.status === 401) { signOut("The host token was refused: sign in again."); return; }
+      if (!r.ok) { say(data.error?.message || `Something went wrong (${r.status})`, "bad"); return; }
+      listed.day = day;
+      // As the floor document has them; `day`: the service day (a late service's 00:15
+      // starts on the next calendar day).
+      listed.rows = (data.reservations || []).map((x) => ({
+        ...x, day, time: x.start.slice(11, 16), start: x.start.slice(0, 16), size: x.party_size,
+      }));
+    }
+    if (st.floor) keepFocus(() => drawReservations(st.floor));
+  }
   function drawReservations(floor) {
     const query = $("res-find").value;
-    const shown = floor.reservations.filter((r) => matches(r, query));
+    const today = !listed.day;
+    const pick = $("res-day");  // shows the day listed (today's moves on at midnight)
+    if (today && pick.value !== floor.day && document.activeElement !== pick) pick.value = floor.day;
+    $("res-h").textContent = today ? "Reservations today" : `Reservations on ${listed.day}`;
+    const all = today ? floor.reservations : listed.rows;
+    const shown = all.filter((r) => matches(r, query));
     const items = shown.map((r) => {
       const live = r.status === "booked" || r.status === "arrived";
       const b = (label, cls, fn) => h("button", { type: "button", class: cls, "data-focus": `${label}-${r.reservation_id}`, on: (e) => tap(e.currentTarget, fn) }, label);
@@ -325,17 +354,19 @@
           h("span", { class: `badge ${r.status}` }, r.moved_to ? `moved to ${r.moved_to}`
             : r.status + (r.seated_at ? ` at ${r.seated_at}` : "")),
           // Still booked past its time: the host calls them before the hold runs out.
-          r.status === "booked" && floor.minute > r.at
+          today && r.status === "booked" && floor.minute > r.at
             ? h("span", { class: "badge late" }, `${floor.minute - r.at} min late`) : null,
           r.over_pacing ? h("span", { class: "badge over" }, "over pacing") : null),
+        // Another day's guests are not at the door: changed or cancelled only.
         live ? h("div", { class: "acts" },
-          b("Check in", "primary", () => checkIn(r)),
-          r.status === "booked" ? b("Arrived", "", () => arrive(r)) : null,
+          today ? b("Check in", "primary", () => checkIn(r)) : null,
+          today && r.status === "booked" ? b("Arrived", "", () => arrive(r)) : null,
           r.status === "booked" ? h("button", { type: "button", "data-focus": `change-${r.reservation_id}`, on: () => changeMenu(r) }, "Change…") : null,
-          h("button", { type: "button", "data-focus": `seatr-${r.reservation_id}`, on: () => seatMenu(r, "seat") }, "Seat…"),
+          today ? h("button", { type: "button", "data-focus": `seatr-${r.reservation_id}`, on: () => seatMenu(r, "seat") }, "Seat…") : null,
           b("Cancel", "danger", () => cancel(r))) : null);
     });
-    const none = floor.reservations.length ? `No booking today matches “${query.trim()}”.` : "No reservations today.";
+    const when = today ? "today" : `on ${listed.day}`;
+    const none = all.length ? `No booking ${when} matches “${query.trim()}”.` : `No reservations ${when}.`;
     $("reservations").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, none)]));
   }
 
@@ -360,12 +391,13 @@
   async function pickDay() {
     const form = $("book-form");
     const day = form.day.value;
-    // Back on today: a booking being changed has its own time chosen again.
-    if (!day || day === st.floor?.day) { other.day = null; st.chosen = ownStart(); fillSlots(); return; }
+    // Back on the booking's own day: a booking being changed has its own time chosen again.
+    const own = (d) => (d === ownDay() ? ownStart() : null);
+    if (!day || day === st.floor?.day) { other.day = null; st.chosen = own(st.floor?.day); fillSlots(); return; }
     const r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
     const data = r.ok ? await r.json() : { slots: [] };
     other.day = day; other.slots = data.slots || [];
-    st.chosen = null;  // a time of another day
+    st.chosen = own(day);  // null: a time of another day
     fillSlots();
   }
   function fillSlots() {
@@ -382,7 +414,7 @@
     // A booking being changed holds its own time: that slot may show no spot open for
     // others, yet a change of size only must be able to keep it.
     const own = ownStart();
-    if (own && !other.day && !options.some((o) => o.value === own)) {
+    if (own && ownDay() === (other.day || st.floor?.day) && !options.some((o) => o.value === own)) {
       const at = options.findIndex((o) => o.value > own);
       const mine = h("option", { value: own }, `${own.slice(11)} (their time)`);
       options.splice(at < 0 ? options.length : at, 0, mine);
@@ -404,6 +436,10 @@
   // a late service's booking is on the next calendar day).
   function ownStart() {
     return st.changing ? st.changing.start : null;
+  }
+  // Its service day: another day's list says it (`day`), today's is today's.
+  function ownDay() {
+    return st.changing ? st.changing.day || st.floor?.day : null;
   }
 
   // -- the host's actions ---------------------------------------------------------------
@@ -536,11 +572,12 @@
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
     say(`${party(r)} marked arrived: their table stays held`, "");
   }
+  const onDay = (r) => (r.day ? ` on ${r.day}` : "");  // a booking of another day's list
   async function cancel(r) {
-    if (!confirm(`Cancel the booking of ${party(r)} at ${r.time}?`)) return;
+    if (!confirm(`Cancel the booking of ${party(r)} at ${r.time}${onDay(r)}?`)) return;
     const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/cancel`);
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
-    say(`${party(r)} at ${r.time} cancelled`, "");
+    say(`${party(r)} at ${r.time}${onDay(r)} cancelled`, "");
   }
   // Changing a booking (the guest phoned): the phone booking form, filled with the booking,
   // books it again at the time and size chosen, under the same id (POST .../change).
@@ -549,12 +586,16 @@
     const form = $("book-form");
     st.changing = r;
     if (r.size) form.size.value = r.size;
-    form.day.value = st.floor.day;
+    form.day.value = ownDay();
     other.day = null;
-    fillSlots();
-    form.start.value = st.chosen = ownStart();  // a change of size only keeps the time
+    if (ownDay() !== st.floor.day) {
+      pickDay();  // that day's times, the booking's own chosen
+    } else {
+      fillSlots();
+      form.start.value = st.chosen = ownStart();  // a change of size only keeps the time
+    }
     for (const k of HELD) { form[k].value = r[k] || ""; form[k].disabled = true; }
-    $("book-h").textContent = `Change ${party(r)} at ${r.time}`;
+    $("book-h").textContent = `Change ${party(r)} at ${r.time}${onDay(r)}`;
     form.querySelector("button[type=submit]").textContent = "Change booking";
     $("book-keep").hidden = false;
     form.scrollIntoView({ block: "center" });
@@ -674,6 +715,7 @@
     const walkin = $("walkin-form");
     walkin.addEventListener("submit", (e) => { e.preventDefault(); tap(walkin.querySelector("button"), () => addWalkIn(walkin)); });
     $("res-find").addEventListener("input", () => { if (st.floor) drawReservations(st.floor); });
+    $("res-day").addEventListener("change", listDay);
     const bookForm = $("book-form");
     bookForm.size.addEventListener("input", fillSlots);
     bookForm.day.addEventListener("change", pickDay);
