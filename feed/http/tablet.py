@@ -99,7 +99,15 @@ class Tablet:
         day = self.receiver.today(r, now)
         if day is None:
             return problem(replies.NO_SERVICE_TODAY, f"{r.name} is closed today")
-        return Reply(views.floor(day, now))
+        doc = views.floor(day, now)
+        # Each booking with `attention`, as the host API's list of the day has it: why a
+        # reload found it no longer fits the rules (kept for the host to sort out), or None.
+        # The cached document is shared, so the rows are copied, never changed in place.
+        misfits = {m.booking_id: m.attention for m in self.receiver.attention_now(merchant_id, day)}
+        rows = [
+            {**row, "attention": misfits.get(row["reservation_id"])} for row in doc["reservations"]
+        ]
+        return Reply({**doc, "reservations": rows})
 
 
 def register(app: FastAPI, receiver: Receiver) -> None:
@@ -129,7 +137,8 @@ def register(app: FastAPI, receiver: Receiver) -> None:
     async def floor(merchant_id: Id, authorization: Auth = None) -> Response:
         """The floor as the host's tablet draws it, in one document: tables with who sits
         there (name, size, minutes seated, turn left, overstay) or whose hold, joined
-        tables, the waitlist with quotes and next-up units, the day's reservations and the
+        tables, the waitlist with quotes and next-up units, the day's reservations (each
+        with `attention`: why a reload found it no longer fits the rules, or null) and the
         open spots of the slots to come. Reading it writes nothing."""
         if not tablet.authorized(merchant_id, bearer(authorization)):
             return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))

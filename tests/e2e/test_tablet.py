@@ -19,6 +19,7 @@ import pytest
 import requests
 
 from tests.integration.server_process import (
+    CONFIGS,
     HOST_TOKENS,
     NOW,
     SAMPLES,
@@ -916,6 +917,50 @@ def test_a_booking_moved_to_another_day_shows_where_it_went(
     tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's row")
     assert tablet.text(f"{row} .badge") == "moved to 2026-12-05 20:00"
     assert tablet.errors() == []
+
+
+def test_a_booking_a_reload_left_outside_the_rules_says_so_on_its_row(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Friday's dinner now takes its last seating at 20:30 (the file, reloaded): Bo's
+    21:00 booking is kept for the host to sort out, and the tablet's row says why, as the
+    host API's list of the day does, until Bo is moved within the hours."""
+    restaurant = tmp_path / "marlowes.toml"
+    restaurant.write_text(CONFIGS[0].read_text(encoding="utf-8"), encoding="utf-8")
+    server = start_server(tmp_path / "reload.db", NOW, configs=(restaurant, *CONFIGS[1:]))
+    try:
+        bo = _book(server, 4, "21:00", "Bo")
+        text = restaurant.read_text(encoding="utf-8")
+        friday = 'friday = [\n  { open = "12:00", close = "15:00", last_seating = "14:00" },\n'
+        dinner = '  { open = "17:30", close = "23:00", last_seating = "21:30" },'
+        assert friday + dinner in text
+        restaurant.write_text(
+            text.replace(friday + dinner, friday + dinner.replace("21:30", "20:30")),
+            encoding="utf-8",
+        )
+        reload = requests.post(
+            f"{server.base}/api/v1/admin/reload",
+            headers={"Authorization": "Bearer sample-admin-token-change-me"},
+            timeout=10,
+        )
+        assert reload.status_code == 200, reload.text
+        why = "no longer fits: 21:00 is now outside the hours"
+        listed = api(server, "GET", "/reservations")["reservations"]
+        assert [(r["reservation_id"], r["attention"]) for r in listed] == [(bo, why)]
+        floor = api(server, "GET", "/floor")["reservations"]
+        assert [(r["reservation_id"], r["attention"]) for r in floor] == [(bo, why)]
+        tablet = browser(server.base)
+        row = f'#reservations [data-reservation="{bo}"]'
+        tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+        assert tablet.text(f"{row} .badge.attention") == why
+        tablet.shot("booking-needing-attention")
+        api(server, "POST", f"/reservations/{bo}/change", {"start": "2026-12-04T20:30"})
+        tablet.wait(lambda: "20:30 · Bo" in tablet.text(row), message="Bo moved")
+        assert not tablet.js("return document.querySelector(arguments[0])", f"{row} .attention")
+        assert api(server, "GET", "/floor")["reservations"][0]["attention"] is None
+        assert tablet.errors() == []
+    finally:
+        server.stop()
 
 
 # -- over pacing (the Harbour Room paces its slots: 4 bookings, 16 guests at dinner) --------

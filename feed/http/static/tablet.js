@@ -356,7 +356,9 @@
           // Still booked past its time: the host calls them before the hold runs out.
           today && r.status === "booked" && floor.minute > r.at
             ? h("span", { class: "badge late" }, `${floor.minute - r.at} min late`) : null,
-          r.over_pacing ? h("span", { class: "badge over" }, "over pacing") : null),
+          r.over_pacing ? h("span", { class: "badge over" }, "over pacing") : null,
+          // A reload found it outside the rules (kept): the host moves or cancels it.
+          r.attention ? h("span", { class: "badge attention" }, r.attention) : null),
         // Another day's guests are not at the door: changed or cancelled only.
         live ? h("div", { class: "acts" },
           today ? b("Check in", "primary", () => checkIn(r)) : null,
