@@ -19,6 +19,7 @@ import click
 
 from engine import Rejected
 from feed.clock import check_day
+from feed.service.config_reload import stored_misfits
 from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
 from feed.service.floorview import FloorViews, reservation_rows
 from feed.service.notify import Notifier
@@ -191,10 +192,11 @@ class Stand:
 
     def reservation_rows(self) -> tuple[int, list[dict[str, Any]]]:
         """The minute the day stands at and its reservations, as the floor document lists
-        them. A day a reload has closed since its bookings were taken still has them
-        (calendar.log_opening): they can be read, cancelled and moved, and the host API's
-        list (GET .../reservations?date=) shows them, so they are listed here too, as of
-        now (one past its hold reads cancelled: DayBook.snapshot). A closed day whose log
+        them, each with `attention` (`with_attention`). A day a reload has closed since its
+        bookings were taken still has them (calendar.log_opening): they can be read,
+        cancelled and moved, and the host API's list (GET .../reservations?date=) shows
+        them, so they are listed here too, as of now (one past its hold reads cancelled:
+        DayBook.snapshot). A closed day whose log
         holds nothing is refused as closed, as `day` refuses it."""
         r = self.restaurant
         found = self.chosen or self.receiver.today(r, self.now)
@@ -207,9 +209,25 @@ class Stand:
                     if stand.last_ts is not None
                     else self.book.minute(found, self.now)
                 )
-                return ts, reservation_rows(self.book, found, stand, meta, opening)
-        floor = FloorViews(self.book).floor(self.day(), self.now)
-        return floor["minute"], floor["reservations"]
+                rows = reservation_rows(self.book, found, stand, meta, opening)
+                return ts, self.with_attention(found, rows)
+        day = self.day()
+        floor = FloorViews(self.book).floor(day, self.now)
+        return floor["minute"], self.with_attention(day, floor["reservations"])
+
+    def with_attention(self, day: date, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each row with `attention`, as the host API's list of the day has it: why the
+        booking no longer fits the restaurant's rules, or None. A server keeps that list in
+        memory only (feed.service.attention): worked out at its start from what the log
+        stored, against its files (`stored_misfits`), and again at each reload. Nothing
+        else stores it, so it is worked out here the same way, against the file given:
+        what a server started (or reloaded) on that file lists. A booking the day's replay
+        no longer shows (on a table removed) is not listed: a command on such a file is
+        refused before it starts (cli.refuse_moved_openings), as `serve` is."""
+        misfits = {
+            m.booking_id: m.attention for m in stored_misfits(self.book, self.now) if m.day == day
+        }
+        return [{**row, "attention": misfits.get(row["reservation_id"])} for row in rows]
 
 
 def _one_config(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> str:
@@ -419,7 +437,11 @@ def reservations(stand: Stand, as_json: bool) -> None:
         late = minute - r["at"] if r["status"] == "booked" else 0
         lateness = click.style(f"{late} min late", fg="yellow") if late > 0 else ""
         moved = f"moved to {r['moved_to']}" if r.get("moved_to") else ""
-        extra = "  ".join(x for x in (lateness, moved, r["phone"], r["notes"]) if x)
+        # A booking no longer within the rules (a file changed since it was taken): marked
+        # first, with why, as the tablet's row and the API's list say it.
+        why = r["attention"]
+        attention = click.style(f"! {why}", fg="red", bold=True) if why else ""
+        extra = "  ".join(x for x in (attention, lateness, moved, r["phone"], r["notes"]) if x)
         state = click.style(f"{r['status']:<9}", fg=colours.get(r["status"]))
         # The id follows: a booking without a name is "-", not its id twice.
         who = (r["name"] or "-") + (f" ({r['size']})" if r["size"] else "")

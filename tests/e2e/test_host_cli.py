@@ -586,3 +586,57 @@ def test_a_date_other_than_the_bookings_own_day_is_refused_not_ignored() -> None
     unknown = host("cancel", "nobody", "--date", "2026-12-06")
     assert unknown.exit_code == 1
     assert unknown.stderr.splitlines() == ["hoststand: no reservation nobody"]
+
+
+def test_the_reservations_list_says_why_a_booking_no_longer_fits_as_the_api_does(
+    tmp_path: Path,
+) -> None:
+    """Bo (Friday 21:00) and Di (Saturday) were booked; then the file gave Friday's dinner
+    its last seating at 20:30 and closed Saturday. A server on that file lists both with
+    why (GET .../reservations, `attention`); the terminal's list says the same: marked on
+    the row, with the reason, and as `attention` in --json (null on Cy, who still fits)."""
+    import requests
+
+    from tests.integration.server_process import CONFIGS, HOST_TOKENS, start_server
+
+    cy = book(2, "2026-12-04T19:00", "Cy")
+    bo = book(4, "2026-12-04T21:00", "Bo")
+    di = book(2, "2026-12-05T20:00", "Di")
+    text = Path(closed_saturday(tmp_path)).read_text(encoding="utf-8")
+    dinner = '{ open = "17:30", close = "23:00", last_seating = "21:30" },\n]\nsaturday'
+    assert dinner in text
+    changed = tmp_path / "marlowes.toml"
+    changed.write_text(text.replace(dinner, dinner.replace("21:30", "20:30")), encoding="utf-8")
+    late = "no longer fits: 21:00 is now outside the hours"
+    closed = "no longer fits: 2026-12-05 is now closed"
+
+    def listed(*args: str) -> Result:
+        return CliRunner().invoke(
+            main,
+            ["--now", NOW, "host", "reservations", *args, "--config", str(changed), "--db", "h.db"],
+        )
+
+    friday = json.loads(listed("--json").output)
+    assert [(r["reservation_id"], r["attention"]) for r in friday] == [(cy, None), (bo, late)]
+    saturday = json.loads(listed("--json", "--date", "2026-12-05").output)
+    assert [(r["reservation_id"], r["attention"]) for r in saturday] == [(di, closed)]
+    lines = listed().output.splitlines()
+    assert [line.split()[:3] for line in lines] == [
+        ["19:00", "booked", "Cy"],
+        ["21:00", "booked", "Bo"],
+    ]
+    assert "!" not in lines[0] and lines[1].endswith(f"{bo}  ! {late}")
+    assert listed("--date", "2026-12-05").output.rstrip().endswith(f"{di}  ! {closed}")
+    server = start_server(tmp_path / "h.db", configs=(changed, *CONFIGS[1:]))
+    try:
+        auth = {"Authorization": f"Bearer {HOST_TOKENS['marlowes-kitchen']}"}
+        api = f"{server.base}/api/v1/restaurants/marlowes-kitchen/reservations"
+        for day, cli in (("2026-12-04", friday), ("2026-12-05", saturday)):
+            reply = requests.get(api, params={"date": day}, headers=auth, timeout=10)
+            assert reply.status_code == 200, reply.text
+            rows = reply.json()["reservations"]
+            assert [(r["reservation_id"], r["attention"]) for r in rows] == [
+                (r["reservation_id"], r["attention"]) for r in cli
+            ]
+    finally:
+        server.stop()
