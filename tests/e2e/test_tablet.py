@@ -1127,6 +1127,53 @@ def test_a_phone_booking_beyond_pacing_is_made_only_when_the_host_says_so(
     assert tablet.errors() == []
 
 
+@pytest.mark.parametrize("width,height", [(768, 1024), (390, 844)], ids=["tablet", "phone"])
+def test_the_time_chosen_reads_whole_in_the_closed_select(
+    harbour: ServerProcess, browser: Open, width: int, height: int
+) -> None:
+    """The Time field, closed, shows the option chosen whole ("20:00 (2 open, over
+    pacing)"), in the phone booking and in Change…, on a tablet and on a phone: the host
+    reads what is about to be booked without opening the list again."""
+    from selenium.webdriver.support.ui import Select
+
+    _pace_full(harbour, "20:00")
+    body = {"party_size": 2, "start": "2026-12-04T21:30", "name": "Bo"}
+    bo = harbour_api(harbour, "POST", "/reservations", body)["reservation_id"]
+    tablet = browser(harbour.base, width, height, merchant=HARBOUR, token=HARBOUR_TOKEN)
+    form = tablet.el("#book-form")
+
+    def chosen_reads_whole() -> tuple[str, int, int]:
+        """The option chosen, the width the select needs to show it (the browser's own
+        measure: a copy holding that option alone, at its natural width) and its width."""
+        found = tablet.js(
+            """const s = document.querySelector('#book-form select[name=start]');
+               const copy = s.cloneNode(false);
+               const o = s.options[s.selectedIndex];
+               copy.append(new Option(o.text, o.value));
+               Object.assign(copy.style, {width: 'auto', position: 'absolute',
+                                          visibility: 'hidden', left: '0', top: '0'});
+               s.parentNode.append(copy);
+               const need = copy.getBoundingClientRect().width;
+               copy.remove();
+               return [o.text, need, s.getBoundingClientRect().width]"""
+        )
+        return str(found[0]), int(found[1]), int(found[2])
+
+    for heading, shot in (("Phone booking", "book"), ("Change Bo, party of 2 at 21:30", "change")):
+        if shot == "change":
+            row = f'#reservations [data-reservation="{bo}"]'
+            tablet.js("document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", row)
+            tablet.tap_row(row, "Change…")
+        tablet.wait(lambda heading=heading: tablet.text("#book-h") == heading, message=heading)
+        Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+        text, need, has = chosen_reads_whole()
+        assert text == "20:00 (2 open, over pacing)", text
+        tablet.js("arguments[0].scrollIntoView({block: 'center'})", form)
+        tablet.el("#book-form").screenshot(str(tablet.artefacts / f"time-{shot}-{width}.png"))
+        assert need <= has, (shot, need, has)
+    assert tablet.errors() == []
+
+
 # -- acting once ----------------------------------------------------------------------------
 
 
