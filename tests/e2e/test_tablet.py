@@ -1127,6 +1127,71 @@ def test_a_phone_booking_beyond_pacing_is_made_only_when_the_host_says_so(
     assert tablet.errors() == []
 
 
+def test_over_pacing_after_midnight_is_read_back_from_the_service_days_list(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Friday's dinner runs to 02:00 (last seating 01:00): a 00:30 booking starts on
+    Saturday's date but is Friday's, and listed under Friday (GET /reservations?date=).
+    Changed, or booked, there over pacing, the tablet's answer says ', over pacing' as the
+    booking stands marked so on Friday's list."""
+    restaurant = tmp_path / "harbour.toml"
+    text = (SAMPLES / "harbour.toml").read_text(encoding="utf-8")
+    dinner = '{ open = "17:00", close = "23:30", last_seating = "22:00", max_covers_per_slot = 16 }'
+    friday = 'friday = [\n  { open = "12:00"'
+    assert text.count(dinner) == 2 and friday in text  # Friday's and Saturday's
+    late = dinner.replace('"23:30"', '"02:00"').replace('"22:00"', '"01:00"')
+    at = text.index(friday)
+    text = text[:at] + text[at:].replace(dinner, late, 1)
+    restaurant.write_text(text, encoding="utf-8")
+    settings = tmp_path / "server.toml"
+    settings.write_text(
+        SETTINGS.read_text(encoding="utf-8")
+        + f'\n[[hosts]]\nmerchant_id = "{HARBOUR}"\ntoken = "{HARBOUR_TOKEN}"\n',
+        encoding="utf-8",
+    )
+    server = start_server(tmp_path / "late.db", NOW, settings=settings, configs=(restaurant,))
+    try:
+        _tonight_full_past_midnight(server, browser)
+    finally:
+        server.stop()
+
+
+def _tonight_full_past_midnight(server: ServerProcess, browser: Open) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    for i in range(4):  # 00:30 at its pacing cap of 4 bookings, tables still free
+        body = {"party_size": 2, "start": "2026-12-05T00:30", "name": f"Late {i}"}
+        harbour_api(server, "POST", "/reservations", body)
+    body = {"party_size": 2, "start": "2026-12-04T21:30", "name": "Bo"}
+    bo = harbour_api(server, "POST", "/reservations", body)["reservation_id"]
+    tablet = browser(server.base, merchant=HARBOUR, token=HARBOUR_TOKEN)
+    row = f'#reservations [data-reservation="{bo}"]'
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    form = tablet.el("#book-form")
+
+    def submit() -> None:
+        tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+
+    tablet.tap_row(row, "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 21:30")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-05T00:30")
+    said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=True)))
+    friday = harbour_api(server, "GET", "/reservations?date=2026-12-04")["reservations"]
+    (mine,) = [r for r in friday if r["reservation_id"] == bo]
+    assert (mine["start"][:16], mine["over_pacing"]) == ("2026-12-05T00:30", True)
+    assert said.startswith("Bo is now booked at 00:30, party of 2 ("), said
+    assert said.endswith("), over pacing"), said
+    tablet.wait(lambda: tablet.text(f"{row} .badge.over") == "over pacing", message="the mark")
+
+    tablet.wait(lambda: tablet.text("#book-h") == "Phone booking")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-05T00:30")
+    form.find_element("name", "name").send_keys("Cy")
+    said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=True)))
+    assert said.startswith("Booked Cy, party of 2, at 00:30 ("), said
+    assert said.endswith("), over pacing"), said
+    assert tablet.errors() == []
+
+
 @pytest.mark.parametrize("width,height", [(768, 1024), (390, 844)], ids=["tablet", "phone"])
 def test_the_time_chosen_reads_whole_in_the_closed_select(
     harbour: ServerProcess, browser: Open, width: int, height: int

@@ -443,6 +443,11 @@
   function ownDay() {
     return st.changing ? st.changing.day || st.floor?.day : null;
   }
+  // The service day the form books on: its times are that day's slots (a late service's
+  // 00:30 among them, though it starts on the next calendar date).
+  function formDay() {
+    return other.day || st.floor?.day;
+  }
 
   // -- the host's actions ---------------------------------------------------------------
   function units() {
@@ -618,7 +623,8 @@
     const start = form.start.value;
     if (!start) { say(`No open slot that day for a party of ${size}`, "bad"); return; }
     const res = await paced(`/reservations/${encodeURIComponent(r.reservation_id)}/change`,
-      { party_size: size, start }, `Change ${who(r)} to ${start.slice(11)}, party of ${size},`);
+      { party_size: size, start }, `Change ${who(r)} to ${start.slice(11)}, party of ${size},`,
+      formDay());
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
     endChange();
     if (other.day) pickDay();  // the form stays on that day, whose spots have changed
@@ -628,18 +634,20 @@
   // bookings) may be made anyway when the host says so (over_pacing, as the API and the
   // CLI allow): asked in the refusal's own words, then sent again with the flag. `over` on
   // the answer is ", over pacing" when the booking stands marked so (read back from the
-  // day's list: a booking cancelled meanwhile may have left it within pacing after all).
-  async function paced(path, body, doing) {
+  // list of `day`, the service day booked on: a booking cancelled meanwhile may have left
+  // it within pacing after all).
+  async function paced(path, body, doing, day) {
     let res = await act("POST", path, body);
     res.over = "";
     if (res.ok || res.data?.error?.code !== "over pacing" ||
         !confirm(`${res.data.error.message}. ${doing} over pacing anyway?`)) return res;
     res = await act("POST", path, { ...body, over_pacing: true });
-    res.over = res.ok && await markedOver(res.data) ? ", over pacing" : "";
+    res.over = res.ok && await markedOver(res.data, day) ? ", over pacing" : "";
     return res;
   }
-  async function markedOver(booking) {
-    const day = String(booking.start || "").slice(0, 10);
+  // The day's list is keyed by service day, not by the start's calendar date: a late
+  // service's 00:30 starts on the next date and is listed under the day before.
+  async function markedOver(booking, day) {
     try {
       const r = await fetch(api(`/reservations?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
       const rows = r.ok ? (await r.json()).reservations || [] : [];
@@ -651,7 +659,7 @@
     const size = parseInt(form.size.value, 10);
     if (!form.start.value) { say(`No open slot ${other.day ? "that day" : "today"} for a party of ${size}`, "bad"); return; }
     const body = { party_size: size, start: form.start.value, name: form.name.value.trim(), phone: form.phone.value.trim(), notes: form.notes.value.trim() };
-    const res = await paced("/reservations", body, `Book ${body.name || "the guest"}`);
+    const res = await paced("/reservations", body, `Book ${body.name || "the guest"}`, formDay());
     if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
     form.name.value = ""; form.phone.value = ""; form.notes.value = "";
     st.chosen = null;
