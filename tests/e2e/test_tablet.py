@@ -678,6 +678,81 @@ def test_a_booking_is_changed_from_its_row_under_the_same_id(
     assert tablet.errors() == []
 
 
+def test_a_change_of_a_booking_cancelled_meanwhile_says_so_and_keeps_the_guest_to_book_anew(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Bo phones to come at 20:00; while the host has Change… open, another tablet
+    cancels Bo. The change is refused in the host's words (what happened, and that nothing
+    was changed), the row shows Bo cancelled with nothing left to tap, and the form is a
+    phone booking again with Bo's details and the time chosen: Book books Bo anew."""
+    from selenium.webdriver.support.ui import Select
+
+    bo = _book(server, 2, "19:00", "Bo", "+44 20 7946 0505")
+    tablet = browser(server.base)
+    row = f'#reservations [data-reservation="{bo}"]'
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    tablet.tap_row(row, "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:00")
+    api(server, "POST", f"/reservations/{bo}/cancel")  # on another tablet
+    form = tablet.el("#book-form")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+
+    def submit() -> None:
+        tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+
+    said = tablet.banner_after(submit)
+    assert said == (
+        "The booking of Bo, party of 2 was cancelled meanwhile (on another tablet or"
+        " online): it was not changed. Book makes a new booking for Bo."
+    ), said
+    tablet.wait(lambda: tablet.text(f"{row} .badge") == "cancelled", message="Bo cancelled")
+    assert tablet.js("return document.querySelectorAll(arguments[0] + ' button').length", row) == 0
+    assert tablet.text("#book-h") == "Phone booking"
+    assert form.find_element("name", "name").get_attribute("value") == "Bo"
+    assert form.find_element("name", "name").is_enabled()
+    chosen = Select(form.find_element("name", "start")).first_selected_option
+    assert chosen.get_attribute("value") == "2026-12-04T20:00"
+    tablet.shot("change-of-a-cancelled-booking")
+    rows = api(server, "GET", "/reservations")["reservations"]
+    assert [(r["reservation_id"], r["status"]) for r in rows] == [(bo, "cancelled")]
+    said = tablet.banner_after(submit)
+    assert said.startswith("Booked Bo, party of 2, at 20:00 ("), said
+    rows = api(server, "GET", "/reservations")["reservations"]
+    assert [(r["start"][11:16], r["name"], r["phone"], r["status"]) for r in rows] == [
+        ("19:00", "Bo", "+44 20 7946 0505", "cancelled"),
+        ("20:00", "Bo", "+44 20 7946 0505", "booked"),
+    ]
+    assert tablet.errors() == []
+
+
+def test_a_change_sends_only_what_the_host_changed_and_keeps_a_change_made_meanwhile(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Cy's Change… is open at party of 2; another tablet makes Cy a party of 4. The host
+    here moves Cy to 20:30 only: Cy is a party of 4 at 20:30, the other tablet's change
+    stands (the form's untouched size is not sent back over it)."""
+    from selenium.webdriver.support.ui import Select
+
+    cy = _book(server, 2, "19:30", "Cy")
+    tablet = browser(server.base)
+    row = f'#reservations [data-reservation="{cy}"]'
+    tablet.wait(lambda: "Cy" in tablet.text("#reservations"), message="Cy's booking")
+    tablet.tap_row(row, "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Cy, party of 2 at 19:30")
+    api(server, "POST", f"/reservations/{cy}/change", {"party_size": 4})  # another tablet
+    form = tablet.el("#book-form")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:30")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Cy is now booked at 20:30, party of 4 ("), said
+    rows = api(server, "GET", "/reservations")["reservations"]
+    assert [(r["start"][11:16], r["party_size"], r["status"]) for r in rows] == [
+        ("20:30", 4, "booked")
+    ]
+    assert tablet.errors() == []
+
+
 def _fill(server: ServerProcess, size: int, hhmm: str) -> None:
     """Books parties of `size` at `hhmm` until the server refuses one: the slot is full."""
     body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": "Filler"}

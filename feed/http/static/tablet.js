@@ -97,6 +97,14 @@
     }
     return `Somebody sits at ${unit}`;
   }
+  // Why a booking's row no longer allows what was tapped, as the server says it ("...
+  // reservation not active: it was cancelled"), in the host's words: done elsewhere while
+  // the row still offered it (another tablet, the partner's site, the clock).
+  const INACTIVE = {
+    "it was cancelled": "was cancelled meanwhile (on another tablet or online)",
+    "it became a no-show": "became a no-show meanwhile (past its hold)",
+    "the guests are already seated": "is already seated",
+  };
   function explain(res, ctx) {
     const err = res.data?.error || {};
     const code = err.code || "";
@@ -113,7 +121,10 @@
       case "not waiting": return `${name} is no longer waiting`;
       case "not seated": return `${name} is not sitting at a table`;
       case "unknown party": return `${name} is not on today's list`;
-      case "reservation not active": return `${name}'s booking is no longer active`;
+      case "reservation not active": {
+        const why = INACTIVE[(err.message || "").replace(/^.*reservation not active: /, "")];
+        return `The booking of ${name} ${why || "is no longer booked"}: ${ctx.undone || "nothing was done"}.`;
+      }
       case "too early":
         // A booking of a later day: the message says when it is due.
         if (/a later day$/.test(err.message || "")) {
@@ -608,6 +619,18 @@
     form.scrollIntoView({ block: "center" });
     form.start.focus();
   }
+  // The booking being changed is gone (cancelled, seated or a no-show meanwhile): the form
+  // is the phone booking's again, with the guest's details and the time chosen kept.
+  function keepAsNew() {
+    const form = $("book-form");
+    st.changing = null;
+    for (const k of HELD) form[k].disabled = false;
+    $("book-h").textContent = "Phone booking";
+    form.querySelector("button[type=submit]").textContent = "Book";
+    $("book-keep").hidden = true;
+    st.chosen = form.start.value || null;
+    fillSlots();
+  }
   function endChange() {
     const form = $("book-form");
     st.changing = null;
@@ -622,9 +645,21 @@
     const size = parseInt(form.size.value, 10);
     const start = form.start.value;
     if (!start) { say(`No open slot that day for a party of ${size}`, "bad"); return; }
+    // Only what the host changed in the form: a change made meanwhile elsewhere (another
+    // tablet, the partner) to the rest stands, as the server keeps it (it works a change
+    // out again on the booking as it now is); nothing changed asks for the booking as is.
+    const asked = {};
+    if (size !== r.size) asked.party_size = size;
+    if (start !== ownStart()) asked.start = start;
     const res = await paced(`/reservations/${encodeURIComponent(r.reservation_id)}/change`,
-      { party_size: size, start }, `Change ${who(r)} to ${start.slice(11)}, party of ${size},`,
-      formDay());
+      asked, `Change ${who(r)} to ${start.slice(11)}, party of ${size},`, formDay());
+    if (res.data?.error?.code === "reservation not active") {
+      // Nothing left to change: the form books the guest anew (their details kept), the
+      // guest on the phone may still want a table.
+      say(`${explain(res, { name: party(r), undone: "it was not changed" })} Book makes a new booking for ${who(r)}.`, "bad");
+      keepAsNew();
+      return;
+    }
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
     endChange();
     if (other.day) pickDay();  // the form stays on that day, whose spots have changed
