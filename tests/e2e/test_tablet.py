@@ -1202,13 +1202,10 @@ def test_a_phone_booking_beyond_pacing_is_made_only_when_the_host_says_so(
     assert tablet.errors() == []
 
 
-def test_over_pacing_after_midnight_is_read_back_from_the_service_days_list(
-    tmp_path: Path, browser: Open
-) -> None:
-    """Friday's dinner runs to 02:00 (last seating 01:00): a 00:30 booking starts on
-    Saturday's date but is Friday's, and listed under Friday (GET /reservations?date=).
-    Changed, or booked, there over pacing, the tablet's answer says ', over pacing' as the
-    booking stands marked so on Friday's list."""
+@pytest.fixture
+def late(tmp_path: Path) -> Iterator[ServerProcess]:
+    """The Harbour Room with Friday's dinner running to 02:00 (last seating 01:00): its
+    00:30 starts on Saturday's date but is Friday's, listed under Friday."""
     restaurant = tmp_path / "harbour.toml"
     text = (SAMPLES / "harbour.toml").read_text(encoding="utf-8")
     dinner = '{ open = "17:00", close = "23:30", last_seating = "22:00", max_covers_per_slot = 16 }'
@@ -1226,9 +1223,51 @@ def test_over_pacing_after_midnight_is_read_back_from_the_service_days_list(
     )
     server = start_server(tmp_path / "late.db", NOW, settings=settings, configs=(restaurant,))
     try:
-        _tonight_full_past_midnight(server, browser)
+        yield server
     finally:
         server.stop()
+
+
+def test_over_pacing_after_midnight_is_read_back_from_the_service_days_list(
+    late: ServerProcess, browser: Open
+) -> None:
+    """Changed, or booked, at Friday's 00:30 over pacing, the tablet's answer says ', over
+    pacing' as the booking stands marked so on Friday's list (the service day's, not the
+    list of the start's calendar date, Saturday)."""
+    _tonight_full_past_midnight(late, browser)
+
+
+def test_a_time_after_midnight_the_host_chose_stays_chosen_when_it_fills_up(
+    late: ServerProcess, browser: Open
+) -> None:
+    """The host picks Friday's 00:30 for a phone booking; another tablet takes its last
+    table for 2: the Time still holds 00:30, marked full now (Book sends it and the refusal
+    is shown), never another time the host did not choose."""
+    from selenium.webdriver.support.ui import Select
+
+    tablet = browser(late.base, merchant=HARBOUR, token=HARBOUR_TOKEN)
+    form = tablet.el("#book-form")
+    Select(form.find_element("name", "start")).select_by_value("2026-12-05T00:30")
+    body = {"party_size": 2, "start": "2026-12-05T00:30", "name": "Other", "over_pacing": True}
+    for _ in range(20):  # another tablet takes every table for 2 at 00:30
+        reply = requests.post(
+            f"{late.base}/api/v1/restaurants/{HARBOUR}/reservations",
+            json=body,
+            headers=HARBOUR_AUTH,
+            timeout=10,
+        )
+        if reply.status_code == 409:
+            break
+        assert reply.status_code == 200, reply.text
+
+    def open_at_half_past() -> bool:  # as the form lists 00:30 while spots are open there
+        labels = [o.text for o in Select(form.find_element("name", "start")).options]
+        return any(label.startswith("00:30 (") for label in labels)
+
+    tablet.wait(lambda: not open_at_half_past(), message="00:30 no longer open on the page")
+    chosen = Select(form.find_element("name", "start")).first_selected_option
+    assert (chosen.get_attribute("value"), chosen.text) == ("2026-12-05T00:30", "00:30 — full now")
+    assert tablet.errors() == []
 
 
 def _tonight_full_past_midnight(server: ServerProcess, browser: Open) -> None:

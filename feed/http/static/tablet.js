@@ -7,7 +7,7 @@
   const POLL_MS = 1500; // fallback polling while the event stream is down
   const STALE_MS = 20000; // no event or beat for this long: the stream is reopened
   const $ = (id) => document.getElementById(id);
-  const st = { merchant: null, token: null, floor: null, es: null, lastEvent: 0, poll: null, chosen: null };
+  const st = { merchant: null, token: null, floor: null, es: null, lastEvent: 0, poll: null, chosen: null, chosenOn: null };
 
   // -- small helpers ------------------------------------------------------------------
   function h(tag, attrs, ...kids) {
@@ -406,12 +406,18 @@
     const day = form.day.value;
     // Back on the booking's own day: a booking being changed has its own time chosen again.
     const own = (d) => (d === ownDay() ? ownStart() : null);
-    if (!day || day === st.floor?.day) { other.day = null; st.chosen = own(st.floor?.day); fillSlots(); return; }
+    if (!day || day === st.floor?.day) { other.day = null; chooseTime(own(st.floor?.day), st.floor?.day); fillSlots(); return; }
     const r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
     const data = r.ok ? await r.json() : { slots: [] };
     other.day = day; other.slots = data.slots || [];
-    st.chosen = own(day);  // null: a time of another day
+    chooseTime(own(day), day);  // null: a time of another day
     fillSlots();
+  }
+  // The time the host chose, and the service day whose slots it is one of: a late
+  // service's 00:30 starts on the next calendar date, yet is that day's.
+  function chooseTime(start, day) {
+    st.chosen = start || null;
+    st.chosenOn = start ? day : null;
   }
   function fillSlots() {
     const form = $("book-form");
@@ -436,7 +442,7 @@
     // it is no longer open, so Book sends what the host chose and the refusal is shown.
     const chosen = st.chosen && !options.some((o) => o.value === st.chosen) && st.chosen !== own
       ? st.chosen : null;
-    if (chosen && chosen.slice(0, 10) === (other.day || st.floor?.day)) {
+    if (chosen && st.chosenOn === (other.day || st.floor?.day)) {
       const slot = slots.find((s) => s.start === chosen);
       const at = options.findIndex((o) => o.value > chosen);
       const gone = h("option", { value: chosen }, `${chosen.slice(11)} — ${slot ? "full now" : "no longer open"}`);
@@ -610,7 +616,8 @@
       pickDay();  // that day's times, the booking's own chosen
     } else {
       fillSlots();
-      form.start.value = st.chosen = ownStart();  // a change of size only keeps the time
+      chooseTime(ownStart(), ownDay());  // a change of size only keeps the time
+      form.start.value = st.chosen;
     }
     for (const k of HELD) { form[k].value = r[k] || ""; form[k].disabled = true; }
     $("book-h").textContent = `Change ${party(r)} at ${r.time}${onDay(r)}`;
@@ -628,13 +635,13 @@
     $("book-h").textContent = "Phone booking";
     form.querySelector("button[type=submit]").textContent = "Book";
     $("book-keep").hidden = true;
-    st.chosen = form.start.value || null;
+    chooseTime(form.start.value, formDay());
     fillSlots();
   }
   function endChange() {
     const form = $("book-form");
     st.changing = null;
-    st.chosen = null;
+    chooseTime(null);
     for (const k of HELD) { form[k].value = ""; form[k].disabled = false; }
     $("book-h").textContent = "Phone booking";
     form.querySelector("button[type=submit]").textContent = "Book";
@@ -697,7 +704,7 @@
     const res = await paced("/reservations", body, `Book ${body.name || "the guest"}`, formDay());
     if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
     form.name.value = ""; form.phone.value = ""; form.notes.value = "";
-    st.chosen = null;
+    chooseTime(null);
     const on = other.day ? ` on ${other.day}` : "";
     if (other.day) pickDay();  // that day's spots have changed
     say(`Booked ${body.name || "guest"}, party of ${size}, at ${body.start.slice(11)}${on} (${res.data.unit})${res.over}`, "seat");
@@ -764,7 +771,7 @@
     const bookForm = $("book-form");
     bookForm.size.addEventListener("input", fillSlots);
     bookForm.day.addEventListener("change", pickDay);
-    bookForm.start.addEventListener("change", () => { st.chosen = bookForm.start.value || null; });
+    bookForm.start.addEventListener("change", () => chooseTime(bookForm.start.value, formDay()));
     $("book-keep").addEventListener("click", endChange);
     bookForm.addEventListener("submit", (e) => { e.preventDefault(); tap(bookForm.querySelector("button[type=submit]"), () => book(bookForm)); });
     const all = saved();
