@@ -387,9 +387,12 @@ def _refused(code: str, message: str, as_json: bool) -> NoReturn:
     "board", "Print the floor: who sits where and for how long, holds, the waitlist.", writes=False
 )
 def board(stand: Stand, as_json: bool) -> None:
-    floor = FloorViews(stand.book).floor(stand.day(), stand.now)
+    day = stand.day()
+    floor = FloorViews(stand.book).floor(day, stand.now)
     if as_json:
-        click.echo(json.dumps(floor, sort_keys=True, indent=1))
+        # The tablet's floor document, its reservations with `attention` as the tablet's.
+        rows = stand.with_attention(day, floor["reservations"])
+        click.echo(json.dumps({**floor, "reservations": rows}, sort_keys=True, indent=1))
         return
     click.echo(click.style(f"{floor['name']}, {floor['day']} {floor['clock']}", bold=True))
     for t in floor["tables"]:

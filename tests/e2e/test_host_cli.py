@@ -627,6 +627,12 @@ def test_the_reservations_list_says_why_a_booking_no_longer_fits_as_the_api_does
     ]
     assert "!" not in lines[0] and lines[1].endswith(f"{bo}  ! {late}")
     assert listed("--date", "2026-12-05").output.rstrip().endswith(f"{di}  ! {closed}")
+    args = ["--now", NOW, "host", "board", "--json", "--config", str(changed), "--db", "h.db"]
+    floor = json.loads(CliRunner().invoke(main, args).output)  # the tablet's floor document
+    assert [(r["reservation_id"], r["attention"]) for r in floor["reservations"]] == [
+        (cy, None),
+        (bo, late),
+    ]
     server = start_server(tmp_path / "h.db", configs=(changed, *CONFIGS[1:]))
     try:
         auth = {"Authorization": f"Bearer {HOST_TOKENS['marlowes-kitchen']}"}
@@ -638,5 +644,7 @@ def test_the_reservations_list_says_why_a_booking_no_longer_fits_as_the_api_does
             assert [(r["reservation_id"], r["attention"]) for r in rows] == [
                 (r["reservation_id"], r["attention"]) for r in cli
             ]
+        tablet = requests.get(api.replace("/reservations", "/floor"), headers=auth, timeout=10)
+        assert tablet.json()["reservations"] == floor["reservations"]
     finally:
         server.stop()
