@@ -16,6 +16,7 @@ thread in one step under a lock: on the event loop, no request sees part old, pa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -44,6 +45,7 @@ from feed.service.days import (
     DayBook,
     Refused,
     Retired,
+    floor_records,
     index_on,
     kept_floor,
     kept_room,
@@ -200,8 +202,20 @@ class Reloader:
             # meanwhile: refused. Those re-homed stay on their new units, which both floors
             # have: nothing untrue is kept, and the same reload re-homes the rest later.
             return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))
+        paths = {book.restaurant.merchant_id: path for path, book, _new, _found in homeless}
+        retired: list[DayBook] = []
         for book, new, _days in changed:
-            _retire(book, new, now)
+            refused = _retire(self.receiver, book, paths[book.restaurant.merchant_id], new, now)
+            if refused:
+                problems += refused
+                break
+            retired.append(book)
+        if problems:
+            # A party sat at a removed table meanwhile (another server on this store, still
+            # on the old file, seated it there): refused, as it would have been before.
+            for book in retired:
+                _unretire(book, book.restaurant.floor, now)
+            return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))
         misfits = {
             book.restaurant.merchant_id: _misfits(book, new, days, self.receiver.attention)
             for book, new, days in changed
@@ -229,6 +243,9 @@ class Reloader:
                 {book.restaurant.merchant_id: list(listed) for book, _old, listed in undo},
                 running,
             )
+            with contextlib.suppress(Exception):  # the store is failing: it may refuse this too
+                for book, old, _listed in undo:
+                    _unretire(book, old.floor, now)
             raise
         rows = tuple(
             m.row(books[merchant].restaurant.tz)
@@ -259,21 +276,56 @@ class Reloader:
             listener(restaurants)
 
 
-def _retire(book: DayBook, new: Restaurant, now: datetime) -> None:
+def _retire(
+    receiver: Receiver, book: DayBook, path: Path, new: Restaurant, now: datetime
+) -> list[str]:
     """Keep what the tables and combos `new` removes were (days.Retired): a day whose log
     began before now is replayed on a floor that still has them until now, so the rows
     of the past on them (seated, no-show, cancelled) read as they were, to the host and to
     a partner asking after its booking. They are never offered again: availability and
     the host's choices read the restaurant's floor, and each day's replay goes on without
-    them from now. (Should the new configuration be undone, the unit is on the floor again
-    and its record is not read.)"""
+    them from now. (Should the new configuration be undone, the floor kept is the old one
+    again, `_unretire`, and the unit's record is not read.)
+
+    With units removed on a day being served, the records are written with an entry on
+    that day (DayBook.fence), once its replay shows nobody sitting at a removed table: a
+    seat written meanwhile (by another server on this store still running the old file)
+    is either in the log read for that check, and the reload is refused naming the party,
+    or loses its append to this entry and is worked out again, when it reads the new
+    floor and is refused (days.removed_units).
+    The problems found (nothing is written then)."""
     old = book.restaurant.floor
     gone = [t.id for t in old.tables if new.floor.table(t.id) is None]
     gone += [c.id for c in old.combos if new.floor.combo(c.id) is None]
     merchant_id = book.restaurant.merchant_id
-    for unit in retired_units(old, gone, now.timestamp()):
-        book.store.remember(RETIRED_SCOPE, *retire_record(merchant_id, unit))
-    note_floor(book.store, merchant_id, new.floor, now.timestamp())  # what a start compares
+    at = now.timestamp()
+    records: list[Remember] = [
+        (RETIRED_SCOPE, *retire_record(merchant_id, unit)) for unit in retired_units(old, gone, at)
+    ]
+    # The floor a start compares, and the one a server still on the old file reads.
+    records += floor_records(book.store, merchant_id, new.floor, at, gone)[0]
+    today = receiver.today(book.restaurant, now)
+    if not gone or today is None:
+        for record in records:
+            book.store.remember(*record)
+        return []
+    found: list[str] = []
+
+    def nobody_there(stand: HostStand) -> str | None:
+        found[:] = _sitting_at_removed(stand, path, new)
+        return found[0] if found else None
+
+    refused = book.fence(today, now, nobody_there, records, {"source": "reload"})
+    return found if refused is not None else []
+
+
+def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
+    """Keep `floor` (the running one) again as the floor in force, after `_retire` kept
+    a new one whose configuration is then not applied: its removed units are on the floor
+    again (their records are not read) and a seat there is not refused. Kept a moment
+    after `now` (the new floor's record has that key)."""
+    at = now.timestamp() + 0.001
+    note_floor(book.store, book.restaurant.merchant_id, floor, at)
 
 
 def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:
@@ -462,7 +514,11 @@ def _seated_on_removed(book: DayBook, path: Path, new: Restaurant, today: date |
     the host frees the table or moves the party (re-homing is for bookings not yet here)."""
     if today is None or book.length(today) == 0:
         return []
-    stand = book.stand(today)
+    return _sitting_at_removed(book.stand(today), path, new)
+
+
+def _sitting_at_removed(stand: HostStand, path: Path, new: Restaurant) -> list[str]:
+    """`_seated_on_removed`'s lines for the parties sitting on `stand`."""
     out: list[str] = []
     for sitting in stand.sittings():
         units = _sits_removed(stand, sitting, new)

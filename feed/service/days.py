@@ -69,6 +69,7 @@ BEYOND_HORIZON = "beyond horizon"
 TOO_SOON = "too soon"
 OVER_PACING = "over pacing"
 OUTSIDE_CANCELLATION_WINDOW = "outside cancellation window"
+TABLE_REMOVED = "table removed"  # the store's floor in force lacks it (days.removed_units)
 
 NEARBY_OFFERED = 3  # open times a host booking refused for a full slot names instead
 
@@ -385,6 +386,18 @@ def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -
     retired as of `at` with their definitions, as a reload retires what it removes (unless
     one retired them since), so each day's replay keeps them up to now (`Retired`).
     The units retired so."""
+    records, gone = floor_records(store, merchant_id, floor, at)
+    for record in records:
+        store.remember(*record)
+    return gone
+
+
+def floor_records(
+    store: LogStore, merchant_id: str, floor: FloorPlan, at: float, retiring: Sequence[str] = ()
+) -> tuple[list[Remember], list[str]]:
+    """What `note_floor` writes (the retirements first, the floor record last; none when
+    `floor` is the one kept last) and the units it retires; `retiring`: units the caller
+    retires itself in the same write (a reload's), left to it."""
     units = [t.id for t in floor.tables] + [c.id for c in floor.combos]
     now = {u.unit: u.record() for u in retired_units(floor, units, at)}
     last, before = kept_floor(store, merchant_id)
@@ -395,25 +408,44 @@ def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -
         }
 
     if before and before.keys() == now.keys() and all(same(before[u], now[u]) for u in now):
-        return []
+        return [], []
     since = float(last.get("at", 0)) if isinstance(last, dict) else 0.0
     retired_since = {
         found.unit
         for _key, value in store.recall_prefix(RETIRED_SCOPE, f"{merchant_id}/")
         if (found := Retired.of_record(value)) is not None and found.at >= since
     }
+    records: list[Remember] = []
     gone: list[str] = []
     for unit, record in before.items():
-        if unit in now or unit in retired_since:
+        if unit in now or unit in retired_since or unit in retiring:
             continue
         found = Retired.of_record({**record, "at": at})
         if found is not None:
-            store.remember(RETIRED_SCOPE, *retire_record(merchant_id, found))
+            records.append((RETIRED_SCOPE, *retire_record(merchant_id, found)))
             gone.append(unit)
-    store.remember(
-        FLOOR_SCOPE, f"{merchant_id}/{at:020.6f}", {"at": at, "units": list(now.values())}
-    )
-    return gone
+    kept: dict[str, Any] = {"at": at, "units": list(now.values())}
+    # Two starts at one instant (clocks pinned with --now) with two floors: the later one
+    # is kept after the other (key order is the order kept_floor reads), not dropped.
+    key = f"{merchant_id}/{at:020.6f}"
+    taken = [k for k, _value in store.recall_prefix(FLOOR_SCOPE, key)]
+    at_once = sum(1 for k in taken if k == key or k[len(key)] == "/")
+    records.append((FLOOR_SCOPE, key if not at_once else f"{key}/{at_once:06d}", kept))
+    return records, gone
+
+
+def removed_units(store: LogStore, merchant_id: str, units: Iterable[str]) -> list[str]:
+    """Those of `units` the floor in force lacks: the one a start or reload kept last
+    (`note_floor`), read from the store now, not from this process's configuration. A
+    server still running a file that has them (another server on this store reloaded a
+    file without them, or started on one) must not seat or book anybody there: every
+    replay, its own after its reload or restart included, takes them off the floor as of
+    then, and would drop what it wrote (the party the host was told is seated shown
+    waiting, a booking gone). [] when no floor was ever kept (a store from before)."""
+    last, kept = kept_floor(store, merchant_id)
+    if not isinstance(last, dict) or not isinstance(last.get("units"), list):
+        return []
+    return sorted(u for u in set(units) if u not in kept)
 
 
 def with_retired(floor: FloorPlan, retired: Sequence[Retired]) -> FloorPlan:
@@ -756,10 +788,19 @@ class DayBook:
                     return closed
                 before = _booked_ids(state.stand)
                 floor_before = _floor_key(state.stand)
+                sat_before = dict(state.stand.occupant)
                 result = state.stand.apply(operation)
                 if isinstance(result, Rejected) and not keep_rejected:
                     self._days.pop(day, None)  # the start-of-operation pass ran in memory only
                     return Applied(day, None, operation, result)
+                # Read after the day's seq: a reload's write of a new floor is fenced by an
+                # entry on the day (config_reload._retire), so this append loses to it.
+                gone = None if isinstance(result, Rejected) else self._onto_removed(
+                    operation, sat_before, state.stand
+                )  # fmt: skip
+                if gone is not None:
+                    self._days.pop(day, None)  # the operation ran in memory only
+                    return gone
                 entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
                 taken = not isinstance(result, Rejected)
@@ -790,6 +831,32 @@ class DayBook:
                 state.remember(operation, entry.meta)
                 return Applied(day, seq, operation, result)
         raise ConcurrencyConflict(f"{merchant} {day}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def _onto_removed(
+        self, operation: list[Any], sat_before: Mapping[str, str | None], stand: HostStand | None
+    ) -> Refused | None:
+        """A refusal when `operation` (applied to `stand`, which had `sat_before` sitting)
+        books, seats or moves anybody at a table or combo the floor in force lacks
+        (`removed_units`): this server runs a file older than the store's floor. Where it
+        puts nobody, the store is not read."""
+        sits = stand.occupant.items() if stand is not None else ()
+        onto = {t for t, p in sits if p is not None and sat_before.get(t) != p}
+        named = operation[3] if len(operation) > 3 else None
+        if operation[:1] in (["reserve"], ["seat"], ["move"]) and isinstance(named, str):
+            onto.add(named)
+        if not onto:
+            return None
+        gone = removed_units(self.store, self.restaurant.merchant_id, onto)
+        if not gone:
+            return None
+        what = ", ".join(f"table {u}" if "+" not in u else f"the combination {u}" for u in gone)
+        return Refused(
+            TABLE_REMOVED,
+            f"{what} is no longer on the floor plan (a reload on another server sharing this"
+            " store removed it, or a start on a file without it), but this server still runs"
+            " a file with it: reload this server (SIGHUP or POST /api/v1/admin/reload), then"
+            " choose another table",
+        )
 
     def _outbox(
         self,
@@ -850,6 +917,37 @@ class DayBook:
             cancel_meta,
             time.time(),
         )
+
+    def fence(
+        self,
+        day: date,
+        now: datetime,
+        check: Callable[[HostStand], str | None],
+        put: Sequence[Remember],
+        meta: dict[str, Any],
+    ) -> str | None:
+        """Write `put` with an entry on `day` once `check(stand)` finds nothing wrong on the
+        day as its log stands (else its answer, and nothing is written): a writer of the
+        day that read the log before this entry loses its append to it and works its
+        operation out again, reading `put`'s records then (a reload's new floor). The
+        entry is a `board` at the log's last minute: it changes nothing on the day (what
+        time alone changes stays the clock's sweep's to write, with its partner messages)."""
+        said: list[str] = []
+
+        def build(stand: HostStand, ts: int) -> list[Any] | Refused:
+            found = check(stand)
+            if found is not None:
+                said.append(found)
+                return Refused(TABLE_REMOVED, found)
+            return ["board", stand.last_ts if stand.last_ts is not None else ts]
+
+        outcome = self.apply(day, now, build, meta, put=lambda _operation: put)
+        if isinstance(outcome, Refused) and said:
+            return said[-1]
+        if isinstance(outcome, Refused):  # a day closed since: nobody is seated there now
+            for record in put:
+                self.store.remember(*record)
+        return None
 
     def operate(
         self,
@@ -1537,6 +1635,10 @@ class DayBook:
         if isinstance(reserved, Rejected):  # availability and the engine disagree: a bug
             forget()
             return Refused(reserved.code, f"the engine refused the move: {reserved.code}")
+        gone = self._onto_removed(reserve, {}, None)
+        if gone is not None:
+            forget()
+            return gone
         entries = [(reserve, reserved)]
         if arrived:
             entries.append((arrive := ["arrive", ts, new_reservation], new.stand.apply(arrive)))

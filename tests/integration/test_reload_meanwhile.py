@@ -1,0 +1,135 @@
+"""A table a reload removes, and a party seated there by a writer that has not switched to
+the new floor: another server on the same store still running the old file, whether it
+seats the party before the reload switches or after. The seat is refused (409 `table
+removed`) or the reload is refused naming the party: never a party the host was told is
+seated that the replay shows waiting, or one sitting at a table no floor has."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from feed.http.statuses import status_of
+from feed.service import config_reload
+from feed.service.config_reload import Reloader
+from feed.service.days import kept_floor, note_floor
+from feed.service.receiver import Receiver
+from feed.settings import Settings
+from feed.venue.restaurant import load_restaurant
+from store import open_store
+from store.log import LogStore
+
+MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
+MID = "marlowes-kitchen"
+FRIDAY = date(2026, 12, 4)
+T5 = '[[tables]]\nid = "T5"\nx = 1\ny = 1\nseats = 4\n\n'
+T5_T6 = '[[combos]]\ntables = ["T5", "T6"]\n\n'
+
+
+def at(hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 12, 4, hour, minute, tzinfo=UTC)  # London is UTC in December
+
+
+def sitting(receiver: Receiver) -> dict[str, tuple[str, ...]]:
+    return {s.party_id: s.tables for s in receiver.books[MID].stand(FRIDAY).sittings()}
+
+
+def waiting(receiver: Receiver) -> list[str]:
+    return list(receiver.books[MID].stand(FRIDAY).waiting)
+
+
+def two_servers(
+    db: str, path: Path, clock: list[datetime]
+) -> tuple[LogStore, LogStore, Receiver, Receiver]:
+    """Two servers started on the same file and store (each keeps the floor it starts on,
+    as `serve` does); A and B seated at T2 and T4, W (1) waits: too few for a free 4-top
+    by the rules, which the host may overrule."""
+    first, second = open_store(db), open_store(db)
+    r = load_restaurant(path)
+    note_floor(first, MID, r.floor, clock[0].timestamp())
+    a = Receiver([r], first, Settings(), lambda: clock[0])
+    b = Receiver([load_restaurant(path)], second, Settings(), lambda: clock[0])
+    for party, size in (("A", 2), ("B", 2), ("W", 1)):
+        assert a.host_operation(MID, "walk_in", party, size).code is None
+    assert waiting(a) == waiting(b) == ["W"]
+    return first, second, a, b
+
+
+def test_a_server_on_the_old_file_is_refused_a_seat_at_a_table_a_reload_removed(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Server A reloads a file without T5; server B, not reloaded yet, is asked to seat W
+    at T5: 409 `table removed`, naming T5 and what to do, and nothing written (both boards
+    show W waiting, as the replay after any restart would). Reloaded, B seats W elsewhere."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    try:
+        clock[0] = at(12, 5)
+        path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(12, 6)
+        reply = b.host_hand(MID, "seat", "W", "T5")
+        assert (status_of(reply), reply.code) == (409, "table removed"), reply.body
+        message = reply.body["error"]["message"]
+        assert message.startswith("table T5 is no longer on the floor plan"), message
+        assert "reload this server" in message
+        assert waiting(a) == waiting(b) == ["W"]
+        assert sitting(a) == sitting(b) == {"A": ("T2",), "B": ("T4",)}
+
+        assert Reloader([path], b).reload().applied
+        assert b.host_hand(MID, "seat", "W", "T6").code is None
+        assert sitting(a) == sitting(b) == {"A": ("T2",), "B": ("T4",), "W": ("T6",)}
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_party_seated_at_a_removed_table_while_the_reload_runs_refuses_the_reload(
+    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Server B (still on the old file) seats W at T5 after server A's reload checked that
+    nobody sits there and before it switches: the reload is refused naming W at T5, as it
+    would have been a moment later; A keeps T5 on its floor and its board shows W there;
+    the floor in force is still the old one, so B may go on using T5. Once W has left,
+    the same reload applies."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    try:
+        clock[0] = at(12, 5)
+        path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
+        rehome = config_reload._rehome
+        said: list[Any] = []
+
+        def meanwhile(*args: Any, **kwargs: Any) -> Any:  # after the checks, before the switch
+            monkeypatch.setattr(config_reload, "_rehome", rehome)
+            said.append(b.host_hand(MID, "seat", "W", "T5"))
+            return rehome(*args, **kwargs)
+
+        monkeypatch.setattr(config_reload, "_rehome", meanwhile)
+        outcome = Reloader([path], a).reload()
+        assert said[0].code is None, said[0].body
+        assert [p.split(": ", 2)[2].split(";")[0] for p in outcome.problems] == [
+            "T5 is removed but W (1 guests) sits at it now"
+        ]
+        assert a.books[MID].restaurant.floor.table("T5") is not None
+        assert sitting(a) == sitting(b) == {"A": ("T2",), "B": ("T4",), "W": ("T5",)}
+        assert "T5" in kept_floor(first, MID)[1]
+        assert b.host_hand(MID, "move", "W", "T6").code is None
+        assert b.host_hand(MID, "move", "W", "T5").code is None
+
+        clock[0] = at(12, 30)
+        assert b.host_operation(MID, "free", "T5").code is None
+        outcome = Reloader([path], a).reload()
+        assert outcome.applied, outcome.problems
+        assert "T5" not in kept_floor(first, MID)[1]
+        assert sitting(a) == {"A": ("T2",), "B": ("T4",)}
+    finally:
+        first.close()
+        second.close()
