@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -618,18 +618,32 @@ class SQLiteStore:
         return self.path.with_name(f"{self.path.name}-senders")
 
     def _hold_sender_lock(self) -> None:
-        """Take this sender's lock (once): other processes then know it is alive."""
+        """Take this sender's lock (once): other processes then know it is alive. The file
+        is made under a temporary name (`.<id>.tmp`, which nobody else reads) and locked
+        before it takes the sender's name: a file named as a sender is locked from the
+        moment it exists while its process lives, so one another process can lock is a
+        dead sender's, which it may remove (`_sender_alive`, `_tidy_senders`)."""
         with self._sender_lock:
             if self._sender_fd is not None:
                 return
-            self._senders().mkdir(exist_ok=True)
-            fd = os.open(self._senders() / self._sender, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BaseException:
-                os.close(fd)
-                raise
-            self._sender_fd = fd
+            senders = self._senders()
+            for _attempt in range(100):
+                senders.mkdir(exist_ok=True)
+                making = senders / f".{self._sender}.tmp"
+                try:
+                    fd = os.open(making, os.O_RDWR | os.O_CREAT, 0o644)
+                except FileNotFoundError:
+                    continue  # another process's clean stop removed the empty directory
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    os.rename(making, senders / self._sender)
+                except BaseException:
+                    os.close(fd)
+                    making.unlink(missing_ok=True)
+                    raise
+                self._sender_fd = fd
+                return
+            raise StoreUnavailable(f"{senders}: cannot keep a sender's lock file there")
 
     def _sender_alive(self, holder: str) -> bool:
         """Whether the sender `holder` still holds its lock (its process is running). An
@@ -649,6 +663,21 @@ class SQLiteStore:
             os.close(fd)  # drops the lock taken, if it was
         path.unlink(missing_ok=True)  # a dead sender's: nobody will ask again
         return False
+
+    def _tidy_senders(self) -> None:
+        """At a clean stop: remove the lock files of senders that are gone (killed, so
+        never removed their own), then the directory once it is empty. A live sender's
+        file stays, and the directory with it (rmdir refuses one that is not empty); a
+        sender starting meanwhile makes the directory again (`_hold_sender_lock`)."""
+        senders = self._senders()
+        try:
+            names = os.listdir(senders)
+        except OSError:
+            return
+        for name in names:
+            self._sender_alive(name)  # unlinks a dead sender's file
+        with suppress(OSError):
+            senders.rmdir()
 
     def delivered(self, message_id: int, at: float) -> None:
         self.settle([(message_id, at)], [])
@@ -869,6 +898,7 @@ class SQLiteStore:
                 (self._senders() / self._sender).unlink(missing_ok=True)
                 os.close(self._sender_fd)
                 self._sender_fd = None
+                self._tidy_senders()  # nothing of the senders' left beside the database
 
     def __enter__(self) -> SQLiteStore:
         return self

@@ -7,6 +7,7 @@ test_postgres_store.py.)"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -142,3 +143,70 @@ def test_a_claim_of_another_live_process_stays_until_that_process_dies(
             sender.wait(timeout=60)
     starting.release_claims()
     assert [i.key for i in starting.pending(T0 + 1)] == ["bk-1"]
+
+
+def beside(db: Path) -> list[str]:
+    """What lies next to the database other than its own files (the WAL's go on close)."""
+    return sorted(p.name for p in db.parent.iterdir() if p.name != db.name)
+
+
+def test_a_clean_stop_leaves_nothing_of_its_sender_beside_the_database(db: Path) -> None:
+    """A sender holds its lock file in `<db>-senders/` while it lives; once the store is
+    closed neither the file nor the directory is left (they would pile up next to the
+    user's database, one directory per database, one file per killed process)."""
+    with SQLiteStore(db) as store:
+        store.append_all([], outbox=[booking("bk-1")])
+        [item] = store.pending(T0)
+        assert store.claim([item.id], T0) == [item.id]
+        assert beside(db) == ["hoststand.db-senders", "hoststand.db-shm", "hoststand.db-wal"]
+    assert beside(db) == []
+
+
+def test_a_clean_stop_leaves_a_live_senders_lock_and_removes_a_dead_ones(db: Path) -> None:
+    """One real process claims a message and dies (its lock file left behind); another
+    claims one and goes on running. A sender here stops cleanly: the dead one's file goes,
+    the live one's stays (its claim is still its own), and so does the directory. Once the
+    live one has stopped cleanly too, nothing is left."""
+    with SQLiteStore(db) as store:
+        store.append_all([], outbox=[booking("bk-1"), booking("bk-2"), booking("bk-3")])
+    claim = textwrap.dedent(
+        f"""
+        import os, sys
+        from store.sqlite import SQLiteStore
+        store = SQLiteStore({str(db)!r})
+        item = [i for i in store.pending({T0}) if i.key == sys.argv[1]][0]
+        assert store.claim([item.id], {T0}) == [item.id]
+        if sys.argv[2] == "die":
+            os._exit(0)
+        print("claimed", flush=True)
+        sys.stdin.read()
+        store.close()
+        """
+    )
+    subprocess.run([sys.executable, "-c", claim, "bk-1", "die"], cwd=REPO, check=True, timeout=60)
+    senders = db.with_name(f"{db.name}-senders")
+    [dead] = os.listdir(senders)
+    with subprocess.Popen(
+        [sys.executable, "-c", claim, "bk-2", "live"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as live:
+        try:
+            assert live.stdout is not None and live.stdout.readline() == "claimed\n"
+            [alive] = [name for name in os.listdir(senders) if name != dead]
+            with SQLiteStore(db) as store:
+                [item] = [i for i in store.pending(T0) if i.key == "bk-3"]
+                assert store.claim([item.id], T0) == [item.id]
+            assert os.listdir(senders) == [alive]
+            with SQLiteStore(db) as store:
+                store.release_claims()
+                assert [i.key for i in store.pending(T0 + 1)] == ["bk-1", "bk-3"]
+            assert os.listdir(senders) == [alive]
+        finally:
+            assert live.stdin is not None
+            live.stdin.close()
+            live.wait(timeout=60)
+    assert live.returncode == 0
+    assert beside(db) == []
