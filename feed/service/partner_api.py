@@ -11,8 +11,10 @@ booking (the host's) is made on the booking as it now stands.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
@@ -46,7 +48,7 @@ from feed.venue import calendar
 from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
 from feed.venue.telephone import e164
-from store.log import DuplicateKey, LogStore, Remember
+from store.log import JSON, DuplicateKey, LogStore, Remember
 
 CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
 SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"
@@ -61,6 +63,9 @@ WAITLIST_SCOPE = "waitlist"  # entry id -> merchant, day, partner, user, size, c
 SLOTS_KEPT = 50_000  # remembered answers of _slot_of per restaurant (a few MB at most)
 # A user's bookings that may overlap another day's are numbered in this scope (UserClash).
 USER_WRITES = "userwrites"
+# Seconds a number below a user's last is kept: far longer than a write's attempt (its read
+# of the last number to its insert of the next), after which nobody reads it again.
+USER_WRITES_KEPT = 3600.0
 ESTIMATE_MIN_WIDTH = 15 * 60  # seconds: a seat time is a window, never a promise to the minute
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -422,13 +427,38 @@ class UserClash:
         self.last = 0
 
     def _last_number(self) -> int:
+        """The user's last number; the numbers below it written over USER_WRITES_KEPT
+        seconds ago are forgotten meanwhile (`_forget`)."""
         prefix = f"{self.user_id}/"
-        numbers = [
-            int(key[len(prefix) :])
-            for key, _ in self.store.recall_prefix(self.scope, prefix)
+        numbered = sorted(
+            (int(key[len(prefix) :]), key, value)
+            for key, value in self.store.recall_prefix(self.scope, prefix)
             if key[len(prefix) :].isdigit()  # not a user whose id goes on after a "/"
-        ]
-        return max(numbers, default=0)
+        )
+        if not numbered:
+            return 0
+        self._forget(numbered)
+        return numbered[-1][0]
+
+    def _forget(self, numbered: list[tuple[int, str, JSON]]) -> None:
+        """Drop the user's numbers that no write can still be taking the next one of:
+        only the last is read (the next write inserts the one after it), and a write
+        inserts its number moments after reading the last (within its own attempt), so a
+        number below the last written long ago is never read again nor collided with.
+        The last is always kept: a write that read it must collide with any other that
+        read it. Numbers go up with time (each is inserted after the one before it was
+        read), so one written before a number whose stamp is old is old too; a record
+        from before the stamps (True) is known old that way only."""
+        old = time.time() - USER_WRITES_KEPT
+        cut = max(
+            (n for n, _key, value in numbered if isinstance(value, dict) and _stamp(value) < old),
+            default=0,
+        )
+        for n, key, _value in numbered[:-1]:
+            if n <= cut:
+                # Exactly this key: a range of numbers could hold another user's keys,
+                # one whose id goes on after a "/" with digits ("u1/000000000003x/...").
+                self.store.forget_range(self.scope, key, key + "\x01")
 
     def check(self) -> Refused | None:
         if self.crosses:
@@ -442,11 +472,18 @@ class UserClash:
     def records(self) -> list[Remember]:
         if not self.crosses:
             return []
-        return [(self.scope, f"{self.user_id}/{self.last + 1:012d}", True)]
+        # Stamped with the real clock: how long ago it was written is what `_forget` asks.
+        stamp: JSON = {"at": time.time()}
+        return [(self.scope, f"{self.user_id}/{self.last + 1:012d}", stamp)]
 
     def lost(self, dup: DuplicateKey) -> bool:
         """Whether `dup` is another write of this user's taking the number first."""
         return dup.scope == self.scope
+
+
+def _stamp(value: Mapping[str, Any]) -> float:
+    at = value.get("at")
+    return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else math.inf
 
 
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:

@@ -10,6 +10,7 @@ test_changes_meanwhile.py are made."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
@@ -290,3 +291,42 @@ def test_a_create_across_midnight_sent_twice_at_once_makes_one_booking(
     assert reply.body["booking"]["status"] == "CONFIRMED", reply.body
     assert reply.body["booking"]["booking_id"] == made[0].body["booking"]["booking_id"]
     assert confirmed(mine) == [int(saturday(clock, "01:30"))]
+
+
+def test_the_old_numbers_of_a_users_cross_day_writes_are_forgotten(
+    store: LogStore, night_owls: Restaurant
+) -> None:
+    """Each cross-day write adds a number for its user, and only the last is ever read: the
+    ones below it written over an hour ago (a write takes the next moments after reading
+    the last) are forgotten at the user's next cross-day write, the last one always kept;
+    the numbers still go up. Records from before the numbers were stamped go once a
+    later one is old. Another user's records, one whose id goes on after a "/", stay."""
+    scope = f"userwrites:{PARTNER.id}"
+    long_ago = {"at": time.time() - 2 * 3600}
+    for n in (1, 2):
+        store.remember(scope, f"u1/{n:012d}", True)  # before the stamps
+    for n in (3, 4, 5):
+        store.remember(scope, f"u1/{n:012d}", long_ago)
+    other = ["u1/000000000003x/000000000001", "u1/000000000004/000000000001"]
+    for key in other:
+        store.remember(scope, key, long_ago)
+    clock = HandClock(FRIDAY, "12:00")
+    api = night_api(store, night_owls, clock)
+    made = create_at(api, saturday(clock, "01:30")).body
+    assert made["booking"]["status"] == "CONFIRMED", made
+
+    def keys() -> list[str]:
+        return [k for k, _ in store.recall_prefix(scope, "u1/") if k not in other]
+
+    assert keys() == [f"u1/{n:012d}" for n in (5, 6)]
+    reply = create_at(api, saturday(clock, "02:00"))
+    assert overlapping(reply), reply.body  # still checked against the booking at 01:30
+    assert keys() == [f"u1/{n:012d}" for n in (6,)]  # read (5 old, gone); none taken
+    cancel = {"booking_id": made["booking"]["booking_id"], "status": "CANCELED"}
+    assert api.update_booking(PARTNER, {"booking": cancel}).body["booking"]["status"] == (
+        "CANCELED"
+    )
+    again = create_at(api, saturday(clock, "02:00")).body
+    assert again["booking"]["status"] == "CONFIRMED", again
+    assert keys() == [f"u1/{n:012d}" for n in (6, 7)]  # 6 is young: kept
+    assert [k for k, _ in store.recall_prefix(scope, "u1/") if k in other] == sorted(other)
