@@ -99,10 +99,12 @@ def refuse_moved_openings(
         store.close()
         more = f" (and {len(moved) - 1} more like it)" if len(moved) > 1 else ""
         fail(moved[0] + more)
+    from feed.service.config_reload import recover_removed_units
     from feed.service.days import note_floor
 
     try:  # a table removed while no server ran: kept for the replay of the days it served
         for _path, r in configs:
+            recover_removed_units(store, r, now)  # a store that never kept its floor
             note_floor(store, r.merchant_id, r.floor, now.timestamp())
     except StoreError as exc:
         store.close()

@@ -719,6 +719,36 @@ def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: date
     return out
 
 
+def recover_removed_units(store: LogStore, r: Restaurant, now: datetime) -> list[str]:
+    """For a store whose floor was never kept (written before starts kept it, `note_floor`),
+    at its first start: the tables and combos its logs name that `r`'s floor lacks (removed
+    from the file before that start) are retired as of `now`, as near as the logs tell what
+    they were (`_named_units`: seats, the largest party seen at one, else the floor's
+    largest table; first in floor order), so every day's replay keeps them up to now: the
+    rows of the past on them stay in the host's list and a partner's GetBookingStatus (a
+    no-show there is not read CANCELED). Once a floor is kept this reads nothing (a table
+    removed since is the start's to retire, knowing what it was). The units retired."""
+    last, _kept = kept_floor(store, r.merchant_id)
+    if last is not None:
+        return []
+    retired = DayBook(store, r).retirements()
+    found: dict[str, Retired] = {}
+    for day in store.service_dates(r.merchant_id):
+        for guess in _named_units(store.entries(r.merchant_id, day), r.floor, retired, {}):
+            was = found.setdefault(guess.unit, guess)
+            seats = guess.table.seats if guess.table is not None else 0
+            if was.table is not None and seats > was.table.seats:  # a larger party seen there
+                found[guess.unit] = dataclasses.replace(was, table=guess.table)
+    at = now.timestamp()
+    tables = [g for g in found.values() if g.table is not None]
+    combos = [g for g in found.values() if g.combo is not None]
+    out = [dataclasses.replace(g, at=at, place=i) for i, g in enumerate(tables)]
+    out += [dataclasses.replace(g, at=at, place=i) for i, g in enumerate(combos)]
+    for unit in out:
+        store.remember(RETIRED_SCOPE, *retire_record(r.merchant_id, unit))
+    return [unit.unit for unit in out]
+
+
 def _named_units(
     entries: Sequence[LogEntry],
     floor: FloorPlan,

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from feed.cli import refuse_moved_openings
 from feed.http.serving import sweep_no_shows
 from feed.service.config_reload import Reloader, stored_parties_removed
 from feed.service.floorview import FloorViews
@@ -223,5 +224,59 @@ def test_the_quote_a_waiting_party_was_given_reads_the_same_after_a_reload(
         assert Reloader([path], receiver).reload().applied
         after = FloorViews(receiver.books[MID]).floor(friday, clock[0])["queue"]
         assert [(q["party_id"], q["quote"]) for q in after] == [("G", 24)]
+    finally:
+        store.close()
+
+
+def test_the_first_start_on_a_store_that_never_kept_its_floor_keeps_the_tables_its_logs_name(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A store written before starts kept the floor (no floor record): Tuesday, T2 had a
+    partner's booking whose guests never came and Ada's, who sat; T2 is then taken out of
+    the file while no server runs. The first start (the checks and records every start
+    makes) finds T2 in Tuesday's log and keeps it for the replay up to then, as near as
+    the log tells (2 seats: the largest party seen there): Tuesday still lists both on
+    T2, the partner reads NO_SHOW (not CANCELED), and T2 is offered nowhere."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(1, 12)]
+    store = open_store(any_db)
+    try:
+        settings = Settings(partners={"tablefinder": TABLEFINDER})
+        receiver = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
+        api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+        slot = {"merchant_id": MID, "service_id": "1000",
+                "start_sec": int(at(1, 19).timestamp()), "duration_sec": 2700,
+                "resources": {"party_size": 2}}  # fmt: skip
+        created = api.create_booking(
+            TABLEFINDER, {"slot": slot, "user_information": {"user_id": "u1"}}
+        )
+        online = created.body["booking"]["booking_id"]
+        ada = receiver.host_book(MID, 2, "2026-12-01T20:30", "Ada", "").body["reservation_id"]
+        clock[0] = at(1, 20, 30)
+        assert receiver.host_operation(MID, "check_in", ada).code is None
+        clock[0] = at(1, 22)
+        assert receiver.host_operation(MID, "free", "T2").code is None
+        was = {b: (r["status"], r["unit"]) for b, r in rows(receiver, TUESDAY).items()}
+        assert was == {online: ("no-show", "T2"), ada: ("seated", "T2")}, was
+        assert store.recall_prefix("floor", "") == []  # as a store from before has it
+
+        clock[0] = at(4, 18)
+        path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0])
+        again = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
+        assert {b: (r["status"], r["unit"]) for b, r in rows(again, TUESDAY).items()} == was
+        api = PartnerApi(again.books, again.store, again.clock)
+        status = api.booking_status(TABLEFINDER, {"booking_id": online}).body
+        assert status["booking_status"] == "NO_SHOW", status
+        [(_key, kept)] = store.recall_prefix("retired", f"{MID}/")
+        assert (kept["unit"], kept["seats"]) == ("T2", 2)
+        friday = date(2026, 12, 4)
+        assert "T2" not in again.books[MID].free_units(friday, None, clock[0])
+        booked = again.host_book(MID, 2, "2026-12-05T19:00", "Di", "").body
+        assert booked["unit"] != "T2", booked
+        # Kept once: a later start finds the floor kept and reads no log for this.
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], at(4, 19))
+        assert len(store.recall_prefix("retired", f"{MID}/")) == 1
     finally:
         store.close()
