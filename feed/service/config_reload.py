@@ -322,10 +322,9 @@ def _retire(
 def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
     """Keep `floor` (the running one) again as the floor in force, after `_retire` kept
     a new one whose configuration is then not applied: its removed units are on the floor
-    again (their records are not read) and a seat there is not refused. Kept a moment
-    after `now` (the new floor's record has that key)."""
-    at = now.timestamp() + 0.001
-    note_floor(book.store, book.restaurant.merchant_id, floor, at)
+    again (their records are not read) and a seat there is not refused. Kept at `now`,
+    after the new floor's record (note_floor keeps two of one instant in order)."""
+    note_floor(book.store, book.restaurant.merchant_id, floor, now.timestamp())
 
 
 def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:

@@ -16,11 +16,13 @@ from feed.http.statuses import status_of
 from feed.service import config_reload
 from feed.service.config_reload import Reloader
 from feed.service.days import kept_floor, note_floor
+from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
-from feed.settings import Settings
+from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
-from store.log import LogStore
+from store.log import LogStore, StoreUnwritable
+from tests.integration.full_disk import FullDiskStore
 
 MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 MID = "marlowes-kitchen"
@@ -133,3 +135,33 @@ def test_a_party_seated_at_a_removed_table_while_the_reload_runs_refuses_the_rel
     finally:
         first.close()
         second.close()
+
+
+def test_a_reload_removing_a_table_undone_whole_leaves_the_table_usable(tmp_path: Path) -> None:
+    """The store takes the reload's new floor (with its fence entry) but refuses the
+    partners' replaces: the reload is undone whole, the old floor kept in force again, so
+    the host may still seat W at T5 (not refused as a removed table)."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = [at(12)]
+    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
+    settings = Settings(partners={"p": partner})
+    store = FullDiskStore(tmp_path / "full.db")
+    try:
+        r = load_restaurant(path)
+        note_floor(store, MID, r.floor, clock[0].timestamp())
+        receiver = Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
+        for party, size in (("A", 2), ("B", 2), ("W", 1)):
+            assert receiver.host_operation(MID, "walk_in", party, size).code is None
+        clock[0] = at(12, 5)
+        path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
+        store.room = 1  # the fence's write fits, the replaces' does not
+        with pytest.raises(StoreUnwritable):
+            Reloader([path], receiver).reload()
+        store.room = None
+        assert receiver.books[MID].restaurant.floor.table("T5") is not None
+        assert "T5" in kept_floor(store, MID)[1]
+        assert receiver.host_hand(MID, "seat", "W", "T5").code is None
+        assert sitting(receiver)["W"] == ("T5",)
+    finally:
+        store.close()
