@@ -240,6 +240,11 @@ class LogStore(Protocol):
         """Every (key, value) of `scope` whose key starts with `prefix`, in key order."""
         ...
 
+    def recall_last(self, scope: str, prefix: str) -> tuple[str, JSON] | None:
+        """The last (key, value) of `recall_prefix(scope, prefix)`, reading that one only
+        (a record kept anew at times, read on a hot path: the floor in force)."""
+        ...
+
     def forget_range(self, scope: str, first: str, before: str) -> int:
         """Drop the records of `scope` with first <= key < before (records that only
         mattered for a while, such as past turns); how many."""

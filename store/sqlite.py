@@ -871,6 +871,15 @@ class SQLiteStore:
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
+    def recall_last(self, scope: str, prefix: str) -> tuple[str, JSON] | None:
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT key, value FROM idempotency WHERE scope = ? AND key >= ? AND key < ?"
+                " AND substr(key, 1, ?) = ? ORDER BY key DESC LIMIT 1",
+                (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix),
+            ).fetchone()
+        return None if row is None else (str(row[0]), json.loads(row[1]))
+
     def forget_range(self, scope: str, first: str, before: str) -> int:
         with self._transaction() as conn:
             cursor = conn.execute(

@@ -372,8 +372,8 @@ FLOOR_SCOPE = "floor"  # "<merchant>/<at>" -> the floor a start or reload put in
 
 def kept_floor(store: LogStore, merchant_id: str) -> tuple[Any, dict[str, dict[str, Any]]]:
     """The floor record `note_floor` kept last, and its units' records by unit id."""
-    kept = store.recall_prefix(FLOOR_SCOPE, f"{merchant_id}/")
-    last = kept[-1][1] if kept else None
+    kept = store.recall_last(FLOOR_SCOPE, f"{merchant_id}/")
+    last = kept[1] if kept else None
     if not isinstance(last, dict) or not isinstance(last.get("units"), list):
         return last, {}
     return last, {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}

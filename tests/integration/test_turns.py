@@ -89,6 +89,22 @@ def test_forget_range_drops_only_its_scope_and_range(stores: list[LogStore]) -> 
     assert store.recall("other", "a/1") == 1
 
 
+def test_recall_last_reads_the_last_record_under_its_prefix_only(
+    stores: list[LogStore],
+) -> None:
+    store = stores[0]
+    assert store.recall_last("floor", "m/") is None
+    for key, value in (("m/0002", 2), ("m/0010", 10), ("m/0002/000001", 3), ("m2/9", 9)):
+        store.remember("floor", key, {"v": value})
+    store.remember("other", "m/9999", {"v": 0})
+    assert store.recall_last("floor", "m/") == ("m/0010", {"v": 10})
+    assert store.recall_last("floor", "m/0002") == ("m/0002/000001", {"v": 3})
+    assert store.recall_last("floor", "m2/") == ("m2/9", {"v": 9})
+    assert store.recall_last("floor", "n/") is None
+    every = store.recall_prefix("floor", "m/")
+    assert store.recall_last("floor", "m/") == every[-1]
+
+
 def test_exports_asking_for_one_generation_timestamp_each_get_one_of_their_own(
     stores: list[LogStore],
 ) -> None:
