@@ -148,6 +148,26 @@ class Tablet:
                     raise
                 time.sleep(0.05)
 
+    def pick_time(self, value: str) -> None:
+        """Choose `value` in the booking form's Time. A live update redraws its options, so
+        one found a moment ago may be gone: find the select again and retry until the time
+        is chosen."""
+        from selenium.common.exceptions import StaleElementReferenceException
+        from selenium.webdriver.support.ui import Select
+
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                select = Select(self.el("#book-form").find_element("name", "start"))
+                select.select_by_value(value)
+                if select.first_selected_option.get_attribute("value") == value:
+                    return
+            except StaleElementReferenceException:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"could not choose {value} in the Time")
+            time.sleep(0.05)
+
     def el(self, css: str) -> Any:
         from selenium.webdriver.common.by import By
 
@@ -655,7 +675,7 @@ def test_a_booking_is_changed_from_its_row_under_the_same_id(
         ]
 
     tablet.wait(lambda: start in offered(), message="20:30 offered for 4")
-    Select(form.find_element("name", "start")).select_by_value(start)
+    tablet.pick_time(start)
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
@@ -695,7 +715,7 @@ def test_a_change_of_a_booking_cancelled_meanwhile_says_so_and_keeps_the_guest_t
     tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:00")
     api(server, "POST", f"/reservations/{bo}/cancel")  # on another tablet
     form = tablet.el("#book-form")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+    tablet.pick_time("2026-12-04T20:00")
 
     def submit() -> None:
         tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
@@ -731,7 +751,6 @@ def test_a_change_sends_only_what_the_host_changed_and_keeps_a_change_made_meanw
     """Cy's Change… is open at party of 2; another tablet makes Cy a party of 4. The host
     here moves Cy to 20:30 only: Cy is a party of 4 at 20:30, the other tablet's change
     stands (the form's untouched size is not sent back over it)."""
-    from selenium.webdriver.support.ui import Select
 
     cy = _book(server, 2, "19:30", "Cy")
     tablet = browser(server.base)
@@ -741,7 +760,7 @@ def test_a_change_sends_only_what_the_host_changed_and_keeps_a_change_made_meanw
     tablet.wait(lambda: tablet.text("#book-h") == "Change Cy, party of 2 at 19:30")
     api(server, "POST", f"/reservations/{cy}/change", {"party_size": 4})  # another tablet
     form = tablet.el("#book-form")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:30")
+    tablet.pick_time("2026-12-04T20:30")
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
@@ -847,7 +866,7 @@ def test_a_live_update_never_changes_the_time_the_host_chose_for_a_phone_booking
     size.clear()
     size.send_keys("6")
     nineteen = "2026-12-04T19:00"
-    Select(form.find_element("name", "start")).select_by_value(nineteen)
+    tablet.pick_time(nineteen)
     form.find_element("name", "name").send_keys("Six")
     _book(server, 6, "19:00", "Other tablet")
 
@@ -892,7 +911,7 @@ def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
 
     tuesday = "2026-12-08T19:30"
     tablet.wait(lambda: label(tuesday) == "19:30 (5 open)", message="Tuesday's 19:30")
-    Select(form.find_element("name", "start")).select_by_value(tuesday)
+    tablet.pick_time(tuesday)
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
@@ -953,7 +972,7 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
         return str(select.first_selected_option.get_attribute("value"))
 
     tablet.wait(lambda: chosen() == "2026-12-08T19:30", message="Bo's own time chosen")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-08T21:00")
+    tablet.pick_time("2026-12-08T21:00")
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
@@ -1128,7 +1147,7 @@ def test_a_change_into_a_slot_at_its_pacing_cap_asks_and_goes_over_pacing_once_a
     tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 21:30")
     assert tablet.js("return document.activeElement.name") == "start"  # the time, to pick
     form = tablet.el("#book-form")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+    tablet.pick_time("2026-12-04T20:00")
     label = Select(form.find_element("name", "start")).first_selected_option.text
     assert label == "20:00 (2 open, over pacing)", label
     tablet.shot("change-form-over-pacing")
@@ -1178,12 +1197,11 @@ def test_a_phone_booking_beyond_pacing_is_made_only_when_the_host_says_so(
 ) -> None:
     """The new booking's path, asked the same way as a change's: declined, no booking;
     accepted, booked and marked over pacing."""
-    from selenium.webdriver.support.ui import Select
 
     _pace_full(harbour, "20:00")
     tablet = browser(harbour.base, merchant=HARBOUR, token=HARBOUR_TOKEN)
     form = tablet.el("#book-form")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+    tablet.pick_time("2026-12-04T20:00")
     form.find_element("name", "name").send_keys("Cy")
 
     def submit() -> None:
@@ -1247,7 +1265,7 @@ def test_a_time_after_midnight_the_host_chose_stays_chosen_when_it_fills_up(
 
     tablet = browser(late.base, merchant=HARBOUR, token=HARBOUR_TOKEN)
     form = tablet.el("#book-form")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-05T00:30")
+    tablet.pick_time("2026-12-05T00:30")
     body = {"party_size": 2, "start": "2026-12-05T00:30", "name": "Other", "over_pacing": True}
     for _ in range(20):  # another tablet takes every table for 2 at 00:30
         reply = requests.post(
@@ -1271,7 +1289,6 @@ def test_a_time_after_midnight_the_host_chose_stays_chosen_when_it_fills_up(
 
 
 def _tonight_full_past_midnight(server: ServerProcess, browser: Open) -> None:
-    from selenium.webdriver.support.ui import Select
 
     for i in range(4):  # 00:30 at its pacing cap of 4 bookings, tables still free
         body = {"party_size": 2, "start": "2026-12-05T00:30", "name": f"Late {i}"}
@@ -1288,7 +1305,7 @@ def _tonight_full_past_midnight(server: ServerProcess, browser: Open) -> None:
 
     tablet.tap_row(row, "Change…")
     tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 21:30")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-05T00:30")
+    tablet.pick_time("2026-12-05T00:30")
     said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=True)))
     friday = harbour_api(server, "GET", "/reservations?date=2026-12-04")["reservations"]
     (mine,) = [r for r in friday if r["reservation_id"] == bo]
@@ -1298,7 +1315,7 @@ def _tonight_full_past_midnight(server: ServerProcess, browser: Open) -> None:
     tablet.wait(lambda: tablet.text(f"{row} .badge.over") == "over pacing", message="the mark")
 
     tablet.wait(lambda: tablet.text("#book-h") == "Phone booking")
-    Select(form.find_element("name", "start")).select_by_value("2026-12-05T00:30")
+    tablet.pick_time("2026-12-05T00:30")
     form.find_element("name", "name").send_keys("Cy")
     said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=True)))
     assert said.startswith("Booked Cy, party of 2, at 00:30 ("), said
@@ -1313,7 +1330,6 @@ def test_the_time_chosen_reads_whole_in_the_closed_select(
     """The Time field, closed, shows the option chosen whole ("20:00 (2 open, over
     pacing)"), in the phone booking and in Change…, on a tablet and on a phone: the host
     reads what is about to be booked without opening the list again."""
-    from selenium.webdriver.support.ui import Select
 
     _pace_full(harbour, "20:00")
     body = {"party_size": 2, "start": "2026-12-04T21:30", "name": "Bo"}
@@ -1344,7 +1360,7 @@ def test_the_time_chosen_reads_whole_in_the_closed_select(
             tablet.js("document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", row)
             tablet.tap_row(row, "Change…")
         tablet.wait(lambda heading=heading: tablet.text("#book-h") == heading, message=heading)
-        Select(form.find_element("name", "start")).select_by_value("2026-12-04T20:00")
+        tablet.pick_time("2026-12-04T20:00")
         text, need, has = chosen_reads_whole()
         assert text == "20:00 (2 open, over pacing)", text
         tablet.js("arguments[0].scrollIntoView({block: 'center'})", form)
@@ -1408,7 +1424,7 @@ def test_a_phone_booking_for_another_day_offers_that_days_open_slots(
         lambda: "12:00" in Select(form.find_element("name", "start")).options[0].text,
         message="Tuesday's slots (lunch from 12:00)",
     )
-    Select(form.find_element("name", "start")).select_by_value("2026-12-08T19:30")
+    tablet.pick_time("2026-12-08T19:30")
     form.find_element("name", "name").send_keys("Tue")
     form.find_element("name", "notes").send_keys("window table")
     said = tablet.banner_after(lambda: form.find_element("css selector", "button").click())
