@@ -385,7 +385,8 @@ def day_opens_of_units(
     nothing here (a partner's floor without its walk-in tables)."""
     units = _units(floor)
     mask = units.unit_mask
-    spans = [(mask(unit), start, end, at) for unit, start, end, at in taken]
+    known = units.unit_masks.get  # what unit_mask keeps: one C call per occupation
+    spans = [(known(unit) or mask(unit), start, end, at) for unit, start, end, at in taken]
     return _day_rows(units, spans, minutes, _columns(sizes), turns)
 
 

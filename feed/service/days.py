@@ -262,10 +262,15 @@ def folded(
     (unit, start, end, at) per still-booked reservation."""
     varied = day is not None and r.varied_turns
     out: list[tuple[str, int, int, int | None]] = []
-    for b in booked.bookings(ts):
-        turns = calendar.turns_at(r, day, b.at) if varied and day is not None else None
-        turn = r.turn_of(b.size, b.unit, turns)
-        out.append((b.unit, b.at, (max(b.at, ts) if b.arrived else b.at) + turn, b.at))
+    # r.turns holds exactly the sizes `turn_of` reads it for (1..max_party_size): an int
+    # size it has is that turn, anything else goes to turn_of (a unit's turn).
+    sized = r.turns.get
+    for unit, at, size, arrived in booked.bookings(ts):
+        turn = None if varied else sized(size) if type(size) is int else None
+        if turn is None:
+            turns = calendar.turns_at(r, day, at) if varied and day is not None else None
+            turn = r.turn_of(size, unit, turns)
+        out.append((unit, at, (max(at, ts) if arrived else at) + turn, at))
     return out
 
 
