@@ -137,15 +137,7 @@ class _Units:
 
     def live_combos(self, bookable: int) -> int:
         """Mask of the combos whose two tables are both bookable."""
-        key = bookable & self.in_combos
-        live = self.live_by_tables.get(key)
-        if live is None:
-            live = 0
-            for j, tables in enumerate(self.combo_tables):
-                if tables & key == tables:
-                    live |= 1 << j
-            self.live_by_tables[key] = live
-        return live
+        return _live_combos(self.live_by_tables, self.in_combos, self.combo_tables, bookable)
 
     @functools.cached_property
     def table_sizes(self) -> list[tuple[int, int]]:
@@ -204,7 +196,12 @@ class _Units:
         with the fit masks looked up once."""
         plan = [(self.in_area(n, area), n >= self.large_from) for n, area in columns]
         size = self.matcher.size
-        live_combos = self.live_combos
+        # Not the bound method: a row function kept in this object's plans must not hold the
+        # object itself, or a floor let go (`release`) would live on with all its rows until
+        # the garbage collector finds the cycle (an export lets go of hundreds of floors).
+        live_combos = functools.partial(
+            _live_combos, self.live_by_tables, self.in_combos, self.combo_tables
+        )
         if not any(large for _, large in plan):
             fits = [fit for fit, _ in plan]
             return lambda bookable: [(fit & bookable).bit_count() for fit in fits]
@@ -260,6 +257,22 @@ class _Units:
     def tables_mask(self, tables: Iterable[str]) -> int:
         # Tables not on this floor hold nothing here: they cannot block a unit of it.
         return sum(self.bit.get(t, 0) for t in set(tables))
+
+
+def _live_combos(
+    known: dict[int, int], in_combos: int, combo_tables: tuple[int, ...], bookable: int
+) -> int:
+    """`_Units.live_combos` given its parts: mask of the combos whose two tables are both
+    bookable, kept in `known` by the bookable tables that are in some combo."""
+    key = bookable & in_combos
+    live = known.get(key)
+    if live is None:
+        live = 0
+        for j, tables in enumerate(combo_tables):
+            if tables & key == tables:
+                live |= 1 << j
+        known[key] = live
+    return live
 
 
 # Keyed by id(floor) and dropped when the floor is collected: FloorPlan holds dicts, so it

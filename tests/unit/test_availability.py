@@ -261,6 +261,34 @@ def test_releasing_a_floor_forgets_its_work_but_not_its_answers() -> None:
     assert [availability.spots_total(MARLOWES, n) for n in range(1, 11)] == before
 
 
+def test_a_released_floors_work_is_freed_at_once_not_left_for_the_garbage_collector() -> None:
+    """An export lets go of every floor it worked out itself, restaurant by restaurant: what
+    was kept for it (its rows, hundreds a restaurant) must go then, by reference counting.
+    A cycle through it (a row function of a kept plan holding the floor's parts object)
+    left it all for the cyclic collector, to be walked again and again until found."""
+    import gc
+
+    from feed.floor import availability
+
+    def worked_out_now() -> int:
+        return sum(isinstance(o, availability._Units) for o in gc.get_objects())
+
+    floor = build_floor([("T1", 2), ("T2", 4), ("T3", 6), ("T4", 6)], [("T3", "T4")])
+    turns = {1: 45, 2: 45, 3: 70, 4: 70, 5: 90, 6: 90, 7: 120, 8: 120, 9: 120, 10: 120, 11: 120}
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        before = worked_out_now()
+        # Sizes with different turns and large parties on the combo: every kind of row function.
+        day_opens(floor, [Taken(("T3",), 60, 150, 60)], range(0, 240, 15), range(1, 12), turns)
+        assert worked_out_now() == before + 1
+        availability.release(floor)
+        assert worked_out_now() == before
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_two_column_sets_worked_out_at_once_on_one_floor_do_not_mix_their_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
