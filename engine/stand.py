@@ -92,28 +92,12 @@ class HostStand:
         self.book = ReservationBook()
         self.occupant: dict[str, str | None] = {t.id: None for t in floor.tables}
         self._free: set[str] = {t.id for t in floor.tables}
-        self._handlers = self._bound_handlers()
-
-    def _bound_handlers(self) -> dict[str, Callable[..., Result]]:
-        return {
-            "walk_in": self._walk_in,
-            "free": self._free_table,
-            "board": self._board,
-            "reserve": self._reserve,
-            "check_in": self._check_in,
-            "quote": self._quote,
-            "cancel": self._cancel,
-            "leave": self._leave,
-            "seat": self._seat,
-            "move": self._move,
-            "arrive": self._arrive,
-        }
 
     def __deepcopy__(self, memo: dict[int, object]) -> HostStand:
         """An independent copy (what a board read or a tablet's snapshot works on), made
         field by field: the floor plan is a shared value, a Party holds only immutable
         values (a shallow copy of each is a deep one, and `waiting` names the same copies
-        as `parties`), and the handlers are bound to the copy. An attribute this does not
+        as `parties`). An attribute this does not
         know is deep-copied as `copy.deepcopy` would (tests hold the two to the same)."""
         new = HostStand.__new__(HostStand)
         memo[id(self)] = new
@@ -128,8 +112,6 @@ class HostStand:
                 }
             elif name in ("occupant", "_free"):
                 value = value.copy()
-            elif name == "_handlers":
-                value = new._bound_handlers()
             elif name not in ("floor", "last_ts"):
                 value = copy.deepcopy(value, memo)
             setattr(new, name, value)
@@ -147,7 +129,7 @@ class HostStand:
         self.last_ts = ts
         self.book.expire(ts)  # no-shows end before the pass of the same operation
         seated = self._seating_pass(ts)
-        return self._handlers[name](ts, seated, *operation[2:])
+        return _HANDLERS[name](self, ts, seated, *operation[2:])
 
     def check_shape(self, operation: object) -> Rejected | None:
         """The rejection `apply` gives before doing anything, or None for a valid shape."""
@@ -457,6 +439,24 @@ class HostStand:
             return reservation
         self.book.arrive(reservation)
         return True
+
+
+# Each operation's handler, called with the stand: functions of the class, not a stand's own
+# bound methods (a stand holding those would be a reference cycle, freed only when the
+# cyclic garbage collector finds it: an export replays a day of every restaurant).
+_HANDLERS: dict[str, Callable[..., Result]] = {
+    "walk_in": HostStand._walk_in,
+    "free": HostStand._free_table,
+    "board": HostStand._board,
+    "reserve": HostStand._reserve,
+    "check_in": HostStand._check_in,
+    "quote": HostStand._quote,
+    "cancel": HostStand._cancel,
+    "leave": HostStand._leave,
+    "seat": HostStand._seat,
+    "move": HostStand._move,
+    "arrive": HostStand._arrive,
+}
 
 
 def run(operations: object, floor: FloorPlan = MARLOWES) -> list[Result]:

@@ -270,3 +270,33 @@ def test_a_quote_changes_nothing() -> None:
     with_quotes = [*ops, ["quote", 2, 2], ["quote", 2, 1], ["quote", 2, 9], *tail]
     assert run(with_quotes)[-2:] == run([*ops, *tail])[-2:]
     assert run([*ops, *tail])[-2] == "seated T4"
+
+
+# -- memory: a replayed day goes when it is let go --------------------------------------------
+
+
+def test_a_host_stand_let_go_is_freed_at_once_not_left_for_the_garbage_collector() -> None:
+    """An export replays a day of every restaurant and lets each go: a stand must then be
+    freed by reference counting. Its own bound methods, kept in a dictionary on it, were a
+    reference cycle that left every stand (its reservations, parties, floor state) to the
+    cyclic collector."""
+    import gc
+
+    from engine import HostStand
+
+    def stands() -> int:
+        return sum(isinstance(o, HostStand) for o in gc.get_objects())
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        before = stands()
+        stand = HostStand()
+        for op in [["reserve", 0, "R1", "T4", 60], ["walk_in", 5, "W1", 2], ["check_in", 50, "R1"]]:
+            stand.apply(op)
+        assert stands() == before + 1
+        del stand
+        assert stands() == before
+    finally:
+        if was:
+            gc.enable()
