@@ -77,6 +77,13 @@ class _Plan:
     # `_Units.day_rows`, never changed
     rows: dict[bytes, list[int]] = field(default_factory=dict)
 
+    @functools.cached_property
+    def order(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The turns, shortest first, and the tables that matter to each: what every day
+        of these columns asks `_blocked_keys` for (worked out once, not once a day)."""
+        turns = tuple(sorted(self.keep))
+        return turns, tuple(self.keep[turn] for turn in turns)
+
 
 @dataclass
 class _Units:
@@ -576,10 +583,9 @@ def _day_rows(
                     got[k] = known
         return got  # type: ignore[return-value]
     plan = units.plan(key_sizes, size_turns)
-    ordered = sorted(plan.keep)
+    ordered, keep = plan.order
     all_tables = units.all_tables
     width = _lane_width(all_tables)
-    keep = [plan.keep[turn] for turn in ordered]
     keys = _blocked_keys(spans, minutes, ordered, width, keep)
     mixed = plan.rows
     if len(mixed) > _OPEN_ROWS_SHARED:
@@ -617,7 +623,11 @@ def _lane_width(all_tables: int) -> int:
 
 
 def _blocked_keys(
-    spans: list[_Span], minutes: list[int], ordered: list[int], width: int, keep: list[int]
+    spans: list[_Span],
+    minutes: list[int],
+    ordered: Sequence[int],
+    width: int,
+    keep: Sequence[int],
 ) -> list[bytes]:
     """`_blocked_per_turn` with `keep`, packed slot by slot: slot k's key is the masks of
     every turn (shortest first), `width` bits each, little-endian, as bytes (hashable, and
@@ -642,14 +652,21 @@ def _blocked_keys(
                 how |= slots << (i * width)
             marks[(start, end, at)] = how
         day |= mask * how
-    every, below, slices = _key_layout(width, turns, count)
+    _every, below, slices = _key_layout(width, turns, count)
     for lanes in below:  # a longer turn finds blocked what a shorter one does
         day |= (day & lanes) << width
+    raw = (day & _kept_lanes(tuple(keep), width, count)).to_bytes(stride // 8 * count, "little")
+    return list(map(raw.__getitem__, slices))
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_lanes(keep: tuple[int, ...], width: int, count: int) -> int:
+    """`keep` (the tables that matter to each turn) in every slot's lanes of `_blocked_keys`'
+    layout: the same for every day of a floor's slot grid, so worked out once."""
     kept = 0
     for i, tables in enumerate(keep):
         kept |= tables << (i * width)
-    raw = (day & kept * every).to_bytes(stride // 8 * count, "little")
-    return list(map(raw.__getitem__, slices))
+    return kept * _key_layout(width, len(keep), count)[0]
 
 
 @functools.lru_cache(maxsize=16)
