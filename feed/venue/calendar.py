@@ -284,18 +284,36 @@ def _plain_slots(
 def _plain_times(
     r: Restaurant, services: tuple[Service, ...], first: datetime, opening: datetime
 ) -> tuple[list[int], list[int], list[int]]:
-    """`_plain_slots`' start_sec, minute and service, as three lists (a service's slots
-    are a range of seconds: no Python step per slot)."""
+    """`_plain_slots`' start_sec, minute and service, as three lists: the services' slots
+    laid out once (`_plain_layout`), moved to the day's first slot."""
     base_sec = int(first.timestamp())
-    base_offset = services[0].open_offset
+    offsets, minutes, indexes = _plain_layout(r, services)
+    starts = [base_sec + offset for offset in offsets]
     opening_sec = int(opening.timestamp())
+    if base_sec != opening_sec:  # (on a plain day the first slot is the opening)
+        return starts, [(start - opening_sec) // 60 for start in starts], list(indexes)
+    return starts, list(minutes), list(indexes)
+
+
+def _plain_layout(
+    r: Restaurant, services: tuple[Service, ...]
+) -> tuple[list[int], list[int], list[int]]:
+    """The slots of `services` on a day without a clock change, from the first one: each
+    one's seconds and minutes after it, and its service (a service's slots are a range of
+    seconds: no Python step per slot). The same every such day: worked out once per set of
+    services, kept by the restaurant (a day's services are the restaurant's own tuples)."""
+    known = r.memo.setdefault("plain_layout", {})
+    found = known.get(id(services))
+    if found is not None and found[0] is services:
+        return found[1]  # type: ignore[no-any-return]
+    base_offset = services[0].open_offset
     step = r.slot_minutes * 60
     starts: list[int] = []
     indexes: list[int] = []
     for index, service in enumerate(services):
         run = range(
-            base_sec + (service.open_offset - base_offset) * 60,
-            base_sec + (service.last_seating_offset - base_offset) * 60 + 1,
+            (service.open_offset - base_offset) * 60,
+            (service.last_seating_offset - base_offset) * 60 + 1,
             step,
         )
         if starts and run and run[0] <= starts[-1]:
@@ -303,7 +321,11 @@ def _plain_times(
             run = run[(starts[-1] - run[0]) // step + 1 :]
         starts += run
         indexes += [index] * len(run)
-    return starts, [(start - opening_sec) // 60 for start in starts], indexes
+    layout = (starts, [start // 60 for start in starts], indexes)
+    if len(known) >= _SLOT_DAYS_KEPT:
+        known.clear()
+    known[id(services)] = (services, layout)
+    return layout
 
 
 def minute_of(r: Restaurant, day: date, instant: datetime) -> int:
