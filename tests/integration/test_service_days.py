@@ -365,6 +365,9 @@ class _RacedStore:
     def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, object]]:
         return self.inner.recall_prefix(scope, prefix)
 
+    def recall_last(self, scope: str, prefix: str) -> tuple[str, object] | None:
+        return self.inner.recall_last(scope, prefix)
+
     def close(self) -> None:
         self.inner.close()
 
