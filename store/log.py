@@ -253,6 +253,12 @@ class LogStore(Protocol):
     def close(self) -> None: ...
 
 
+def prefix_args(scope: str, prefix: str) -> tuple[str, str, str, int, str]:
+    """The parameters of a store's prefix query (its PREFIX_WHERE): a range on the primary
+    key (scope, key), so an index seek, then the prefix checked exactly."""
+    return (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix)
+
+
 def backlog_of(rows: Sequence[tuple[str, str, int, float | None]]) -> dict[str, Backlog]:
     """`outbox_backlog` from its query's (partner, state, count, oldest created_at) rows."""
     out: dict[str, Backlog] = {}

@@ -42,6 +42,7 @@ from store.log import (
     StoreUnwritable,
     backlog_of,
     check_append,
+    prefix_args,
 )
 from store.postgres_schema import (
     COMMIT_SHARDS,
@@ -141,6 +142,14 @@ WHERE merchant_id = %s AND service_date >= %s AND service_date <= %s
   AND (starts IS NOT NULL OR ends IS NOT NULL OR arrives IS NOT NULL)
 ORDER BY service_date, seq
 """.encode()
+
+
+# Records under a key prefix: a range on the primary key (byte order, "C"), then the
+# prefix checked exactly.
+PREFIX_WHERE = "scope = %s AND key >= %s AND key < %s AND left(key, %s) = %s"
+LAST_UNDER_PREFIX = (
+    f"SELECT key, value FROM idempotency WHERE {PREFIX_WHERE} ORDER BY key DESC LIMIT 1"
+)
 
 
 class PostgresStore:
@@ -458,21 +467,15 @@ class PostgresStore:
 
     def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, JSON]]:
         with self._connection() as conn:
-            # A range on the primary key (byte order, "C"), then the prefix checked exactly.
             rows = conn.execute(
-                "SELECT key, value FROM idempotency WHERE scope = %s AND key >= %s"
-                " AND key < %s AND left(key, %s) = %s ORDER BY key",
-                (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix),
+                f"SELECT key, value FROM idempotency WHERE {PREFIX_WHERE} ORDER BY key",
+                prefix_args(scope, prefix),
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
     def recall_last(self, scope: str, prefix: str) -> tuple[str, JSON] | None:
         with self._connection() as conn:
-            row = conn.execute(
-                "SELECT key, value FROM idempotency WHERE scope = %s AND key >= %s AND key < %s"
-                " AND left(key, %s) = %s ORDER BY key DESC LIMIT 1",
-                (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix),
-            ).fetchone()
+            row = conn.execute(LAST_UNDER_PREFIX, prefix_args(scope, prefix)).fetchone()
         return None if row is None else (str(row[0]), json.loads(row[1]))
 
     def forget_range(self, scope: str, first: str, before: str) -> int:

@@ -36,6 +36,7 @@ from store.log import (
     StoreUnwritable,
     backlog_of,
     check_append,
+    prefix_args,
 )
 
 SCHEMA_VERSION = 4  # 2: outbox and exports; 3: each entry's change to the booked fold;
@@ -237,6 +238,14 @@ def _stored_change(operation: str, result: str, meta: str) -> Change:
 def _dumps(value: JSON) -> str:
     # Sorted keys: the same value is always the same text, so stored rows compare and diff.
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+# Records under a key prefix: a range on the primary key (scope, key), so an index seek,
+# not a scan of every record of the scope; substr() checks the prefix exactly.
+PREFIX_WHERE = "scope = ? AND key >= ? AND key < ? AND substr(key, 1, ?) = ?"
+LAST_UNDER_PREFIX = (
+    f"SELECT key, value FROM idempotency WHERE {PREFIX_WHERE} ORDER BY key DESC LIMIT 1"
+)
 
 
 @dataclass
@@ -862,22 +871,15 @@ class SQLiteStore:
 
     def recall_prefix(self, scope: str, prefix: str) -> list[tuple[str, JSON]]:
         with self._connection() as conn:
-            # A range on the primary key (scope, key), so it is an index seek, not a scan of
-            # every record of the scope; substr() checks the prefix exactly.
             rows = conn.execute(
-                "SELECT key, value FROM idempotency WHERE scope = ? AND key >= ? AND key < ?"
-                " AND substr(key, 1, ?) = ? ORDER BY key",
-                (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix),
+                f"SELECT key, value FROM idempotency WHERE {PREFIX_WHERE} ORDER BY key",
+                prefix_args(scope, prefix),
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
     def recall_last(self, scope: str, prefix: str) -> tuple[str, JSON] | None:
         with self._connection() as conn:
-            row = conn.execute(
-                "SELECT key, value FROM idempotency WHERE scope = ? AND key >= ? AND key < ?"
-                " AND substr(key, 1, ?) = ? ORDER BY key DESC LIMIT 1",
-                (scope, prefix, prefix + "\U0010ffff", len(prefix), prefix),
-            ).fetchone()
+            row = conn.execute(LAST_UNDER_PREFIX, prefix_args(scope, prefix)).fetchone()
         return None if row is None else (str(row[0]), json.loads(row[1]))
 
     def forget_range(self, scope: str, first: str, before: str) -> int:
