@@ -46,6 +46,7 @@ from feed.service.days import (
     Refused,
     Retired,
     floor_records,
+    guests,
     index_on,
     kept_floor,
     kept_room,
@@ -500,7 +501,7 @@ def _refusal(path: Path, h: Homeless, refused: Refused) -> str:
     )
     return (
         f"{path}: tables: {unit} is removed but booking {h.booking_id} ({name},"
-        f" {h.size} guests) is booked on it on {h.day.isoformat()} at {local:%H:%M}, and"
+        f" {guests(h.size)}) is booked on it on {h.day.isoformat()} at {local:%H:%M}, and"
         f" {why}, or keep {what}"
     )
 
@@ -524,9 +525,9 @@ def _sitting_at_removed(stand: HostStand, path: Path, new: Restaurant) -> list[s
         if not units:
             continue
         unit = "+".join(units)
-        guests = f" ({sitting.size} guests)" if sitting.size else ""  # None: a reservation
+        who = f" ({guests(sitting.size)})" if sitting.size else ""  # None: a reservation
         out.append(
-            f"{path}: tables: {unit} is removed but {sitting.party_id}{guests} sits at it now;"
+            f"{path}: tables: {unit} is removed but {sitting.party_id}{who} sits at it now;"
             " free the table or move the party to a table the new file keeps first, or keep"
             f" {unit}"
         )
@@ -706,7 +707,7 @@ def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: date
             continue
         unit = "+".join(units)
         who = [names[sitting.party_id]] if sitting.party_id in names else []
-        who += [f"{sitting.size} guests"] if sitting.size else []
+        who += [guests(sitting.size)] if sitting.size else []
         party = sitting.party_id + (f" ({', '.join(who)})" if who else "")
         what = f"table {unit}" if len(units) == 1 and "+" not in unit else f"{unit}"
         out.append(

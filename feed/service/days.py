@@ -1866,10 +1866,15 @@ class DayBook:
             return [(r, dict(state.meta.get(r.id, {}))) for r in state.stand.reservations()]
 
 
+def guests(n: int) -> str:
+    """ "1 guest", "4 guests": a party's size in a message to the host."""
+    return f"{n} guest" if n == 1 else f"{n} guests"
+
+
 def _caps(max_covers: int | None, max_parties: int | None) -> str:
     caps = []
     if max_covers is not None:
-        caps.append(f"{max_covers} guests")
+        caps.append(guests(max_covers))
     if max_parties is not None:
-        caps.append(f"{max_parties} bookings")
+        caps.append(f"{max_parties} booking" if max_parties == 1 else f"{max_parties} bookings")
     return " and ".join(caps)

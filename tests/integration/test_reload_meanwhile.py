@@ -118,7 +118,7 @@ def test_a_party_seated_at_a_removed_table_while_the_reload_runs_refuses_the_rel
         outcome = Reloader([path], a).reload()
         assert said[0].code is None, said[0].body
         assert [p.split(": ", 2)[2].split(";")[0] for p in outcome.problems] == [
-            "T5 is removed but W (1 guests) sits at it now"
+            "T5 is removed but W (1 guest) sits at it now"
         ]
         assert a.books[MID].restaurant.floor.table("T5") is not None
         assert sitting(a) == sitting(b) == {"A": ("T2",), "B": ("T4",), "W": ("T5",)}
