@@ -19,6 +19,7 @@ import click
 
 from engine import Rejected
 from feed.clock import check_day
+from feed.service.attention import marked
 from feed.service.config_reload import stored_misfits
 from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
 from feed.service.floorview import FloorViews, reservation_rows
@@ -224,10 +225,7 @@ class Stand:
         what a server started (or reloaded) on that file lists. A booking the day's replay
         no longer shows (on a table removed) is not listed: a command on such a file is
         refused before it starts (cli.refuse_moved_openings), as `serve` is."""
-        misfits = {
-            m.booking_id: m.attention for m in stored_misfits(self.book, self.now) if m.day == day
-        }
-        return [{**row, "attention": misfits.get(row["reservation_id"])} for row in rows]
+        return marked(rows, (m for m in stored_misfits(self.book, self.now) if m.day == day))
 
 
 def _one_config(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> str:

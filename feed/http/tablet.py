@@ -27,6 +27,7 @@ from feed.clock import check_day
 from feed.http.auth import bearer
 from feed.http.responses import render, send
 from feed.service import replies
+from feed.service.attention import marked
 from feed.service.floorview import FloorViews, slots_of
 from feed.service.receiver import Receiver
 from feed.service.replies import Reply, problem
@@ -103,10 +104,7 @@ class Tablet:
         # Each booking with `attention`, as the host API's list of the day has it: why a
         # reload found it no longer fits the rules (kept for the host to sort out), or None.
         # The cached document is shared, so the rows are copied, never changed in place.
-        misfits = {m.booking_id: m.attention for m in self.receiver.attention_now(merchant_id, day)}
-        rows = [
-            {**row, "attention": misfits.get(row["reservation_id"])} for row in doc["reservations"]
-        ]
+        rows = marked(doc["reservations"], self.receiver.attention_now(merchant_id, day))
         return Reply({**doc, "reservations": rows})
 
 

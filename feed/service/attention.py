@@ -104,6 +104,14 @@ class Attention:
         return {m.booking_id: m for m in self.of(merchant_id) if m.day == day}
 
 
+def marked(rows: Iterable[Mapping[str, Any]], misfits: Iterable[Misfit]) -> list[dict[str, Any]]:
+    """Copies of the day's booking rows, each with `attention`: why `misfits` says the
+    booking no longer fits the rules, or None (the host API's list, the tablet's floor
+    document and the terminal's list say it alike)."""
+    why = {m.booking_id: m.attention for m in misfits}
+    return [{**row, "attention": why.get(row["reservation_id"])} for row in rows]
+
+
 def still_standing(
     misfits: Iterable[Misfit], store: LogStore, r: Restaurant, now: datetime
 ) -> list[Misfit]:

@@ -520,11 +520,7 @@ def _seated_on_removed(book: DayBook, path: Path, new: Restaurant, today: date |
 def _sitting_at_removed(stand: HostStand, path: Path, new: Restaurant) -> list[str]:
     """`_seated_on_removed`'s lines for the parties sitting on `stand`."""
     out: list[str] = []
-    for sitting in stand.sittings():
-        units = _sits_removed(stand, sitting, new)
-        if not units:
-            continue
-        unit = "+".join(units)
+    for sitting, unit in _sitting_removed(stand, new):
         who = f" ({guests(sitting.size)})" if sitting.size else ""  # None: a reservation
         out.append(
             f"{path}: tables: {unit} is removed but {sitting.party_id}{who} sits at it now;"
@@ -534,14 +530,19 @@ def _sitting_at_removed(stand: HostStand, path: Path, new: Restaurant) -> list[s
     return out
 
 
-def _sits_removed(stand: HostStand, sitting: Sitting, r: Restaurant) -> list[str]:
-    """The tables of `sitting` that `r`'s floor lacks, or its booked combo when `r` removed
-    the combo but kept its tables; [] when the party sits on units `r` has."""
-    units = [t for t in sitting.tables if r.floor.table(t) is None]
-    booked = stand.book.by_id.get(sitting.party_id) if sitting.reservation else None
-    if not units and booked is not None and not has_unit(r, booked.unit):
-        units = [booked.unit]  # a combo removed, its tables kept
-    return units
+def _sitting_removed(stand: HostStand, r: Restaurant) -> list[tuple[Sitting, str]]:
+    """Each party sitting on `stand` at units `r`'s floor lacks, with those units ("T5",
+    "T5+T6"): its tables `r` lacks, or its booked combo when `r` removed the combo but kept
+    its tables."""
+    out: list[tuple[Sitting, str]] = []
+    for sitting in stand.sittings():
+        units = [t for t in sitting.tables if r.floor.table(t) is None]
+        booked = stand.book.by_id.get(sitting.party_id) if sitting.reservation else None
+        if not units and booked is not None and not has_unit(r, booked.unit):
+            units = [booked.unit]  # a combo removed, its tables kept
+        if units:
+            out.append((sitting, "+".join(units)))
+    return out
 
 
 def _cannot_rehome(
@@ -701,15 +702,11 @@ def stored_parties_removed(store: LogStore, r: Restaurant, path: Path, now: date
     }
     stand = book.replayed_with(day, kept)
     out: list[str] = []
-    for sitting in stand.sittings():
-        units = _sits_removed(stand, sitting, r)
-        if not units:
-            continue
-        unit = "+".join(units)
+    for sitting, unit in _sitting_removed(stand, r):
         who = [names[sitting.party_id]] if sitting.party_id in names else []
         who += [guests(sitting.size)] if sitting.size else []
         party = sitting.party_id + (f" ({', '.join(who)})" if who else "")
-        what = f"table {unit}" if len(units) == 1 and "+" not in unit else f"{unit}"
+        what = f"table {unit}" if "+" not in unit else unit
         out.append(
             f"{path}: tables: {unit} is not on the floor plan, but {party} sits at it now"
             f" ({day.isoformat()}); put {what} back in the file and start again, then free"
@@ -822,16 +819,20 @@ def _booking_ids(store: LogStore, merchant_id: str, day: date) -> dict[str, str]
 CLOCK_SCOPE = "clock"  # idempotency scope: "<merchant id>/<n>" -> {"timezone": zone}, n = 0, 1, ...
 
 
-def _recorded_zones(store: LogStore, merchant_id: str) -> list[tuple[str, JSON]]:
-    return store.recall_prefix(CLOCK_SCOPE, f"{merchant_id}/")
+def _last_zone(store: LogStore, merchant_id: str) -> tuple[int, JSON]:
+    """The number of the zone record kept last (-1: none yet) and its value."""
+    last = store.recall_last(CLOCK_SCOPE, f"{merchant_id}/")
+    if last is None:
+        return -1, None
+    number = last[0].rsplit("/", 1)[1]
+    return (int(number) if number.isdigit() else -1), last[1]
 
 
 def recorded_zone(store: LogStore, merchant_id: str) -> str | None:
     """The time zone the restaurant's logs were last written under, as a start recorded it
     (record_zone), or None for a store that has no record yet (one written before they
     were kept: the opening check, stored_openings_moved, is all a start can tell then)."""
-    records = _recorded_zones(store, merchant_id)
-    value = records[-1][1] if records else None
+    _n, value = _last_zone(store, merchant_id)
     zone = value.get("timezone") if isinstance(value, dict) else None
     return zone if isinstance(zone, str) else None
 
@@ -841,11 +842,10 @@ def record_zone(store: LogStore, r: Restaurant) -> None:
     one recorded last. Records are only added (remember keeps the first value), keyed in
     order, so the last one is the zone in force; a start calls this once the file passed
     every check (stored_zone_changed refused a change while stored days are ahead)."""
-    records = _recorded_zones(store, r.merchant_id)
-    last = records[-1][1] if records else None
+    n, last = _last_zone(store, r.merchant_id)
     if isinstance(last, dict) and last.get("timezone") == r.tz.key:
         return
-    n = len(records)
+    n += 1
     while True:  # another start may record at the same moment: the next free key
         key = f"{r.merchant_id}/{n:08d}"
         mine: JSON = {"timezone": r.tz.key}

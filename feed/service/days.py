@@ -447,10 +447,8 @@ def removed_units(store: LogStore, merchant_id: str, units: Iterable[str]) -> li
     replay, its own after its reload or restart included, takes them off the floor as of
     then, and would drop what it wrote (the party the host was told is seated shown
     waiting, a booking gone). [] when no floor was ever kept (a store from before)."""
-    last, kept = kept_floor(store, merchant_id)
-    if not isinstance(last, dict) or not isinstance(last.get("units"), list):
-        return []
-    return sorted(u for u in set(units) if u not in kept)
+    _last, kept = kept_floor(store, merchant_id)  # {} when none was kept
+    return sorted(u for u in set(units) if u not in kept) if kept else []
 
 
 def with_retired(floor: FloorPlan, retired: Sequence[Retired]) -> FloorPlan:

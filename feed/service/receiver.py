@@ -30,7 +30,7 @@ from engine.holds import ReservationStatus
 from engine.stand import Result
 from feed.clock import check_day, parse_instant, real_now
 from feed.service import bodies, replies
-from feed.service.attention import Attention, Misfit, still_standing
+from feed.service.attention import Attention, Misfit, marked, still_standing
 from feed.service.days import (
     BAD_PARTY_SIZE,
     BOOKING_SCOPE,
@@ -1000,9 +1000,7 @@ class Receiver:
         """Each row with `attention` (why it no longer fits the rules, or None), and the
         bookings the day's replay no longer shows (their table was removed) after them."""
         misfits = {m.booking_id: m for m in self.attention_now(merchant_id, day)}
-        for row in rows:
-            found = misfits.get(row["reservation_id"])
-            row["attention"] = found.attention if found is not None else None
+        rows = marked(rows, misfits.values())
         listed = {row["reservation_id"] for row in rows}
         tz = self.books[merchant_id].restaurant.tz
         for m in misfits.values():
