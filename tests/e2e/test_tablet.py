@@ -160,13 +160,33 @@ class Tablet:
             try:
                 select = Select(self.el("#book-form").find_element("name", "start"))
                 select.select_by_value(value)
-                if select.first_selected_option.get_attribute("value") == value:
+                if self.chosen_time()[0] == value:
                     return
             except StaleElementReferenceException:
                 pass
             if time.monotonic() > deadline:
                 raise AssertionError(f"could not choose {value} in the Time")
             time.sleep(0.05)
+
+    def chosen_time(self) -> tuple[str, str]:
+        """The booking form's chosen Time, value and label, read in one script: a live
+        update redraws the options, so an option found by one call may be gone by the next
+        (a stale element)."""
+        found = self.js(
+            "const o = document.querySelector('#book-form [name=start]').selectedOptions[0];"
+            " return o ? [o.value, o.text] : null"
+        )
+        if found is None:
+            raise LookupError("the booking form's Time has nothing chosen")
+        return str(found[0]), str(found[1])
+
+    def time_options(self) -> list[tuple[str, str]]:
+        """The booking form's Time options, value and label, read in one script."""
+        found = self.js(
+            "return Array.from(document.querySelector('#book-form [name=start]').options,"
+            " o => [o.value, o.text])"
+        )
+        return [(str(v), str(t)) for v, t in found]
 
     def el(self, css: str) -> Any:
         from selenium.webdriver.common.by import By
@@ -651,7 +671,6 @@ def test_a_booking_is_changed_from_its_row_under_the_same_id(
     """The guest phones: 'four of us, and 20:30?'. Change… fills the phone booking form
     with the booking; the host picks the size and time; the booking keeps its id, name
     and phone, and the list still has one row for it."""
-    from selenium.webdriver.support.ui import Select
 
     bo = _book(server, 2, "19:00", "Bo", "+44 20 7946 0505")
     tablet = browser(server.base)
@@ -662,17 +681,14 @@ def test_a_booking_is_changed_from_its_row_under_the_same_id(
     assert form.find_element("name", "name").get_attribute("value") == "Bo"
     assert not form.find_element("name", "name").is_enabled()
     tablet.shot("change-form")
-    chosen = Select(form.find_element("name", "start")).first_selected_option
-    assert chosen.get_attribute("value") == "2026-12-04T19:00"  # the booking's own time
+    assert tablet.chosen_time()[0] == "2026-12-04T19:00"  # the booking's own time
     size = form.find_element("name", "size")
     size.clear()
     size.send_keys("4")
     start = "2026-12-04T20:30"
 
     def offered() -> list[str]:
-        return [
-            o.get_attribute("value") for o in Select(form.find_element("name", "start")).options
-        ]
+        return [value for value, _ in tablet.time_options()]
 
     tablet.wait(lambda: start in offered(), message="20:30 offered for 4")
     tablet.pick_time(start)
@@ -705,7 +721,6 @@ def test_a_change_of_a_booking_cancelled_meanwhile_says_so_and_keeps_the_guest_t
     cancels Bo. The change is refused in the host's words (what happened, and that nothing
     was changed), the row shows Bo cancelled with nothing left to tap, and the form is a
     phone booking again with Bo's details and the time chosen: Book books Bo anew."""
-    from selenium.webdriver.support.ui import Select
 
     bo = _book(server, 2, "19:00", "Bo", "+44 20 7946 0505")
     tablet = browser(server.base)
@@ -730,8 +745,7 @@ def test_a_change_of_a_booking_cancelled_meanwhile_says_so_and_keeps_the_guest_t
     assert tablet.text("#book-h") == "Phone booking"
     assert form.find_element("name", "name").get_attribute("value") == "Bo"
     assert form.find_element("name", "name").is_enabled()
-    chosen = Select(form.find_element("name", "start")).first_selected_option
-    assert chosen.get_attribute("value") == "2026-12-04T20:00"
+    assert tablet.chosen_time()[0] == "2026-12-04T20:00"
     tablet.shot("change-of-a-cancelled-booking")
     rows = api(server, "GET", "/reservations")["reservations"]
     assert [(r["reservation_id"], r["status"]) for r in rows] == [(bo, "cancelled")]
@@ -790,7 +804,6 @@ def test_a_size_only_change_keeps_the_bookings_own_time_even_in_a_full_slot(
 ) -> None:
     """Bo's table is Bo's: a slot that shows no spot open for others still offers Bo its
     own time in Change…, selected, so making the party smaller keeps the time."""
-    from selenium.webdriver.support.ui import Select
 
     bo = _book(server, 4, "19:00", "Bo", "+44 20 7946 0505")
     _fill(server, 4, "19:00")
@@ -801,9 +814,7 @@ def test_a_size_only_change_keeps_the_bookings_own_time_even_in_a_full_slot(
     form = tablet.el("#book-form")
 
     def chosen() -> str:
-        return str(
-            Select(form.find_element("name", "start")).first_selected_option.get_attribute("value")
-        )
+        return tablet.chosen_time()[0]
 
     assert chosen() == "2026-12-04T19:00"
     size = form.find_element("name", "size")
@@ -827,18 +838,14 @@ def test_a_change_that_looks_at_another_day_and_comes_back_keeps_the_bookings_ti
 ) -> None:
     """The host opens Change… for Bo (21:00), looks at Tuesday, comes back to today: Bo's
     21:00 is chosen again, not the first open time of the day."""
-    from selenium.webdriver.support.ui import Select
 
     bo = _book(server, 2, "21:00", "Bo")
     tablet = browser(server.base)
     tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="the booking")
     tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
-    form = tablet.el("#book-form")
 
     def chosen() -> str:
-        return str(
-            Select(form.find_element("name", "start")).first_selected_option.get_attribute("value")
-        )
+        return tablet.chosen_time()[0]
 
     assert chosen() == "2026-12-04T21:00"
     for day in ("2026-12-08", "2026-12-04"):  # another day, and back
@@ -857,7 +864,6 @@ def test_a_live_update_never_changes_the_time_the_host_chose_for_a_phone_booking
     """The host picks 19:00 for a party of 6; another tablet books T3, the only table for
     6, at 19:00. The live update refills the list: 19:00 stays chosen, marked full, and
     Book sends 19:00, whose refusal (with the nearest open times) the host reads."""
-    from selenium.webdriver.support.ui import Select
 
     tablet = browser(server.base)
     tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
@@ -871,8 +877,7 @@ def test_a_live_update_never_changes_the_time_the_host_chose_for_a_phone_booking
     _book(server, 6, "19:00", "Other tablet")
 
     def selected() -> tuple[str, str]:
-        o = Select(form.find_element("name", "start")).first_selected_option
-        return str(o.get_attribute("value")), str(o.text)
+        return tablet.chosen_time()
 
     tablet.wait(lambda: selected()[0] != nineteen or "full" in selected()[1], message="the refill")
     assert selected() == (nineteen, "19:00 — full now")
@@ -892,7 +897,6 @@ def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
     """Bo moves from tonight to Tuesday 19:30 with Change…: the form, the phone booking's
     again and still on Tuesday, reads Tuesday's times anew (as after a phone booking for
     another day), so 19:30 no longer offers the spot Bo has just taken."""
-    from selenium.webdriver.support.ui import Select
 
     bo = _book(server, 2, "19:00", "Bo")
     tablet = browser(server.base)
@@ -906,8 +910,7 @@ def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
     )
 
     def label(value: str) -> str:
-        options = Select(form.find_element("name", "start")).options
-        return next((str(o.text) for o in options if o.get_attribute("value") == value), "")
+        return next((text for v, text in tablet.time_options() if v == value), "")
 
     tuesday = "2026-12-08T19:30"
     tablet.wait(lambda: label(tuesday) == "19:30 (5 open)", message="Tuesday's 19:30")
@@ -934,7 +937,6 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     (Bo's own 19:30 is chosen first) and cancels Cy's booking; today's list comes back with
     today. A day not being served offers no check-in, arrival or seating."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
 
     def tuesday(hhmm: str, name: str) -> str:
         body = {"party_size": 2, "start": f"2026-12-08T{hhmm}", "name": name}
@@ -968,8 +970,7 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     assert form.find_element("name", "day").get_attribute("value") == "2026-12-08"
 
     def chosen() -> str:
-        select = Select(form.find_element("name", "start"))
-        return str(select.first_selected_option.get_attribute("value"))
+        return tablet.chosen_time()[0]
 
     tablet.wait(lambda: chosen() == "2026-12-08T19:30", message="Bo's own time chosen")
     tablet.pick_time("2026-12-08T21:00")
@@ -1131,7 +1132,6 @@ def test_a_change_into_a_slot_at_its_pacing_cap_asks_and_goes_over_pacing_once_a
     new phone booking, the tablet asks the host with the refusal's words. Declined, nothing
     changes and the form still holds Bo's change; accepted, Bo is booked at 20:00, marked
     over pacing on the row, and the slot grid still says 20:00 is over pacing."""
-    from selenium.webdriver.support.ui import Select
 
     _pace_full(harbour, "20:00")
     bo = harbour_api(
@@ -1148,7 +1148,7 @@ def test_a_change_into_a_slot_at_its_pacing_cap_asks_and_goes_over_pacing_once_a
     assert tablet.js("return document.activeElement.name") == "start"  # the time, to pick
     form = tablet.el("#book-form")
     tablet.pick_time("2026-12-04T20:00")
-    label = Select(form.find_element("name", "start")).first_selected_option.text
+    label = tablet.chosen_time()[1]
     assert label == "20:00 (2 open, over pacing)", label
     tablet.shot("change-form-over-pacing")
 
@@ -1170,8 +1170,7 @@ def test_a_change_into_a_slot_at_its_pacing_cap_asks_and_goes_over_pacing_once_a
     assert tablet.text("#banner-text").startswith("over pacing: 2026-12-04 20:00 already has")
     assert mine() == ("21:30", "H1", False)
     assert tablet.text("#book-h") == "Change Bo, party of 2 at 21:30"
-    chosen = Select(form.find_element("name", "start")).first_selected_option
-    assert chosen.get_attribute("value") == "2026-12-04T20:00"
+    assert tablet.chosen_time()[0] == "2026-12-04T20:00"
     assert not tablet.js("return document.querySelector(arguments[0] + ' .badge.over')", row)
 
     # Accepted: Bo moves to 20:00 over pacing, and the tablet shows it.
@@ -1261,10 +1260,9 @@ def test_a_time_after_midnight_the_host_chose_stays_chosen_when_it_fills_up(
     """The host picks Friday's 00:30 for a phone booking; another tablet takes its last
     table for 2: the Time still holds 00:30, marked full now (Book sends it and the refusal
     is shown), never another time the host did not choose."""
-    from selenium.webdriver.support.ui import Select
 
     tablet = browser(late.base, merchant=HARBOUR, token=HARBOUR_TOKEN)
-    form = tablet.el("#book-form")
+    tablet.el("#book-form")  # the form is drawn
     tablet.pick_time("2026-12-05T00:30")
     body = {"party_size": 2, "start": "2026-12-05T00:30", "name": "Other", "over_pacing": True}
     for _ in range(20):  # another tablet takes every table for 2 at 00:30
@@ -1279,12 +1277,10 @@ def test_a_time_after_midnight_the_host_chose_stays_chosen_when_it_fills_up(
         assert reply.status_code == 200, reply.text
 
     def open_at_half_past() -> bool:  # as the form lists 00:30 while spots are open there
-        labels = [o.text for o in Select(form.find_element("name", "start")).options]
-        return any(label.startswith("00:30 (") for label in labels)
+        return any(label.startswith("00:30 (") for _, label in tablet.time_options())
 
     tablet.wait(lambda: not open_at_half_past(), message="00:30 no longer open on the page")
-    chosen = Select(form.find_element("name", "start")).first_selected_option
-    assert (chosen.get_attribute("value"), chosen.text) == ("2026-12-05T00:30", "00:30 — full now")
+    assert tablet.chosen_time() == ("2026-12-05T00:30", "00:30 — full now")
     assert tablet.errors() == []
 
 
@@ -1412,7 +1408,6 @@ def test_a_phone_booking_for_another_day_offers_that_days_open_slots(
 ) -> None:
     """The guest phones for next Tuesday: the host picks the day, the form offers that
     day's open times for the size, and the booking lands on that day with its notes."""
-    from selenium.webdriver.support.ui import Select
 
     tablet = browser(server.base)
     form = tablet.el("#book-form")
@@ -1421,7 +1416,7 @@ def test_a_phone_booking_for_another_day_offers_that_days_open_slots(
         " d.value = '2026-12-08'; d.dispatchEvent(new Event('change'));"
     )
     tablet.wait(
-        lambda: "12:00" in Select(form.find_element("name", "start")).options[0].text,
+        lambda: "12:00" in tablet.time_options()[0][1],
         message="Tuesday's slots (lunch from 12:00)",
     )
     tablet.pick_time("2026-12-08T19:30")
