@@ -43,6 +43,18 @@ def waiting(receiver: Receiver) -> list[str]:
     return list(receiver.books[MID].stand(FRIDAY).waiting)
 
 
+def marlowes(tmp_path: Path) -> Path:
+    """A copy of Marlowe's file to reload."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    return path
+
+
+def remove_t5(path: Path) -> None:
+    """The file without T5 (and its combo with T6), for the next reload."""
+    path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
+
+
 def two_servers(
     db: str, path: Path, clock: list[datetime]
 ) -> tuple[LogStore, LogStore, Receiver, Receiver]:
@@ -66,13 +78,12 @@ def test_a_server_on_the_old_file_is_refused_a_seat_at_a_table_a_reload_removed(
     """Server A reloads a file without T5; server B, not reloaded yet, is asked to seat W
     at T5: 409 `table removed`, naming T5 and what to do, and nothing written (both boards
     show W waiting, as the replay after any restart would). Reloaded, B seats W elsewhere."""
-    path = tmp_path / "marlowes.toml"
-    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    path = marlowes(tmp_path)
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
     try:
         clock[0] = at(12, 5)
-        path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
+        remove_t5(path)
         assert Reloader([path], a).reload().applied
         clock[0] = at(12, 6)
         reply = b.host_hand(MID, "seat", "W", "T5")
@@ -99,13 +110,12 @@ def test_a_party_seated_at_a_removed_table_while_the_reload_runs_refuses_the_rel
     would have been a moment later; A keeps T5 on its floor and its board shows W there;
     the floor in force is still the old one, so B may go on using T5. Once W has left,
     the same reload applies."""
-    path = tmp_path / "marlowes.toml"
-    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    path = marlowes(tmp_path)
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
     try:
         clock[0] = at(12, 5)
-        path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
+        remove_t5(path)
         rehome = config_reload._rehome
         said: list[Any] = []
 
@@ -141,8 +151,7 @@ def test_a_reload_removing_a_table_undone_whole_leaves_the_table_usable(tmp_path
     """The store takes the reload's new floor (with its fence entry) but refuses the
     partners' replaces: the reload is undone whole, the old floor kept in force again, so
     the host may still seat W at T5 (not refused as a removed table)."""
-    path = tmp_path / "marlowes.toml"
-    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    path = marlowes(tmp_path)
     clock = [at(12)]
     partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
     settings = Settings(partners={"p": partner})
@@ -154,7 +163,7 @@ def test_a_reload_removing_a_table_undone_whole_leaves_the_table_usable(tmp_path
         for party, size in (("A", 2), ("B", 2), ("W", 1)):
             assert receiver.host_operation(MID, "walk_in", party, size).code is None
         clock[0] = at(12, 5)
-        path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
+        remove_t5(path)
         store.room = 1  # the fence's write fits, the replaces' does not
         with pytest.raises(StoreUnwritable):
             Reloader([path], receiver).reload()

@@ -35,6 +35,19 @@ def rows(receiver: Receiver, day: date) -> dict[str, dict[str, Any]]:
     return {row["reservation_id"]: row for row in listed}
 
 
+def _online_at_19_and_ada_at_20_30(receiver: Receiver) -> tuple[PartnerApi, str, str]:
+    """Tuesday's two parties of 2 on T2: a partner's booking at 19:00 and Ada's (by phone)
+    at 20:30. The partner's API, and both booking ids."""
+    api = PartnerApi(receiver.books, receiver.store, receiver.clock)
+    slot = {"merchant_id": MID, "service_id": "1000",
+            "start_sec": int(at(1, 19).timestamp()), "duration_sec": 2700,
+            "resources": {"party_size": 2}}  # fmt: skip
+    created = api.create_booking(TABLEFINDER, {"slot": slot, "user_information": {"user_id": "u1"}})
+    online = created.body["booking"]["booking_id"]
+    ada = receiver.host_book(MID, 2, "2026-12-01T20:30", "Ada", "").body["reservation_id"]
+    return api, online, ada
+
+
 def test_a_past_days_rows_on_a_removed_table_read_as_they_were(any_db: str, tmp_path: Path) -> None:
     """Tuesday, T2 had a partner's booking at 19:00 whose guests never came (a no-show),
     Ada's at 20:30 who sat and left, and Cy's at 17:30, cancelled. On Friday a reload
@@ -47,15 +60,7 @@ def test_a_past_days_rows_on_a_removed_table_read_as_they_were(any_db: str, tmp_
     try:
         settings = Settings(partners={"tablefinder": TABLEFINDER})
         receiver = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
-        api = PartnerApi(receiver.books, receiver.store, receiver.clock)
-        slot = {"merchant_id": MID, "service_id": "1000",
-                "start_sec": int(at(1, 19).timestamp()), "duration_sec": 2700,
-                "resources": {"party_size": 2}}  # fmt: skip
-        created = api.create_booking(
-            TABLEFINDER, {"slot": slot, "user_information": {"user_id": "u1"}}
-        )
-        online = created.body["booking"]["booking_id"]
-        ada = receiver.host_book(MID, 2, "2026-12-01T20:30", "Ada", "").body["reservation_id"]
+        api, online, ada = _online_at_19_and_ada_at_20_30(receiver)
         cy = receiver.host_book(MID, 2, "2026-12-01T17:30", "Cy", "").body["reservation_id"]
         before = rows(receiver, TUESDAY)
         assert {before[b]["unit"] for b in (online, ada, cy)} == {"T2"}
@@ -244,15 +249,7 @@ def test_the_first_start_on_a_store_that_never_kept_its_floor_keeps_the_tables_i
     try:
         settings = Settings(partners={"tablefinder": TABLEFINDER})
         receiver = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
-        api = PartnerApi(receiver.books, receiver.store, receiver.clock)
-        slot = {"merchant_id": MID, "service_id": "1000",
-                "start_sec": int(at(1, 19).timestamp()), "duration_sec": 2700,
-                "resources": {"party_size": 2}}  # fmt: skip
-        created = api.create_booking(
-            TABLEFINDER, {"slot": slot, "user_information": {"user_id": "u1"}}
-        )
-        online = created.body["booking"]["booking_id"]
-        ada = receiver.host_book(MID, 2, "2026-12-01T20:30", "Ada", "").body["reservation_id"]
+        api, online, ada = _online_at_19_and_ada_at_20_30(receiver)
         clock[0] = at(1, 20, 30)
         assert receiver.host_operation(MID, "check_in", ada).code is None
         clock[0] = at(1, 22)
