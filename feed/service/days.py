@@ -451,6 +451,11 @@ def removed_units(store: LogStore, merchant_id: str, units: Iterable[str]) -> li
     return sorted(u for u in set(units) if u not in kept) if kept else []
 
 
+def _onto_removed_table(outcome: Applied | Refused) -> bool:
+    """Whether `outcome` is a refusal for a unit the floor in force lacks (TABLE_REMOVED)."""
+    return isinstance(outcome, Refused) and outcome.code == TABLE_REMOVED
+
+
 def with_retired(floor: FloorPlan, retired: Sequence[Retired]) -> FloorPlan:
     """`floor` with the retired tables and combos it lacks, each at its place in the floor
     order it had (the order breaks the seating rules' ties: the replay seats as the day
@@ -1019,6 +1024,7 @@ class DayBook:
             self._tell("book", rid, units, BOOKED)
             return units
         details = {"party_size": party_size, **(meta or {})}
+        within: AreaUnits = units  # what `build` may choose among (see below)
 
         def build(stand: HostStand, ts: int) -> list[Any] | Refused:
             meta = self._days[day].meta
@@ -1026,7 +1032,7 @@ class DayBook:
             if refused is not None:
                 return refused
             chosen = self._choose(day, stand, meta, slot, party_size, now, ts,
-                                  host=host, over_pacing=over_pacing, units=units,
+                                  host=host, over_pacing=over_pacing, units=within,
                                   area=area)  # fmt: skip
             if isinstance(chosen, Refused):
                 if not host:
@@ -1035,7 +1041,7 @@ class DayBook:
                 def takes(other: Slot) -> bool:  # the same booking at another time
                     again = self._choose(
                         day, stand, meta, other, party_size, now, ts,
-                        host=True, over_pacing=over_pacing, units=units, area=area,
+                        host=True, over_pacing=over_pacing, units=within, area=area,
                     )  # fmt: skip
                     return not isinstance(again, Refused)
 
@@ -1061,8 +1067,26 @@ class DayBook:
             return [*extra, (BOOKING_SCOPE, rid, entry)]
 
         outcome = self.apply(day, now, build, details, remember=records, keep_rejected=False)
+        if _onto_removed_table(outcome):
+            # The rules chose a table this server's file has and the floor in force lacks
+            # (another server reloaded a file without it): chosen again among the units
+            # still in force, so the guests get the table the floor can seat them at,
+            # refused as no table only when none is left. Nothing was written.
+            within = self._in_force(within)
+            outcome = self.apply(day, now, build, details, remember=records, keep_rejected=False)
         self._tell("book", rid, outcome, BOOKED)
         return outcome
+
+    def _in_force(self, units: AreaUnits) -> frozenset[str]:
+        """`units` (None: the whole floor) without those the floor in force lacks
+        (`removed_units`): the units a booking may still be put on when this server runs
+        a file older than the store's floor. Read from the store each time, never kept: a
+        later reload may put a table back."""
+        floor = self.restaurant.floor
+        every = units if units is not None else (
+            frozenset(t.id for t in floor.tables) | frozenset(c.id for c in floor.combos)
+        )  # fmt: skip
+        return every - frozenset(removed_units(self.store, self.restaurant.merchant_id, every))
 
     def _choose(
         self,
@@ -1524,6 +1548,11 @@ class DayBook:
             old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta, put,
             units, (host, over_pacing), check, remember,
         )  # fmt: skip
+        if _onto_removed_table(outcome):  # chosen again among the units in force, as in `book`
+            outcome = self._move(
+                old_day, old_reservation, new_day, slot, party_size, now, new_reservation, meta,
+                put, self._in_force(units), (host, over_pacing), check, remember,
+            )  # fmt: skip
         self._tell("move", new_reservation, outcome, BOOKED)
         return outcome
 

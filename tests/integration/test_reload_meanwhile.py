@@ -17,6 +17,7 @@ from feed.service import config_reload
 from feed.service.config_reload import Reloader
 from feed.service.days import kept_floor, note_floor
 from feed.service.notify import Notifier
+from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
@@ -174,3 +175,51 @@ def test_a_reload_removing_a_table_undone_whole_leaves_the_table_usable(tmp_path
         assert sitting(receiver)["W"] == ("T5",)
     finally:
         store.close()
+
+
+def test_a_server_on_the_old_file_books_on_a_table_still_in_force_not_the_removed_one(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Ann (4) holds T1 and Cy (2) a 2-top at 19:00. Server A reloads a file without T5;
+    server B, not reloaded yet, is asked for a party of 4 at 19:00 by a partner
+    (CreateBooking), then for Cy's change to 4 guests: each time its rules choose T5, which
+    the floor in force lacks. Each is booked on a table still in force (T6, then the 6-top
+    T3: never refused while one fits), both servers and a fresh replay list them there, and
+    the host's next party of 4 is refused as no table for 4, not as a removed table."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+
+    def units(receiver: Receiver) -> dict[str, str]:
+        rows = receiver.host_reservations(MID, FRIDAY).body["reservations"]
+        return {r["reservation_id"]: r["unit"] for r in rows if r["status"] == "booked"}
+
+    try:
+        cy = b.host_book(MID, 2, "2026-12-04T19:00", "Cy", "").body["reservation_id"]
+        ann = b.host_book(MID, 4, "2026-12-04T19:00", "Ann", "").body["reservation_id"]
+        assert units(b)[ann] == "T1"
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(12, 6)
+        api = PartnerApi(b.books, b.store, b.clock)
+        slot = {"merchant_id": MID, "service_id": "1000",
+                "start_sec": int(at(19).timestamp()), "duration_sec": 4200,
+                "resources": {"party_size": 4}}  # fmt: skip
+        created = api.create_booking(
+            Partner("p", None, None), {"slot": slot, "user_information": {"user_id": "u1"}}
+        )
+        assert created.body.get("booking", {}).get("status") == "CONFIRMED", created.body
+        online = created.body["booking"]["booking_id"]
+        changed = b.host_change(MID, cy, 4, None)
+        assert changed.code is None, changed.body
+        assert units(b) == {ann: "T1", online: "T6", cy: "T3"}, units(b)
+        assert units(a) == units(b)
+        refused = b.host_book(MID, 4, "2026-12-04T19:00", "Di", "")
+        assert refused.code == "slot unavailable", refused.body
+        assert "no table for 4" in refused.body["error"]["message"], refused.body
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert units(again) == units(b)  # the replay keeps each where it was told
+    finally:
+        first.close()
+        second.close()
