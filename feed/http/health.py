@@ -3,7 +3,8 @@
 
 /healthz is 503 when the store does not answer, when it cannot be written (a write probe
 fails: its disk is full or failing), or when the oldest message still waiting for a partner
-is older than [health] max_backlog_seconds; it also says how old the last export is. /readyz
+is older than [health] max_backlog_seconds; it also says how old the last export is, and is
+degraded (still 200) when an export failed or a floor plan here is out of date. /readyz
 reads only: a server that cannot write still answers lookups and the board. The store is
 asked on a worker thread: a locked SQLite file waits out its busy timeout there, not on the
 event loop that answers every other request.
@@ -12,6 +13,7 @@ event loop that answers every other request.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter
@@ -19,7 +21,9 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from engine import FloorPlan
 from feed.http.metrics import CONTENT_TYPE, Metrics
+from feed.service.days import floor_drift
 from feed.settings import Settings
 from store.log import LogStore, StoreError, StoreUnavailable, StoreUnreachable, StoreUnwritable
 
@@ -44,7 +48,9 @@ class LastExport(BaseModel):
 class Health(BaseModel):
     status: str = Field(
         description="ok; degraded when the last export to a destination failed (still 200:"
-        " bookings work, the partner's feed is stale); or unhealthy (then the status code is 503)"
+        " bookings work, the partner's feed is stale) or a restaurant's floor plan here is not"
+        " the one in force on the store (reload this server); or unhealthy (then the status"
+        " code is 503)"
     )
     store: str = Field(description="ok, unavailable, or unwritable (a write probe failed)")
     outbox: Outbox | None
@@ -57,8 +63,11 @@ class Ready(BaseModel):
     status: str = Field(description="ready, starting, stopping or store unavailable")
 
 
-def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]:
-    """The status code and body of /healthz at Unix time `now`."""
+def check(
+    store: LogStore, settings: Settings, now: float, floors: Mapping[str, FloorPlan] | None = None
+) -> tuple[int, Health]:
+    """The status code and body of /healthz at Unix time `now`; `floors`: this server's
+    floor plan per restaurant, each compared with the floor in force on the store."""
     bound = settings.health.max_backlog_seconds
     try:
         backlog = store.outbox_backlog()
@@ -97,9 +106,13 @@ def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]
         problems.append(unwritable)
     if age is not None and age > bound:
         problems.append(f"a message has waited {age:.0f} s for a partner (bound {bound:g} s)")
+    # Degraded, not unhealthy: the server still books right (a booking its rules put on a
+    # table the floor in force lacks is put on another), but its lookups and feeds may
+    # count such a table until it is reloaded.
+    outdated = floors_out_of_date(store, floors or {})
     failed_exports = export_failures(exports, now)
-    status = "unhealthy" if problems else "degraded" if failed_exports else "ok"
-    problems += failed_exports
+    status = "unhealthy" if problems else "degraded" if failed_exports or outdated else "ok"
+    problems += failed_exports + outdated
     health = Health(
         status=status,
         store="ok" if unwritable is None else "unwritable",
@@ -109,6 +122,24 @@ def check(store: LogStore, settings: Settings, now: float) -> tuple[int, Health]
         problems=problems,
     )
     return (503 if status == "unhealthy" else 200), health
+
+
+def floors_out_of_date(store: LogStore, floors: Mapping[str, FloorPlan]) -> list[str]:
+    """A line for each restaurant whose floor plan here is not the one in force on the
+    store (`days.floor_drift`): another server reloaded or started on a newer file."""
+    out = []
+    for merchant_id, floor in floors.items():
+        try:
+            drift = floor_drift(store, merchant_id, floor)
+        except StoreError:
+            continue  # the store's trouble is said once, by the checks before
+        if drift is not None:
+            out.append(
+                f"{merchant_id}: this server's floor plan is not the one in force on the store"
+                f" (another server reloaded or started on a newer file): {drift}; reload this"
+                " server (SIGHUP or POST /api/v1/admin/reload)"
+            )
+    return out
 
 
 def export_failures(records: list[Any], now: float) -> list[str]:
@@ -124,8 +155,10 @@ def export_failures(records: list[Any], now: float) -> list[str]:
     ]
 
 
-async def healthz(store: LogStore, settings: Settings) -> JSONResponse:
-    status, health = await run_in_threadpool(check, store, settings, time.time())
+async def healthz(
+    store: LogStore, settings: Settings, floors: Mapping[str, FloorPlan] | None = None
+) -> JSONResponse:
+    status, health = await run_in_threadpool(check, store, settings, time.time(), floors)
     return JSONResponse(health.model_dump(), status_code=status)
 
 

@@ -383,7 +383,8 @@ def create_app(
     async def healthz() -> JSONResponse:
         """The store answers, partners are not kept waiting past [health] max_backlog_seconds
         (else 503), and how old the last export is."""
-        return await health.healthz(receiver.store, receiver.settings)
+        floors = {m: book.restaurant.floor for m, book in receiver.books.items()}
+        return await health.healthz(receiver.store, receiver.settings, floors)
 
     @app.post(
         "/webhooks/{partner_id}",

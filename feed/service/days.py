@@ -384,6 +384,45 @@ def kept_floor(store: LogStore, merchant_id: str) -> tuple[Any, dict[str, dict[s
     return last, {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}
 
 
+def _unit_records(floor: FloorPlan, at: float) -> dict[str, dict[str, Any]]:
+    """Each table's and combo's record (its definition) as a floor record keeps it."""
+    units = [t.id for t in floor.tables] + [c.id for c in floor.combos]
+    return {u.unit: u.record() for u in retired_units(floor, units, at)}
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any], but: tuple[str, ...] = ("at",)) -> bool:
+    """Two unit records define the same unit (whenever each was kept), fields `but` aside."""
+    return {k: v for k, v in a.items() if k not in but} == {
+        k: v for k, v in b.items() if k not in but
+    }
+
+
+def floor_drift(store: LogStore, merchant_id: str, floor: FloorPlan) -> str | None:
+    """How `floor` (a server's) differs from the floor in force (the one the last start or
+    reload on the store kept), in the host's words ("it has T5, the floor in force does
+    not; T3 is defined otherwise"), or None when they are the same or no floor was ever kept. A
+    server whose floor differs runs an out-of-date file (another server reloaded or started
+    on a newer one): its lookups count tables the floor in force lacks, or miss new ones."""
+    _last, kept = kept_floor(store, merchant_id)
+    if not kept:
+        return None
+    mine = _unit_records(floor, 0.0)
+    parts = []
+    if extra := [u for u in mine if u not in kept]:
+        parts.append(f"it has {', '.join(extra)}, the floor in force does not")
+    if lacking := [u for u in kept if u not in mine]:
+        parts.append(f"the floor in force has {', '.join(lacking)}, it does not")
+    both = [u for u in mine if u in kept]
+    # A table's place (its order on the floor, which breaks the seating rules' ties) moves
+    # with every table removed before it: said only when nothing else differs.
+    if changed := [u for u in both if not _same(mine[u], kept[u], ("at", "place"))]:
+        verb = "is" if len(changed) == 1 else "are"
+        parts.append(f"{', '.join(changed)} {verb} defined otherwise")
+    if not parts and not all(_same(mine[u], kept[u]) for u in both):
+        parts.append("its tables are in another order")
+    return "; ".join(parts) or None
+
+
 def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -> list[str]:
     """Keep the floor a server or command starts on (or a reload puts in place) at `at`,
     when it is not the one kept last. The tables and combos of the one kept last that
@@ -403,16 +442,9 @@ def floor_records(
     """What `note_floor` writes (the retirements first, the floor record last; none when
     `floor` is the one kept last) and the units it retires; `retiring`: units the caller
     retires itself in the same write (a reload's), left to it."""
-    units = [t.id for t in floor.tables] + [c.id for c in floor.combos]
-    now = {u.unit: u.record() for u in retired_units(floor, units, at)}
+    now = _unit_records(floor, at)
     last, before = kept_floor(store, merchant_id)
-
-    def same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-        return {k: v for k, v in a.items() if k != "at"} == {
-            k: v for k, v in b.items() if k != "at"
-        }
-
-    if before and before.keys() == now.keys() and all(same(before[u], now[u]) for u in now):
+    if before and before.keys() == now.keys() and all(_same(before[u], now[u]) for u in now):
         return [], []
     since = float(last.get("at", 0)) if isinstance(last, dict) else 0.0
     retired_since = {

@@ -292,3 +292,38 @@ def test_a_server_started_on_a_file_changed_while_it_was_down_lists_the_misfits(
     store = open_store(str(db))
     assert [e.operation for e in store.entries(MARLOWES, SATURDAY)] == entries_before
     store.close()
+
+
+def test_a_server_whose_floor_is_not_the_one_in_force_says_so_on_healthz_until_reloaded(
+    tmp_path: Path, server: ServerProcess, files: tuple[Path, Path]
+) -> None:
+    """Two servers on one store: a second one starts on a newer file without T2. The first,
+    still on the old file, is degraded on /healthz (200: it still books right), naming
+    Marlowe's, T2 and what to do; the second is ok. Once the first is reloaded on the same
+    file, it is ok again. An unchanged floor never shows a problem."""
+    restaurant, settings = files
+    assert requests.get(f"{server.base}/healthz", timeout=TIMEOUT).json()["problems"] == []
+    newer = tmp_path / "newer.toml"
+    newer.write_text(restaurant.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+    second = start_server(
+        server.db, settings=settings, configs=(newer, CONFIGS[1]), extra=["--no-export"]
+    )
+    try:
+        reply = requests.get(f"{server.base}/healthz", timeout=TIMEOUT)
+        assert reply.status_code == 200, reply.text
+        health = reply.json()
+        assert health["status"] == "degraded", health
+        assert health["problems"] == [
+            f"{MARLOWES}: this server's floor plan is not the one in force on the store"
+            " (another server reloaded or started on a newer file): it has T2, the floor in"
+            " force does not; reload this server (SIGHUP or POST /api/v1/admin/reload)"
+        ], health
+        other = requests.get(f"{second.base}/healthz", timeout=TIMEOUT).json()
+        assert (other["status"], other["problems"]) == ("ok", []), other
+
+        edit(restaurant, T2, "")
+        assert admin_reload(server).status_code == 200
+        health = requests.get(f"{server.base}/healthz", timeout=TIMEOUT).json()
+        assert (health["status"], health["problems"]) == ("ok", []), health
+    finally:
+        second.stop()
