@@ -9,13 +9,15 @@ store at scrape time (one grouped query), so it is never stale.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
+from engine import FloorPlan
+from feed.service.days import floor_drift
 from feed.service.events import Listener
 from store.log import LogStore, StoreError
 
@@ -65,6 +67,31 @@ class OutboxCollector(Collector):
         yield pending
         yield dead
         yield oldest
+
+
+class FloorCollector(Collector):
+    """Per restaurant, 1 when its floor plan here is not the one in force on the store
+    (`days.floor_drift`: another server reloaded or started on a newer file), read from the
+    store when scraped; `floors()` gives the floors this server runs now."""
+
+    def __init__(self, store: LogStore, floors: Callable[[], Mapping[str, FloorPlan]]) -> None:
+        self.store = store
+        self.floors = floors
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(
+            "hoststand_floor_out_of_date",
+            "1 when the restaurant's floor plan here is not the one in force on the store"
+            " (reload this server)",
+            labels=["merchant"],
+        )
+        for merchant_id, floor in sorted(self.floors().items()):
+            try:
+                drift = floor_drift(self.store, merchant_id, floor)
+            except StoreError:
+                continue  # hoststand_store_up says so
+            family.add_metric([merchant_id], 0 if drift is None else 1)
+        yield family
 
 
 class Metrics(Listener):
@@ -143,6 +170,10 @@ class Metrics(Listener):
         )
         r.register(OutboxCollector(store, self.partners))
         self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+
+    def watch_floors(self, store: LogStore, floors: Callable[[], Mapping[str, FloorPlan]]) -> None:
+        """Scrapes say whether each restaurant's floor here is out of date (FloorCollector)."""
+        self.registry.register(FloorCollector(store, floors))
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         key = (route, method, status)

@@ -383,8 +383,7 @@ def create_app(
     async def healthz() -> JSONResponse:
         """The store answers, partners are not kept waiting past [health] max_backlog_seconds
         (else 503), and how old the last export is."""
-        floors = {m: book.restaurant.floor for m, book in receiver.books.items()}
-        return await health.healthz(receiver.store, receiver.settings, floors)
+        return await health.healthz(receiver.store, receiver.settings, receiver.floors())
 
     @app.post(
         "/webhooks/{partner_id}",

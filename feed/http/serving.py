@@ -257,6 +257,7 @@ def build(
         Notifier.of(settings),
         events,
     )
+    metrics.watch_floors(store, receiver.floors)
     background = Background(receiver, restaurants, settings, staging, export=export)
     reloader = _reloader(config_paths, receiver, background)
 

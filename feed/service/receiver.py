@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engine import Rejected
+from engine import FloorPlan, Rejected
 from engine.errors import (
     NOT_SEATED,
     NOT_WAITING,
@@ -650,6 +650,10 @@ class Receiver:
         return act
 
     # -- the host tablet ------------------------------------------------------------------
+
+    def floors(self) -> dict[str, FloorPlan]:
+        """The floor plan each restaurant runs on here now (a reload changes it)."""
+        return {m: book.restaurant.floor for m, book in self.books.items()}
 
     def host_authorized(self, merchant_id: str, token: str | None) -> bool:
         expected = self.settings.host_tokens.get(merchant_id)

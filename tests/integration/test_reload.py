@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from store import open_store
 from tests.integration.server_process import (
@@ -320,10 +321,25 @@ def test_a_server_whose_floor_is_not_the_one_in_force_says_so_on_healthz_until_r
         ], health
         other = requests.get(f"{second.base}/healthz", timeout=TIMEOUT).json()
         assert (other["status"], other["problems"]) == ("ok", []), other
+        assert out_of_date(server) == {MARLOWES: 1.0, "merch1": 0.0}
+        assert out_of_date(second) == {MARLOWES: 0.0, "merch1": 0.0}
 
         edit(restaurant, T2, "")
         assert admin_reload(server).status_code == 200
         health = requests.get(f"{server.base}/healthz", timeout=TIMEOUT).json()
         assert (health["status"], health["problems"]) == ("ok", []), health
+        assert set(out_of_date(server).values()) == {0.0}
     finally:
         second.stop()
+
+
+def out_of_date(server: ServerProcess) -> dict[str, float]:
+    """hoststand_floor_out_of_date per merchant, from /metrics."""
+    reply = requests.get(f"{server.base}/metrics", timeout=TIMEOUT)
+    assert reply.status_code == 200, reply.text
+    return {
+        s.labels["merchant"]: s.value
+        for family in text_string_to_metric_families(reply.text)
+        for s in family.samples
+        if s.name == "hoststand_floor_out_of_date"
+    }
