@@ -11,6 +11,7 @@ booking (the host's) is made on the booking as it now stands.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import time
@@ -37,6 +38,7 @@ from feed.service import replies
 from feed.service.days import (
     BOOKING_SCOPE,
     LOOKUPS,
+    TABLE_REMOVED,
     Applied,
     DayBook,
     Refused,
@@ -49,6 +51,8 @@ from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
 from feed.venue.telephone import e164
 from store.log import JSON, DuplicateKey, LogStore, Remember
+
+log = logging.getLogger(__name__)
 
 CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
 SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"
@@ -481,6 +485,24 @@ class UserClash:
         return dup.scope == self.scope
 
 
+def out_of_date(outcome: Applied | Refused) -> Reply | None:
+    """503 when `outcome` was refused because this server runs a floor plan older than
+    the one in force (days.TABLE_REMOVED: another server sharing the store reloaded a file
+    without a table this one would seat somebody at, the request's guests or a party its
+    seating pass takes off the waitlist): nothing was done, and it is no business failure
+    to tell the partner (the slot may well be free, the booking cancellable, the merchant
+    open, the entry still waiting). A retry succeeds once the server is reloaded, or on
+    another server; the operator's instruction (reload this server) is not the partner's."""
+    if not isinstance(outcome, Refused) or outcome.code != TABLE_REMOVED:
+        return None
+    log.warning("a partner's request refused: %s", outcome.message)
+    return problem(
+        replies.UNAVAILABLE,
+        "this server's floor plan is being updated (a table was removed): nothing was done;"
+        " retry shortly",
+    )
+
+
 def _stamp(value: Mapping[str, Any]) -> float:
     at = value.get("at")
     return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else math.inf
@@ -892,6 +914,8 @@ class PartnerApi:
             )
         if isinstance(outcome, Refused) and clash.said:
             return clash.said[-1]
+        if (stale := out_of_date(outcome)) is not None:
+            return stale
         if isinstance(outcome, Refused) or outcome.rejected is not None:
             return failure(SLOT_UNAVAILABLE, getattr(outcome, "message", "no table left"))
         return Reply(response)
@@ -1041,6 +1065,8 @@ class PartnerApi:
             return changed_meanwhile(booking_id, "update")
         if isinstance(outcome, Refused) and clash is not None and clash.said:
             return clash.said[-1]
+        if (stale := out_of_date(outcome)) is not None:
+            return stale
         if isinstance(outcome, Refused):
             if outcome.code == RESERVATION_NOT_ACTIVE:
                 return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
@@ -1070,6 +1096,8 @@ class PartnerApi:
         outcome = book.operate(
             day, now, "cancel", str(index["reservation_id"]), meta=meta, keep_rejected=False
         )
+        if (stale := out_of_date(outcome)) is not None:
+            return stale
         if isinstance(outcome, Refused) or isinstance(outcome.result, Rejected):
             # Cancelled meanwhile by the same request sent to another receiver at once (a
             # partner's retry): cancelled as asked, not a booking that cannot be cancelled.
@@ -1282,6 +1310,8 @@ class PartnerApi:
             if dup.scope == token_scope:
                 return Reply(dup.value)
             raise
+        if (stale := out_of_date(outcome)) is not None:
+            return stale
         if isinstance(outcome, Refused):
             return failure("MERCHANT_CLOSED", outcome.message, key)
         if isinstance(outcome.result, Rejected):
@@ -1421,4 +1451,6 @@ class PartnerApi:
         ):
             return Reply({}), None  # already cancelled: deleting again changes nothing
         left = book.operate(day, self.clock(), "leave", entry_id, keep_rejected=False)
+        if (stale := out_of_date(left)) is not None:
+            return stale, None  # not left: never {} (deleted)
         return Reply({}), left if isinstance(left, Applied) else None

@@ -223,3 +223,70 @@ def test_a_server_on_the_old_file_books_on_a_table_still_in_force_not_the_remove
     finally:
         first.close()
         second.close()
+
+
+def test_a_partner_is_asked_to_retry_when_a_server_on_the_old_file_would_seat_at_a_removed_table(
+    any_db: str, tmp_path: Path
+) -> None:
+    """X, Y and Z fill T1, T6 and T3; W and a partner's waiting entry (parties of 1) wait
+    with T5 free (too few for a 4-top until they have waited 30 minutes). Server A reloads
+    a file without T5. Half an hour on, server B (not reloaded) would seat W at T5 in the
+    seating pass any write of the day runs first, so it refuses them all (409 table
+    removed). A partner is then told to retry (503), never something untrue: not that its
+    19:00 slot is unavailable, its booking not cancellable, the merchant closed, nor (`{}`)
+    that its entry was deleted while it still waits. Nothing changes; reloaded, B does
+    each."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    partner = Partner("p", None, None)
+    api_a = PartnerApi(a.books, a.store, a.clock)
+    api_b = PartnerApi(b.books, b.store, b.clock)
+    slot = {"merchant_id": MID, "service_id": "1000",
+            "start_sec": int(at(19).timestamp()), "duration_sec": 2700,
+            "resources": {"party_size": 2}}  # fmt: skip
+
+    def book(api: PartnerApi, user: str) -> Any:
+        return api.create_booking(
+            partner, {"slot": slot, "user_information": {"user_id": user}}
+        )  # fmt: skip
+
+    def join(api: PartnerApi, user: str) -> Any:
+        asked = {"merchant_id": MID, "party_size": 1, "user_information": {"user_id": user}}
+        return api.create_waitlist_entry(partner, asked)
+
+    try:
+        for party, size in (("X", 4), ("Y", 4), ("Z", 6)):
+            assert b.host_operation(MID, "walk_in", party, size).code is None
+        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        booking = book(api_a, "u1").body["booking"]["booking_id"]
+        entry = join(api_a, "u2").body["waitlist_entry_id"]
+        assert waiting(b) == ["W", entry]
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(12, 31)
+        assert b.host_operation(MID, "free", "T2").code == "table removed"
+        replies = [
+            book(api_b, "u3"),
+            api_b.update_booking(
+                partner, {"booking": {"booking_id": booking, "status": "CANCELED"}}
+            ),
+            join(api_b, "u4"),
+            api_b.delete_waitlist_entry(partner, {"waitlist_entry_id": entry}),
+        ]
+        assert [status_of(reply) for reply in replies] == [503] * 4, [r.body for r in replies]
+        assert all(r.body["error"]["code"] == "unavailable" for r in replies)
+        asked = {"booking_id": booking}
+        assert api_a.booking_status(partner, asked).body["booking_status"] == "CONFIRMED"
+        state = api_a.get_waitlist_entry(partner, {"waitlist_entry_id": entry}).body
+        assert state["waitlist_entry"]["waitlist_entry_state"] == "WAITING"
+        assert waiting(a) == waiting(b) == ["W", entry]
+
+        assert Reloader([path], b).reload().applied
+        assert book(api_b, "u3").body["booking"]["status"] == "CONFIRMED"
+        assert api_b.delete_waitlist_entry(partner, {"waitlist_entry_id": entry}).body == {}
+        assert waiting(a) == waiting(b) == ["W"]
+    finally:
+        first.close()
+        second.close()
