@@ -6,6 +6,7 @@ seated that the replay shows waiting, or one sitting at a table no floor has."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from feed.service.days import kept_floor, note_floor
 from feed.service.notify import Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
+from feed.service.signing import sign
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
@@ -287,6 +289,56 @@ def test_a_partner_is_asked_to_retry_when_a_server_on_the_old_file_would_seat_at
         assert book(api_b, "u3").body["booking"]["status"] == "CONFIRMED"
         assert api_b.delete_waitlist_entry(partner, {"waitlist_entry_id": entry}).body == {}
         assert waiting(a) == waiting(b) == ["W"]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_partners_event_refused_by_a_server_on_the_old_file_is_done_when_sent_again(
+    any_db: str, tmp_path: Path
+) -> None:
+    """As above, server B (not reloaded) refuses every write of the day, its seating pass
+    seating W at T5, which server A's reload removed. A partner's webhook event (cancel
+    its 19:00 booking) sent to B is asked to be sent again (503), and is not kept as the
+    event's answer: sent again once B is reloaded, the booking is cancelled (a refusal
+    kept would answer every retry with it, and the cancellation would never be made)."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    secret = "s" * 32
+    partner = Partner("p", secret, None)
+    settings = Settings(partners={"p": partner})
+    first, second = open_store(any_db), open_store(any_db)
+    note_floor(first, MID, load_restaurant(path).floor, clock[0].timestamp())
+    a = Receiver([load_restaurant(path)], first, settings, lambda: clock[0])
+    b = Receiver([load_restaurant(path)], second, settings, lambda: clock[0])
+
+    def send(receiver: Receiver, event: dict[str, Any]) -> Any:
+        body = json.dumps(event).encode()
+        return receiver.webhook("p", sign(secret, int(clock[0].timestamp()), body), body)
+
+    try:
+        for party, size in (("A", 2), ("B", 2), ("W", 1), ("X", 4), ("Y", 4), ("Z", 6)):
+            assert b.host_operation(MID, "walk_in", party, size).code is None
+        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        asked = {"party_size": 2, "start": "2026-12-04T19:00:00+00:00", "name": "Ada"}
+        made = send(a, {"id": "e1", "type": "reservation.requested", "merchant_id": MID,
+                        "data": asked})  # fmt: skip
+        booking = made.body["reservation_id"]
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(12, 31)
+        cancel = {"id": "e2", "type": "reservation.cancelled", "merchant_id": MID,
+                  "data": {"reservation_id": booking}}  # fmt: skip
+        refused = send(b, cancel)
+        assert (status_of(refused), refused.code) == (503, "unavailable"), refused.body
+        assert waiting(b) == ["W"]
+
+        assert Reloader([path], b).reload().applied
+        again = send(b, cancel)
+        assert again.code is None, again.body
+        rows = a.host_reservations(MID, FRIDAY).body["reservations"]
+        assert [r["status"] for r in rows if r["reservation_id"] == booking] == ["cancelled"]
     finally:
         first.close()
         second.close()
