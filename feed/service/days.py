@@ -447,10 +447,15 @@ def floor_records(
     if before and before.keys() == now.keys() and all(_same(before[u], now[u]) for u in now):
         return [], []
     since = float(last.get("at", 0)) if isinstance(last, dict) else 0.0
+    # Retired after the floor kept last, which has them. One retired at that very instant
+    # is not: the floor, kept after it, put the unit back (a reload undone, `_unretire`,
+    # keeps the running floor again at the reload's instant), and a later removal is
+    # retired as of then, or the day's replay would lose the unit from the undone reload
+    # on and drop what was seated or booked there since.
     retired_since = {
         found.unit
         for _key, value in store.recall_prefix(RETIRED_SCOPE, f"{merchant_id}/")
-        if (found := Retired.of_record(value)) is not None and found.at >= since
+        if (found := Retired.of_record(value)) is not None and found.at > since
     }
     records: list[Remember] = []
     gone: list[str] = []

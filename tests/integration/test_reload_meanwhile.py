@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from feed.cli import refuse_moved_openings
 from feed.http.statuses import status_of
 from feed.service import config_reload
 from feed.service.config_reload import Reloader
@@ -342,3 +343,45 @@ def test_a_partners_event_refused_by_a_server_on_the_old_file_is_done_when_sent_
     finally:
         first.close()
         second.close()
+
+
+def test_a_table_back_after_a_reload_undone_is_removed_as_of_the_next_start_not_the_undone_reload(
+    tmp_path: Path,
+) -> None:
+    """A reload removing T5 is undone whole (the store refused the partners' replaces), so
+    the host seats W at T5 at 12:06, and frees it at 12:40. At 13:00 the server starts on
+    the file without T5: T5 is retired as of that start. Its record from the undone
+    reload (12:05) is not the one in force: the day's replay lost T5 from 12:05 on and
+    read W's seat and its freeing otherwise (W shown sitting at T5 after 12:40, where
+    the host saw W seated at 12:06 and gone)."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
+    settings = Settings(partners={"p": partner})
+    store = FullDiskStore(tmp_path / "full.db")
+    try:
+        r = load_restaurant(path)
+        note_floor(store, MID, r.floor, clock[0].timestamp())
+        receiver = Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
+        for party, size in (("A", 2), ("B", 2), ("W", 1)):
+            assert receiver.host_operation(MID, "walk_in", party, size).code is None
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        store.room = 1  # the fence's write fits, the replaces' does not
+        with pytest.raises(StoreUnwritable):
+            Reloader([path], receiver).reload()
+        store.room = None
+        clock[0] = at(12, 6)
+        assert receiver.host_hand(MID, "seat", "W", "T5").code is None
+        clock[0] = at(12, 40)
+        assert receiver.host_operation(MID, "free", "T5").code is None
+        clock[0] = at(13)
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0])
+        again = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
+        w = again.books[MID].stand(FRIDAY).parties["W"]
+        assert (w.state, w.tables, w.seated_at, w.ended_at) == ("gone", ("T5",), 6, 40)
+        assert waiting(again) == []
+        assert again.host_operation(MID, "walk_in", "V", 2).code is None
+        assert "W" not in again.books[MID].stand(FRIDAY).occupant.values()
+    finally:
+        store.close()
