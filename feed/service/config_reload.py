@@ -306,7 +306,7 @@ def _retire(
     # The floor a start compares, and the one a server still on the old file reads.
     records += floor_records(book.store, merchant_id, new.floor, at, gone)[0]
     today = receiver.today(book.restaurant, now)
-    if not gone or today is None:
+    if not gone or today is None or _nobody_can_sit(book, today, now):
         for record in records:
             book.store.remember(*record)
         return []
@@ -318,6 +318,25 @@ def _retire(
 
     refused = book.fence(today, now, nobody_there, records, {"source": "reload"})
     return found if refused is not None else []
+
+
+FENCE_MARGIN = timedelta(minutes=5)  # a reload's run, with room: see _nobody_can_sit
+
+
+def _nobody_can_sit(book: DayBook, today: date, now: datetime) -> bool:
+    """Whether nobody can be seated on `today` while a reload writes its new floor: its log
+    is empty and no service runs now nor opens within FENCE_MARGIN. A walk-in is taken only
+    in service, and a booking or a waiting party to seat would be on the log. The reload
+    then writes no fence entry there: one would start the day's log before it opens, and a
+    later reload (or start) moving today's opening would be refused as if the day had
+    bookings or walk-ins. A booking taken for today meanwhile by a server on the old file
+    is then as one taken meanwhile for a day ahead, which no fence guards either."""
+    r = book.restaurant
+    if book.length(today) != 0:
+        return False
+    return (
+        calendar.in_service(r, now) is None and calendar.in_service(r, now + FENCE_MARGIN) is None
+    )
 
 
 def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:

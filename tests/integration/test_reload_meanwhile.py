@@ -385,3 +385,35 @@ def test_a_table_back_after_a_reload_undone_is_removed_as_of_the_next_start_not_
         assert "W" not in again.books[MID].stand(FRIDAY).occupant.values()
     finally:
         store.close()
+
+
+def test_a_reload_removing_a_table_before_the_day_opens_leaves_its_opening_free_to_move(
+    any_db: str, tmp_path: Path
+) -> None:
+    """At 09:00, before Friday's lunch and with nothing on its log, a reload removes T5;
+    at 09:05 another moves Friday's opening to 11:30. Nobody can be seated at T5 before
+    the service opens, so the first reload writes nothing on the day (no fence entry):
+    the second applies, where it was refused as if the day had bookings or walk-ins, and
+    so was a start on that file."""
+    path = marlowes(tmp_path)
+    clock = [at(9)]
+    store = open_store(any_db)
+    try:
+        r = load_restaurant(path)
+        note_floor(store, MID, r.floor, clock[0].timestamp())
+        receiver = Receiver([r], store, Settings(), lambda: clock[0])
+        remove_t5(path)
+        assert Reloader([path], receiver).reload().applied
+        assert "T5" not in kept_floor(store, MID)[1]
+        clock[0] = at(9, 5)
+        lunch = 'friday = [\n  { open = "12:00"'
+        text = path.read_text(encoding="utf-8")
+        assert lunch in text
+        path.write_text(text.replace(lunch, lunch.replace("12:00", "11:30")), encoding="utf-8")
+        outcome = Reloader([path], receiver).reload()
+        assert outcome.applied, outcome.problems
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0])
+        clock[0] = at(11, 30)
+        assert receiver.host_operation(MID, "walk_in", "W", 4).code is None
+    finally:
+        store.close()
