@@ -886,6 +886,13 @@ class DayBook:
         puts nobody, the store is not read."""
         sits = stand.occupant.items() if stand is not None else ()
         onto = {t for t, p in sits if p is not None and sat_before.get(t) != p}
+        if stand is not None:
+            # The combination each party was put at, too: a floor may keep both tables and
+            # not the combination (the seating pass joins them for a party of 7 only then).
+            for party in {stand.occupant[t] for t in onto}:
+                tables = stand.parties[party].tables if party is not None else ()
+                if len(tables) > 1:
+                    onto.add("+".join(tables))
         named = operation[3] if len(operation) > 3 else None
         if operation[:1] in (["reserve"], ["seat"], ["move"]) and isinstance(named, str):
             onto.add(named)

@@ -417,3 +417,35 @@ def test_a_reload_removing_a_table_before_the_day_opens_leaves_its_opening_free_
         assert receiver.host_operation(MID, "walk_in", "W", 4).code is None
     finally:
         store.close()
+
+
+def test_a_server_on_the_old_file_does_not_seat_a_walk_in_at_a_combination_a_reload_removed(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Server A reloads a file without the combination T5+T6 (both tables kept); Z (6)
+    sits at T3. Server B, not reloaded yet, takes a walk-in of 7: its seating pass would
+    put them at T5+T6, which the floor in force lacks (every replay then shows them
+    waiting, the host having been told they sit there). Refused as a removed table is
+    (409 table removed, nothing written); reloaded, B queues them, as A does."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    try:
+        assert b.host_operation(MID, "walk_in", "Z", 6).code is None
+        assert sitting(b)["Z"] == ("T3",)
+        clock[0] = at(12, 5)
+        path.write_text(path.read_text(encoding="utf-8").replace(T5_T6, ""), encoding="utf-8")
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(12, 6)
+        reply = b.host_operation(MID, "walk_in", "V", 7)
+        assert (status_of(reply), reply.code) == (409, "table removed"), reply.body
+        assert reply.body["error"]["message"].startswith(
+            "the combination T5+T6 is no longer on the floor plan"
+        )
+        assert "V" not in a.books[MID].stand(FRIDAY).parties
+        assert Reloader([path], b).reload().applied
+        assert b.host_operation(MID, "walk_in", "V", 7).code is None
+        assert waiting(a) == waiting(b) == ["W", "V"]
+    finally:
+        first.close()
+        second.close()
