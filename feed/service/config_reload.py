@@ -50,7 +50,6 @@ from feed.service.days import (
     index_on,
     kept_floor,
     kept_room,
-    note_floor,
     occupied,
     retire_record,
     retired_units,
@@ -343,8 +342,18 @@ def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
     """Keep `floor` (the running one) again as the floor in force, after `_retire` kept
     a new one whose configuration is then not applied: its removed units are on the floor
     again (their records are not read) and a seat there is not refused. Kept at `now`,
-    after the new floor's record (note_floor keeps two of one instant in order)."""
-    note_floor(book.store, book.restaurant.merchant_id, floor, now.timestamp())
+    after the new floor's record (note_floor keeps two of one instant in order). The
+    units the new floor added are not retired, as note_floor retires what a floor kept
+    before has and this one lacks: they never served (no server ran that floor), and a
+    record would put them in every day's replay up to now, the seating pass seating
+    earlier parties there."""
+    merchant_id = book.restaurant.merchant_id
+    _last, kept = kept_floor(book.store, merchant_id)
+    running = {t.id for t in floor.tables} | {c.id for c in floor.combos}
+    added = [unit for unit in kept if unit not in running]
+    records, _gone = floor_records(book.store, merchant_id, floor, now.timestamp(), added)
+    for record in records:
+        book.store.remember(*record)
 
 
 def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:

@@ -449,3 +449,40 @@ def test_a_server_on_the_old_file_does_not_seat_a_walk_in_at_a_combination_a_rel
     finally:
         first.close()
         second.close()
+
+
+def test_a_reload_adding_a_table_undone_whole_leaves_the_table_out_of_every_replay(
+    tmp_path: Path,
+) -> None:
+    """X (4) sits at T1. A reload adding T9 (a 4-top, first in the file) and removing T5
+    is undone whole (the store refused the partners' replaces): T9 never served, so it is
+    in no day's replay; the old floor kept again had retired it as of the undo, and the
+    replay of the day, on this server and any other, seated X at T9 (first in order), a
+    table the running floor never had, with T1 shown free."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
+    settings = Settings(partners={"p": partner})
+    store = FullDiskStore(tmp_path / "full.db")
+    try:
+        r = load_restaurant(path)
+        note_floor(store, MID, r.floor, clock[0].timestamp())
+        receiver = Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
+        assert receiver.host_operation(MID, "walk_in", "X", 4).code is None
+        assert sitting(receiver) == {"X": ("T1",)}
+        clock[0] = at(12, 5)
+        text = path.read_text(encoding="utf-8")
+        first_table = text.index("[[tables]]")
+        t9 = '[[tables]]\nid = "T9"\nx = 3\ny = 3\nseats = 4\n\n'
+        path.write_text(text[:first_table] + t9 + text[first_table:], encoding="utf-8")
+        remove_t5(path)
+        store.room = 1  # the fence's write fits, the replaces' does not
+        with pytest.raises(StoreUnwritable):
+            Reloader([path], receiver).reload()
+        store.room = None
+        assert "T9" not in {x.unit for x in receiver.books[MID].retirements()}
+        assert sitting(receiver) == {"X": ("T1",)}
+        again = Receiver([load_restaurant(MARLOWES)], store, settings, lambda: clock[0])
+        assert sitting(again) == {"X": ("T1",)}
+    finally:
+        store.close()
