@@ -320,6 +320,15 @@ def _check_url(value: str) -> str:
     return value
 
 
+def _check_merchant_id(value: str) -> str:
+    # It names the restaurant in URL paths (/api/v1/restaurants/{merchant_id}/...) and
+    # heads its records' keys in the store ("<merchant_id>/<...>"): a "/" would make it
+    # unreachable there and let one restaurant read another's records ("m" and "m/x").
+    if re.search(r"[/\s\x00-\x1f\x7f]", value):
+        raise ValueError(f"must have no '/', spaces or control characters (got {value!r})")
+    return value
+
+
 def _check_telephone(value: str) -> str:
     e164(value)  # the merchant feed sends it reduced to E.164: it must reduce
     return value
@@ -454,7 +463,11 @@ class ComboModel(_Model):
 class RestaurantModel(_Model):
     """A restaurant file (TOML). Unknown keys are errors, so typos are caught."""
 
-    merchant_id: NonEmpty
+    merchant_id: Annotated[
+        NonEmpty,
+        AfterValidator(_check_merchant_id),
+        Field(json_schema_extra={"pattern": r"^[^/\s\x00-\x1f\x7f]+$"}),  # as checked
+    ]
     name: NonEmpty
     service_id: NonEmpty = "1000"
     timezone: Annotated[str, AfterValidator(_check_timezone)]
