@@ -94,6 +94,12 @@ class Tablet:
         day = self.receiver.today(views.book.restaurant, now)
         return None if day is None else (day, views.stamp(day, now))
 
+    def listed_key(self, merchant_id: str, day: date) -> Any:
+        """What another day's list of reservations depends on: its log length and the
+        configuration (a reload may mark its bookings for attention)."""
+        book = self.views[merchant_id].book
+        return book.length(day), book.generation
+
     def floor(self, merchant_id: str, now: datetime) -> Reply:
         views = self.views[merchant_id]
         r = views.book.restaurant
@@ -168,21 +174,32 @@ def register(app: FastAPI, receiver: Receiver) -> None:
     async def events(
         merchant_id: Id,
         token: Annotated[str | None, Query(max_length=500)] = None,
+        day: Annotated[date | None, Query()] = None,
         authorization: Auth = None,
     ) -> Response:
-        """Server-sent events: `floor` with the whole document whenever it changes."""
+        """Server-sent events: `floor` with the whole document whenever it changes; with
+        `day` (another day whose reservations the tablet lists), `bookings` when that day's
+        bookings may have changed (a booking, change or cancellation on another tablet, by
+        a partner or on another server): the tablet reads that day's list again, once per
+        change rather than polling it."""
         if not tablet.authorized(merchant_id, token or bearer(authorization)):
             return send(problem(replies.UNAUTHORIZED, "missing or wrong token"))
+        if day is not None:
+            try:
+                check_day(day)
+            except ValueError as exc:
+                return send(problem(replies.INVALID_REQUEST, f"day: {exc}"))
         return StreamingResponse(
-            _stream(tablet, merchant_id),
+            _stream(tablet, merchant_id, day),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
 
-async def _stream(tablet: Tablet, merchant_id: str) -> AsyncIterator[str]:
+async def _stream(tablet: Tablet, merchant_id: str, day: date | None) -> AsyncIterator[str]:
     yield "retry: 1000\n\n"
     last: Any = object()
+    listed: Any = object()
     beat = time.monotonic()
     while not STOPPING.is_set():
         now = tablet.receiver.clock()
@@ -193,7 +210,13 @@ async def _stream(tablet: Tablet, merchant_id: str) -> AsyncIterator[str]:
             data = render(reply.body).decode()
             yield f"event: {'floor' if reply.code is None else 'closed'}\ndata: {data}\n\n"
             beat = time.monotonic()
-        elif time.monotonic() - beat >= HEARTBEAT_SECONDS:
+        # Sent once when the stream opens too: a change made while the tablet was offline
+        # (or between reading the list and opening the stream) is read at once.
+        if day is not None and (mark := tablet.listed_key(merchant_id, day)) != listed:
+            listed = mark
+            yield f'event: bookings\ndata: {{"day": "{day.isoformat()}"}}\n\n'
+            beat = time.monotonic()
+        if time.monotonic() - beat >= HEARTBEAT_SECONDS:
             yield "event: beat\ndata: {}\n\n"  # an event, so the page's watchdog sees it
             beat = time.monotonic()
         await asyncio.sleep(CHECK_SECONDS)

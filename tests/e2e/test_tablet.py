@@ -23,10 +23,13 @@ from tests.integration.server_process import (
     HOST_TOKENS,
     NOW,
     SAMPLES,
+    SECRETS,
     SETTINGS,
     ServerProcess,
+    booking_event,
     free_port,
     running_server,
+    signed_post,
     start_server,
 )
 
@@ -1008,6 +1011,61 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     list_day("2026-12-04")
     tablet.wait(lambda: "Di" in tablet.text("#reservations"), message="today's list again")
     assert tablet.text("#res-h") == "Reservations today"
+    assert tablet.errors() == []
+
+
+def _list_day(tablet: Tablet, day: str) -> None:
+    """The host picks `day` in the Day field above the reservations."""
+    tablet.js(
+        "const d = document.getElementById('res-day');"
+        " d.value = arguments[0]; d.dispatchEvent(new Event('change'));",
+        day,
+    )
+
+
+def _row(tablet: Tablet, reservation_id: str) -> tuple[str, list[str]] | None:
+    """A row of the reservations listed, its badge and its buttons, read in one script
+    (the page redraws on every live update): None when it is not listed."""
+    found = tablet.js(
+        "const li = document.querySelector(`#reservations [data-reservation='${arguments[0]}']`);"
+        " return li ? [li.querySelector('.badge').textContent,"
+        " Array.from(li.querySelectorAll('button'), b => b.textContent)] : null",
+        reservation_id,
+    )
+    return None if found is None else (str(found[0]), [str(b) for b in found[1]])
+
+
+def test_another_days_list_follows_bookings_and_cancellations_made_elsewhere(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The host has Tuesday listed (a guest is on the phone about it). A partner books Ada
+    for Tuesday, another tablet books Cy and cancels Bo: the list follows each, as today's
+    does, and Bo's row no longer offers Change… or Cancel. Back on today, today's list is
+    live as ever."""
+
+    def tuesday(hhmm: str, name: str) -> str:
+        body = {"party_size": 2, "start": f"2026-12-08T{hhmm}", "name": name}
+        return str(api(server, "POST", "/reservations", body)["reservation_id"])
+
+    bo = tuesday("19:30", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    _list_day(tablet, "2026-12-08")
+    tablet.wait(lambda: _row(tablet, bo) == ("booked", ["Change…", "Cancel"]), message="Bo")
+    event = booking_event("evt-tuesday-ada", 2, "2026-12-08T20:00:00+00:00")
+    reply = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+    assert reply.status_code == 200, reply.text
+    tablet.wait(lambda: "20:00 · Ada" in tablet.text("#reservations"), message="the partner's Ada")
+    cy = tuesday("21:00", "Cy")  # another tablet
+    tablet.wait(lambda: _row(tablet, cy) is not None, message="Cy booked elsewhere")
+    api(server, "POST", f"/reservations/{bo}/cancel")  # another tablet
+    tablet.wait(lambda: _row(tablet, bo) == ("cancelled", []), message="Bo cancelled elsewhere")
+    assert tablet.text("#res-h") == "Reservations on 2026-12-08"
+    tablet.shot("another-days-list-live")
+    _list_day(tablet, "2026-12-04")
+    tablet.wait(lambda: tablet.text("#res-h") == "Reservations today", message="today's list")
+    di = _book(server, 2, "19:00", "Di")
+    tablet.wait(lambda: _row(tablet, di) is not None, message="today's Di")
     assert tablet.errors() == []
 
 

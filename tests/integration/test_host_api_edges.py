@@ -204,3 +204,52 @@ def test_a_refusal_is_not_stored_so_a_retry_with_the_key_tries_again(
     assert_error(post(fresh, "/tables/T2/free", key="free-2"), 409, "table not occupied")
     post(fresh, "/walk-ins", {"size": 2, "party_id": "w-ada"})
     assert post(fresh, "/tables/T2/free", key="free-2").status_code == 200
+
+
+# -- the tablet's event stream ----------------------------------------------------------------
+
+
+def _events(reply: requests.Response) -> Iterator[tuple[str, str]]:
+    """The (event, data) pairs of a server-sent event stream, as they come."""
+    name, data = "", ""
+    for line in reply.iter_lines(decode_unicode=True):
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            data = line.removeprefix("data: ")
+        elif not line and name:
+            yield name, data
+            name, data = "", ""
+
+
+def test_the_stream_says_when_another_days_bookings_change(fresh: ServerProcess) -> None:
+    """A tablet listing Tuesday's reservations opens the stream with day=: it is told at
+    once (a change made while it was offline) and after each booking or cancellation of
+    that day, wherever made."""
+    url = f"{fresh.base}{HOST}/events"
+    params = {"token": HOST_TOKENS[MARLOWES], "day": "2026-12-08"}
+    with requests.get(url, params=params, stream=True, timeout=TIMEOUT) as reply:
+        assert reply.status_code == 200, reply.text
+        events = _events(reply)
+        first = [next(events), next(events)]
+        assert [name for name, _ in first] == ["floor", "bookings"]
+        assert first[1][1] == '{"day": "2026-12-08"}'
+        tuesday = {"party_size": 2, "start": "2026-12-08T19:00", "name": "Bo"}
+        booked = post(fresh, "/reservations", tuesday)
+        assert booked.status_code == 200, booked.text
+        assert next(events) == ("bookings", '{"day": "2026-12-08"}')
+        bo = booked.json()["reservation_id"]
+        assert post(fresh, f"/reservations/{bo}/cancel").status_code == 200
+        assert next(events) == ("bookings", '{"day": "2026-12-08"}')
+
+
+@pytest.mark.parametrize(
+    "day",
+    ["1200-01-01", "Tuesday", ""],
+)
+def test_a_stream_asked_for_a_day_that_is_no_date_is_refused(
+    server: ServerProcess, day: str
+) -> None:
+    params = {"token": HOST_TOKENS[MARLOWES], "day": day}
+    reply = requests.get(f"{server.base}{HOST}/events", params=params, timeout=TIMEOUT)
+    assert_error(reply, 422, "invalid request")

@@ -169,7 +169,9 @@
   function openStream() {
     closeStream();
     if (!window.EventSource) { startPolling(); return; }
-    const es = new EventSource(api(`/events?token=${encodeURIComponent(st.token)}`));
+    // Another day listed: the stream also says when that day's bookings change.
+    const day = listed.day ? `&day=${encodeURIComponent(listed.day)}` : "";
+    const es = new EventSource(api(`/events?token=${encodeURIComponent(st.token)}${day}`));
     st.es = es;
     st.lastEvent = Date.now();
     es.addEventListener("floor", (e) => {
@@ -177,6 +179,11 @@
       stopPolling();
       setLive(true, "live");
       draw(JSON.parse(e.data));
+    });
+    es.addEventListener("bookings", (e) => {
+      st.lastEvent = Date.now();
+      const { day: changed } = JSON.parse(e.data);
+      if (changed === listed.day) readListed(changed);
     });
     es.addEventListener("beat", () => { st.lastEvent = Date.now(); });
     es.addEventListener("closed", (e) => {
@@ -326,25 +333,39 @@
   }
   // The reservations listed: today's (the floor document's, live) or another day's, as
   // `host reservations --date` lists them (GET /reservations?date=), read when the day is
-  // picked and again after each tap: the guest phoning about Saturday is served here too.
-  const listed = { day: null, rows: [] };
+  // picked, after each tap and whenever the live stream says that day's bookings changed
+  // (another tablet, a partner): the guest phoning about Saturday is served here too.
+  const listed = { day: null, rows: [], asked: 0 };
   async function listDay() {
     const day = $("res-day").value;
+    const was = listed.day;
     if (!day || day === st.floor?.day) {
-      listed.day = null; listed.rows = [];
-    } else {
-      const r = await fetch(api(`/reservations?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
-      const data = await r.json().catch(() => ({}));
-      if ($("res-day").value !== day) return;  // another day picked meanwhile
-      if (r.status === 401) { signOut("The host token was refused: sign in again."); return; }
-      if (!r.ok) { say(data.error?.message || `Something went wrong (${r.status})`, "bad"); return; }
-      listed.day = day;
-      // As the floor document has them; `day`: the service day (a late service's 00:15
-      // starts on the next calendar day).
-      listed.rows = (data.reservations || []).map((x) => ({
-        ...x, day, time: x.start.slice(11, 16), start: x.start.slice(0, 16), size: x.party_size,
-      }));
+      listed.day = null; listed.rows = []; listed.asked++;  // a read under way is dropped
+      if (st.floor) keepFocus(() => drawReservations(st.floor));
+      if (was && st.es) openStream();  // today's list: the floor document's, live already
+      return;
     }
+    await readListed(day);
+    if (listed.day === day && was !== day && st.es) openStream();  // to follow that day
+  }
+  // Reads `day`'s list (the one picked): the last read asked wins, an earlier one answering
+  // later is dropped.
+  async function readListed(day) {
+    const asked = ++listed.asked;
+    let r, data;
+    try {
+      r = await fetch(api(`/reservations?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
+      data = await r.json().catch(() => ({}));
+    } catch { setLive(false, "offline"); return; }  // the list stays as it was
+    if (asked !== listed.asked || $("res-day").value !== day) return;  // another read, or day, since
+    if (r.status === 401) { signOut("The host token was refused: sign in again."); return; }
+    if (!r.ok) { say(data.error?.message || `Something went wrong (${r.status})`, "bad"); return; }
+    listed.day = day;
+    // As the floor document has them; `day`: the service day (a late service's 00:15
+    // starts on the next calendar day).
+    listed.rows = (data.reservations || []).map((x) => ({
+      ...x, day, time: x.start.slice(11, 16), start: x.start.slice(0, 16), size: x.party_size,
+    }));
     if (st.floor) keepFocus(() => drawReservations(st.floor));
   }
   function drawReservations(floor) {
