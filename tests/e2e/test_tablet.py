@@ -798,6 +798,129 @@ def test_a_change_sends_only_what_the_host_changed_and_keeps_a_change_made_meanw
     assert tablet.errors() == []
 
 
+def _change_form(tablet: Tablet) -> tuple[str, str, str]:
+    """The change form's heading, Size and chosen Time, read in one script."""
+    found = tablet.js(
+        "const f = document.getElementById('book-form');"
+        " return [document.getElementById('book-h').textContent, f.size.value, f.start.value]"
+    )
+    return str(found[0]), str(found[1]), str(found[2])
+
+
+def test_an_open_change_follows_a_change_made_elsewhere_and_keeps_what_the_host_edited(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Change… is open for Bo (2 at 19:00) while another tablet makes Bo a party of 4,
+    then moves Bo to 20:00: the heading says what Bo's booking now is each time, and the
+    fields the host has not touched follow it. The host then types 3 as the size; another
+    tablet moves Bo to 20:30: the time follows, the 3 stays, and the change books Bo for 3
+    at 20:30 (only the size sent, nothing undone)."""
+
+    bo = _book(server, 2, "19:00", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    api(server, "POST", f"/reservations/{bo}/change", {"party_size": 4})  # another tablet
+    now = ("Change Bo, party of 4 at 19:00", "4", "2026-12-04T19:00")
+    tablet.wait(lambda: _change_form(tablet) == now, message=str(now))
+    said = tablet.text("#banner-text")
+    assert said == (
+        "The booking of Bo was changed meanwhile (on another tablet or online):"
+        " now party of 4 at 19:00."
+    ), said
+    api(server, "POST", f"/reservations/{bo}/change", {"start": "2026-12-04T20:00"})
+    now = ("Change Bo, party of 4 at 20:00", "4", "2026-12-04T20:00")
+    tablet.wait(lambda: _change_form(tablet) == now, message=str(now))
+    tablet.shot("change-followed")
+    form = tablet.el("#book-form")
+    size = form.find_element("name", "size")
+    size.clear()
+    size.send_keys("3")
+    api(server, "POST", f"/reservations/{bo}/change", {"start": "2026-12-04T20:30"})
+    now = ("Change Bo, party of 4 at 20:30", "3", "2026-12-04T20:30")
+    tablet.wait(lambda: _change_form(tablet) == now, message=str(now))
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Bo is now booked at 20:30, party of 3 ("), said
+    rows = api(server, "GET", "/reservations")["reservations"]
+    assert [(r["start"][11:16], r["party_size"]) for r in rows] == [("20:30", 3)]
+    assert tablet.errors() == []
+
+
+def test_an_open_change_keeps_the_time_the_host_chose_when_the_size_changes_elsewhere(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The host has chosen 21:00 in Bo's open Change…; another tablet makes Bo a party
+    of 4: the size follows, 21:00 stays chosen, and the change books 4 at 21:00."""
+
+    bo = _book(server, 2, "19:00", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    tablet.pick_time("2026-12-04T21:00")
+    api(server, "POST", f"/reservations/{bo}/change", {"party_size": 4})  # another tablet
+    now = ("Change Bo, party of 4 at 19:00", "4", "2026-12-04T21:00")
+    tablet.wait(lambda: _change_form(tablet) == now, message=str(now))
+    form = tablet.el("#book-form")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Bo is now booked at 21:00, party of 4 ("), said
+    assert tablet.errors() == []
+
+
+def test_an_open_change_of_another_days_booking_follows_it(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Bo's booking on Tuesday, Change… opened from Tuesday's list: another tablet makes
+    Bo a party of 3, and the heading and size follow, as for today's."""
+
+    body = {"party_size": 2, "start": "2026-12-08T19:30", "name": "Bo"}
+    bo = str(api(server, "POST", "/reservations", body)["reservation_id"])
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    _list_day(tablet, "2026-12-08")
+    tablet.wait(lambda: _row(tablet, bo) is not None, message="Bo on Tuesday")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    heading = "Change Bo, party of 2 at 19:30 on 2026-12-08"
+    tablet.wait(lambda: _change_form(tablet)[0] == heading)
+    api(server, "POST", f"/reservations/{bo}/change", {"party_size": 3})  # another tablet
+    now = ("Change Bo, party of 3 at 19:30 on 2026-12-08", "3", "2026-12-08T19:30")
+    tablet.wait(lambda: _change_form(tablet) == now, message=str(now))
+    assert tablet.errors() == []
+
+
+def test_an_open_change_of_a_booking_cancelled_elsewhere_says_so_at_once(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Another tablet cancels Bo while Bo's Change… is open: the heading and a banner say
+    so as soon as the page learns it, before the host taps anything."""
+
+    bo = _book(server, 2, "19:00", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    tablet.js("document.getElementById('banner').hidden = true")
+    api(server, "POST", f"/reservations/{bo}/cancel")  # another tablet
+    heading = "Change Bo, party of 2 at 19:00 — cancelled meanwhile"
+    tablet.wait(lambda: _change_form(tablet)[0] == heading, message="the heading")
+    assert tablet.js("return !document.getElementById('banner').hidden")
+    said = tablet.text("#banner-text")
+    assert said == (
+        "The booking of Bo, party of 2 was cancelled meanwhile (on another tablet or"
+        " online): there is nothing left to change."
+    ), said
+    tablet.shot("change-cancelled-elsewhere")
+    assert tablet.errors() == []
+
+
 def _fill(server: ServerProcess, size: int, hhmm: str) -> None:
     """Books parties of `size` at `hhmm` until the server refuses one: the slot is full."""
     body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": "Filler"}

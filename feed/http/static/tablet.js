@@ -7,7 +7,11 @@
   const POLL_MS = 1500; // fallback polling while the event stream is down
   const STALE_MS = 20000; // no event or beat for this long: the stream is reopened
   const $ = (id) => document.getElementById(id);
-  const st = { merchant: null, token: null, floor: null, es: null, lastEvent: 0, poll: null, chosen: null, chosenOn: null };
+  const st = { merchant: null, token: null, floor: null, es: null, lastEvent: 0, poll: null, chosen: null, chosenOn: null,
+    // The booking whose Change… is open, as last learnt; what of the form the host has
+    // touched (kept when the booking changes elsewhere); what it became if no longer booked;
+    // whether the host's own change is on its way.
+    changing: null, touched: { size: false, start: false }, gone: null, sending: false };
 
   // -- small helpers ------------------------------------------------------------------
   function h(tag, attrs, ...kids) {
@@ -216,6 +220,7 @@
       drawReservations(floor);
       drawSpots(floor);
     });
+    follow();
     fillSlots();
   }
 
@@ -367,6 +372,7 @@
       ...x, day, time: x.start.slice(11, 16), start: x.start.slice(0, 16), size: x.party_size,
     }));
     if (st.floor) keepFocus(() => drawReservations(st.floor));
+    if (st.changing && follow()) fillSlots();
   }
   function drawReservations(floor) {
     const query = $("res-find").value;
@@ -427,6 +433,8 @@
     const day = form.day.value;
     // Back on the booking's own day: a booking being changed has its own time chosen again.
     const own = (d) => (d === ownDay() ? ownStart() : null);
+    // Another day's time is the host's choice; back on the booking's own day, its own.
+    st.touched.start = Boolean(st.changing) && (day || st.floor?.day) !== ownDay();
     if (!day || day === st.floor?.day) { other.day = null; chooseTime(own(st.floor?.day), st.floor?.day); fillSlots(); return; }
     const r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
     const data = r.ok ? await r.json() : { slots: [] };
@@ -630,6 +638,8 @@
   function changeMenu(r) {
     const form = $("book-form");
     st.changing = r;
+    st.touched = { size: false, start: false };
+    st.gone = null;
     if (r.size) form.size.value = r.size;
     form.day.value = ownDay();
     other.day = null;
@@ -641,17 +651,62 @@
       form.start.value = st.chosen;
     }
     for (const k of HELD) { form[k].value = r[k] || ""; form[k].disabled = true; }
-    $("book-h").textContent = `Change ${party(r)} at ${r.time}${onDay(r)}`;
+    $("book-h").textContent = changeHeading(r);
     form.querySelector("button[type=submit]").textContent = "Change booking";
     $("book-keep").hidden = false;
     form.scrollIntoView({ block: "center" });
     form.start.focus();
   }
+  function changeHeading(r, gone) {
+    return `Change ${party(r)} at ${r.time}${onDay(r)}${gone ? ` — ${gone}` : ""}`;
+  }
+  // What a booking no longer booked became, for the heading of its open change.
+  const BECAME = { cancelled: "cancelled meanwhile", "no-show": "a no-show meanwhile", seated: "seated meanwhile" };
+  // A live update while Change… is open (another tablet, the partner, the clock): the form
+  // shows the booking as it now is. The heading says its size and time; the fields the
+  // host has not touched follow them, those the host edited are kept (a change sends only
+  // what differs from the booking as it now is, so nothing done elsewhere is undone). A
+  // booking gone meanwhile is said at once; the form stays as it is, and Change booking
+  // then says it was not changed and offers to book the guest anew (as before). True when
+  // the form's size or time was changed here.
+  function follow() {
+    const r = st.changing;
+    if (!r || st.sending) return false;
+    const day = ownDay();
+    const rows = day === st.floor?.day ? st.floor.reservations : listed.day === day ? listed.rows : null;
+    if (!rows) return false;  // its day is not listed here: nothing known of it
+    const now = rows.find((x) => x.reservation_id === r.reservation_id);
+    const status = now ? now.status : "gone";
+    if (!now || now.moved_to || !(status === "booked" || status === "arrived")) {
+      const short = now?.moved_to ? `moved to ${now.moved_to} meanwhile` : BECAME[status] || "no longer booked";
+      if (st.gone === short) return false;
+      st.gone = short;
+      $("book-h").textContent = changeHeading(r, short);
+      const why = now?.moved_to ? `was moved to ${now.moved_to} meanwhile (on another tablet or online)`
+        : INACTIVE[{ cancelled: "it was cancelled", "no-show": "it became a no-show", seated: "the guests are already seated" }[status]]
+          || "is no longer booked";
+      say(`The booking of ${party(r)} ${why}: there is nothing left to change.`, "bad");
+      return false;
+    }
+    st.gone = null;
+    const was = r;
+    st.changing = { ...now, day: r.day };  // `day`: another day's list says it; today's not
+    const form = $("book-form");
+    const moved = now.size !== was.size || now.start !== was.start;
+    if (moved) {
+      if (!st.touched.size && now.size) form.size.value = now.size;
+      if (!st.touched.start && formDay() === day) chooseTime(now.start, day);
+      const size = now.size ? `party of ${now.size} ` : "";
+      say(`The booking of ${who(now)} was changed meanwhile (on another tablet or online): now ${size}at ${now.time}${onDay(st.changing)}.`, "");
+    }
+    $("book-h").textContent = changeHeading(st.changing);
+    return moved;
+  }
   // The booking being changed is gone (cancelled, seated or a no-show meanwhile): the form
   // is the phone booking's again, with the guest's details and the time chosen kept.
   function keepAsNew() {
     const form = $("book-form");
-    st.changing = null;
+    st.changing = null; st.gone = null;
     for (const k of HELD) form[k].disabled = false;
     $("book-h").textContent = "Phone booking";
     form.querySelector("button[type=submit]").textContent = "Book";
@@ -661,7 +716,7 @@
   }
   function endChange() {
     const form = $("book-form");
-    st.changing = null;
+    st.changing = null; st.gone = null;
     chooseTime(null);
     for (const k of HELD) { form[k].value = ""; form[k].disabled = false; }
     $("book-h").textContent = "Phone booking";
@@ -679,8 +734,12 @@
     const asked = {};
     if (size !== r.size) asked.party_size = size;
     if (start !== ownStart()) asked.start = start;
-    const res = await paced(`/reservations/${encodeURIComponent(r.reservation_id)}/change`,
-      asked, `Change ${who(r)} to ${start.slice(11)}, party of ${size},`, formDay());
+    st.sending = true;  // the live update of the host's own change is not "meanwhile"
+    let res;
+    try {
+      res = await paced(`/reservations/${encodeURIComponent(r.reservation_id)}/change`,
+        asked, `Change ${who(r)} to ${start.slice(11)}, party of ${size},`, formDay());
+    } finally { st.sending = false; }
     if (res.data?.error?.code === "reservation not active") {
       // Nothing left to change: the form books the guest anew (their details kept), the
       // guest on the phone may still want a table.
@@ -790,9 +849,13 @@
     $("res-find").addEventListener("input", () => { if (st.floor) drawReservations(st.floor); });
     $("res-day").addEventListener("change", listDay);
     const bookForm = $("book-form");
-    bookForm.size.addEventListener("input", fillSlots);
+    bookForm.size.addEventListener("input", () => { st.touched.size = true; fillSlots(); });
     bookForm.day.addEventListener("change", pickDay);
-    bookForm.start.addEventListener("change", () => chooseTime(bookForm.start.value, formDay()));
+    bookForm.start.addEventListener("change", () => {
+      chooseTime(bookForm.start.value, formDay());
+      // Their own time chosen again is no choice of the host's: it follows the booking.
+      st.touched.start = bookForm.start.value !== ownStart();
+    });
     $("book-keep").addEventListener("click", endChange);
     bookForm.addEventListener("submit", (e) => { e.preventDefault(); tap(bookForm.querySelector("button[type=submit]"), () => book(bookForm)); });
     const all = saved();
