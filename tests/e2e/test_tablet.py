@@ -538,6 +538,61 @@ def test_a_walk_in_is_offered_only_units_that_seat_it_and_told_when_none_does(
     assert tablet.errors() == []
 
 
+def _chooser(tablet: Tablet) -> tuple[str, list[tuple[str, bool]]] | None:
+    """The open menu's note and its options (label, tappable), read in one script; None
+    when it is closed."""
+    found = tablet.js(
+        "const d = document.getElementById('chooser'); if (!d.open) return null;"
+        " return [document.getElementById('chooser-note').textContent,"
+        " Array.from(d.querySelectorAll('#chooser-options button'),"
+        " b => [b.textContent, !b.disabled])]"
+    )
+    if found is None:
+        return None
+    return str(found[0]), [(str(label), bool(ok)) for label, ok in found[1]]
+
+
+def test_a_menu_left_open_follows_what_another_tablet_does(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Saturday night, two tablets. Seat… is open here for Zed (waiting, T1 and T3 kept
+    for bookings) when the other tablet seats Quinn at T3: T3 stays in its place, marked
+    taken and not tappable. The other tablet seats Zed at T1: the menu says so and offers
+    nothing. The menu of Wu's table is open when the other tablet frees it: it says so."""
+
+    _book(server, 4, "18:30", "Ben")  # T1 kept
+    _book(server, 6, "19:00", "Cat")  # T3 kept
+    for size, pid in ((2, "wu"), (4, "xi"), (2, "yan"), (4, "vi"), (4, "zed"), (2, "quinn")):
+        api(server, "POST", "/walk-ins", {"size": size, "name": pid.title(), "party_id": pid})
+    board = api(server, "GET", "/board")["result"]["tables"]
+    assert [t for t, who in board.items() if who in ("zed", "quinn")] == [], board
+    wu = next(t for t, who in board.items() if who == "wu")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    tablet.press(lambda: tablet.el('#queue [data-party="zed"] button.primary'))
+    tablet.wait(lambda: _chooser(tablet) is not None, message="Seat… for Zed")
+    offered = _chooser(tablet)
+    assert offered is not None and ("T3 · 6 seats", True) in offered[1], offered
+    api(server, "POST", "/parties/quinn/seat", {"unit": "T3"})  # the other tablet
+
+    def t3() -> tuple[str, bool] | None:
+        menu = _chooser(tablet)
+        return next((o for o in menu[1] if o[0].startswith("T3 ")), None) if menu else None
+
+    tablet.wait(lambda: t3() == ("T3 · 6 seats — taken now: Quinn", False), message="T3 taken")
+    tablet.shot("menu-table-taken-meanwhile")
+    api(server, "POST", "/parties/zed/seat", {"unit": "T1"})  # the other tablet
+    gone = ("Zed, party of 4 was seated at T1 meanwhile.", [])
+    tablet.wait(lambda: _chooser(tablet) == gone, message="Zed seated meanwhile")
+    tablet.press(lambda: tablet.el("#chooser-cancel"))
+    tablet.press(lambda: tablet.el(f'#floor [data-table="{wu}"]'))
+    tablet.wait(lambda: _chooser(tablet) is not None, message=f"the menu of {wu}")
+    api(server, "POST", f"/tables/{wu}/free")  # the other tablet
+    freed = (f"{wu} was freed meanwhile: Wu, party of 2 left.", [])
+    tablet.wait(lambda: _chooser(tablet) == freed, message=f"{wu} freed meanwhile")
+    assert tablet.errors() == []
+
+
 def test_a_party_of_eight_sits_on_t5_and_t6_drawn_joined_and_one_tap_frees_both(
     server: ServerProcess, browser: Open
 ) -> None:

@@ -11,7 +11,8 @@
     // The booking whose Change… is open, as last learnt; what of the form the host has
     // touched (kept when the booking changes elsewhere); what it became if no longer booked;
     // whether the host's own change is on its way.
-    changing: null, touched: { size: false, start: false }, gone: null, sending: false };
+    changing: null, touched: { size: false, start: false }, gone: null, sending: false,
+    chooser: null };  // the open menu's checks (recheckChooser)
 
   // -- small helpers ------------------------------------------------------------------
   function h(tag, attrs, ...kids) {
@@ -222,6 +223,7 @@
     });
     follow();
     fillSlots();
+    recheckChooser();
   }
 
   function tableText(t, unit) {
@@ -506,15 +508,60 @@
     }
     return list;
   }
-  function choose(title, note, options) {
+  // A menu of choices. It stays true while open (another tablet acts meanwhile): `still`
+  // says why it no longer applies (its party seated, gone or moved, its table taken or
+  // freed), and then it offers nothing; a table offered that is taken meanwhile stays in
+  // its place (no button moves under the host's finger), marked and not tappable. `self`:
+  // the party being moved (its own tables are not taken).
+  function choose(title, note, options, still, self) {
     const d = $("chooser");
     $("chooser-h").textContent = title;
     $("chooser-note").textContent = note || "";
     $("chooser-options").replaceChildren(...options.map((o) => h("button", {
-      type: "button", class: o.cls || "", "data-unit": o.value,
+      type: "button", class: o.cls || "", "data-unit": o.value, "data-label": o.label,
+      "data-table-option": o.table ? "" : null,
       on: (e) => { d.close(); tap(e.currentTarget, o.run); },
     }, o.label)));
+    st.chooser = { still, self };
     d.showModal();
+  }
+  function recheckChooser() {
+    const c = st.chooser;
+    if (!c || !$("chooser").open) return;
+    const why = c.still ? c.still() : null;
+    if (why) {
+      $("chooser-note").textContent = why;
+      $("chooser-options").replaceChildren();
+      st.chooser = null;
+      return;
+    }
+    for (const b of $("chooser-options").querySelectorAll("button[data-table-option]")) {
+      const taken = b.dataset.unit.split("+").map((id) => tableOf(id)?.occupant)
+        .find((o) => o && o.party_id !== c.self);
+      b.disabled = Boolean(taken);
+      b.textContent = taken ? `${b.dataset.label} — taken now: ${who(taken)}` : b.dataset.label;
+    }
+  }
+  // Where a party sits now (its occupant's row of the floor), or nothing.
+  const sitting = (pid) => st.floor.tables.find((t) => t.occupant?.party_id === pid)?.occupant;
+  // Why a menu for party `p` (a walk-in waiting, a booking, or a party seated at p.unit
+  // to be moved) no longer applies, or null.
+  function partyGone(p, kind) {
+    if (kind === "move") {
+      const o = sitting(p.party_id);
+      if (o && o.unit === p.unit) return null;
+      return o ? `${party(p)} was moved to ${o.unit} meanwhile.` : `${p.unit} was freed meanwhile: ${party(p)} left.`;
+    }
+    if (p.reservation_id) {
+      const r = st.floor.reservations.find((x) => x.reservation_id === p.reservation_id);
+      if (!r || r.status === "booked" || r.status === "arrived") return null;
+      if (r.status === "seated") return `${party(p)} was seated${r.seated_at ? ` at ${r.seated_at}` : ""} meanwhile.`;
+      const why = { cancelled: "it was cancelled", "no-show": "it became a no-show" }[r.status];
+      return `The booking of ${party(p)} ${INACTIVE[why] || "is no longer booked"}.`;
+    }
+    if (st.floor.queue.some((q) => q.party_id === p.party_id)) return null;
+    const o = sitting(p.party_id);
+    return o ? `${party(p)} was seated at ${o.unit} meanwhile.` : `${party(p)} is no longer waiting.`;
   }
   function seatMenu(p, kind) {
     const size = p.size || 0;
@@ -531,11 +578,13 @@
         value: u.id,
         cls: size && u.seats >= size && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
         label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}`,
+        table: true,
         run: () => (kind === "move" ? move(p, u.id, u) : seat(p, id, u.id, u)),
       }));
     const verb = kind === "move" ? "Move" : "Seat";
     const none = walkIn && size ? `No free table seats a party of ${size} now.` : "No table is free.";
-    choose(`${verb} ${party(p)}`, opts.length ? "Choose a table (green ones fit the party)." : none, opts);
+    choose(`${verb} ${party(p)}`, opts.length ? "Choose a table (green ones fit the party)." : none, opts,
+      () => partyGone(p, kind), kind === "move" ? p.party_id : null);
   }
   function tableMenu(t) {
     const o = t.occupant;
@@ -543,7 +592,7 @@
       choose(`${o.unit}: ${party(o)}`, `Seated at ${o.seated_at}, ${o.seated_for} min.`, [
         { value: "free", cls: "fits", label: `Free ${o.unit} (they left)`, run: () => free(o.unit.split("+")[0], o.unit) },
         { value: "move", label: "Move them…", run: () => seatMenu({ ...o }, "move") },
-      ]);
+      ], () => partyGone(o, "move"));
       return;
     }
     const f = st.floor;
@@ -551,7 +600,11 @@
       .concat(f.reservations.filter((r) => r.status === "booked" || r.status === "arrived")
         .map((r) => ({ value: r.reservation_id, label: `${r.time} ${party(r)} (booked)`, run: () => seat(r, r.reservation_id, t.id, t) })));
     const note = t.hold ? `Held for ${party(t.hold)} at ${t.hold.at}${t.hold.until ? ` until ${t.hold.until}` : ""}.` : "Seat somebody here:";
-    choose(`${t.id} · ${t.seats} seats`, opts.length ? note : `${note} nobody is waiting.`, opts);
+    const taken = () => {
+      const now = tableOf(t.id)?.occupant;
+      return now ? `${t.id} was taken meanwhile: ${party(now)} sits there.` : null;
+    };
+    choose(`${t.id} · ${t.seats} seats`, opts.length ? note : `${note} nobody is waiting.`, opts, taken);
   }
 
   function seatedWords(list, floor) {
