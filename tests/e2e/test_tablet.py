@@ -572,14 +572,15 @@ def test_a_menu_left_open_follows_what_another_tablet_does(
     tablet.press(lambda: tablet.el('#queue [data-party="zed"] button.primary'))
     tablet.wait(lambda: _chooser(tablet) is not None, message="Seat… for Zed")
     offered = _chooser(tablet)
-    assert offered is not None and ("T3 · 6 seats", True) in offered[1], offered
+    assert offered is not None and ("T3 · 6 seats · next: Cat (6) at 19:00", True) in offered[1]
     api(server, "POST", "/parties/quinn/seat", {"unit": "T3"})  # the other tablet
 
     def t3() -> tuple[str, bool] | None:
         menu = _chooser(tablet)
         return next((o for o in menu[1] if o[0].startswith("T3 ")), None) if menu else None
 
-    tablet.wait(lambda: t3() == ("T3 · 6 seats — taken now: Quinn", False), message="T3 taken")
+    taken = ("T3 · 6 seats · next: Cat (6) at 19:00 — taken now: Quinn", False)
+    tablet.wait(lambda: t3() == taken, message="T3 taken")
     tablet.shot("menu-table-taken-meanwhile")
     api(server, "POST", "/parties/zed/seat", {"unit": "T1"})  # the other tablet
     gone = ("Zed, party of 4 was seated at T1 meanwhile.", [])
@@ -590,6 +591,30 @@ def test_a_menu_left_open_follows_what_another_tablet_does(
     api(server, "POST", f"/tables/{wu}/free")  # the other tablet
     freed = (f"{wu} was freed meanwhile: Wu, party of 2 left.", [])
     tablet.wait(lambda: _chooser(tablet) == freed, message=f"{wu} freed meanwhile")
+    assert tablet.errors() == []
+
+
+def test_the_tables_offered_to_seat_a_party_name_the_booking_due_next_there(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Zed (4) waits while T1 and T3 are kept for Ben at 18:30 and Cat at 19:00: Seat…
+    offers them (the host's call), each with the booking due there next, as the floor's
+    table shows it, so Zed is not sat at Ben's table unknowingly."""
+
+    _book(server, 4, "18:30", "Ben")  # T1 kept
+    _book(server, 6, "19:00", "Cat")  # T3 kept
+    for size, pid in ((2, "wu"), (4, "xi"), (2, "yan"), (4, "vi"), (4, "zed")):
+        api(server, "POST", "/walk-ins", {"size": size, "name": pid.title(), "party_id": pid})
+    tablet = browser(server.base)
+    tablet.press(lambda: tablet.el('#queue [data-party="zed"] button.primary'))
+    tablet.wait(lambda: _chooser(tablet) is not None, message="Seat… for Zed")
+    menu = _chooser(tablet)
+    assert menu is not None and [label for label, _ in menu[1]] == [
+        "T1 · 4 seats · next: Ben (4) at 18:30",
+        "T3 · 6 seats · next: Cat (6) at 19:00",
+        "T1+T3 · 10 seats · next: Ben (4) at 18:30",
+    ], menu
+    tablet.shot("seat-menu-next-bookings")
     assert tablet.errors() == []
 
 

@@ -501,10 +501,13 @@
   function units() {
     const f = st.floor;
     const busy = new Set(f.tables.filter((t) => t.occupant).map((t) => t.id));
-    const list = f.tables.map((t) => ({ id: t.id, seats: t.seats, hold: t.hold, busy: busy.has(t.id) }));
+    const list = f.tables.map((t) => ({ id: t.id, seats: t.seats, hold: t.hold, next: t.next, busy: busy.has(t.id) }));
     for (const c of f.combos) {
       const holds = c.tables.map(tableOf).map((t) => t?.hold).filter(Boolean);  // its held tables
-      list.push({ id: c.id, seats: c.capacity, hold: holds[0], holds, busy: c.tables.some((id) => busy.has(id)), combo: true });
+      // The booking due first on any of its tables.
+      const next = c.tables.map(tableOf).map((t) => t?.next).filter(Boolean)
+        .sort((a, b) => a.in_minutes - b.in_minutes)[0];
+      list.push({ id: c.id, seats: c.capacity, hold: holds[0], holds, next, busy: c.tables.some((id) => busy.has(id)), combo: true });
     }
     return list;
   }
@@ -563,6 +566,14 @@
     const o = sitting(p.party_id);
     return o ? `${party(p)} was seated at ${o.unit} meanwhile.` : `${party(p)} is no longer waiting.`;
   }
+  // The booking due next at a unit offered (not yet held: a hold is said already), as the
+  // floor's table says it: a party seated there now may still be eating then. Not the
+  // booking being seated itself.
+  function dueNext(u, p) {
+    const nx = u.next;
+    if (u.hold || !nx || nx.reservation_id === p.reservation_id) return "";
+    return ` · next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}`;
+  }
   function seatMenu(p, kind) {
     const size = p.size || 0;
     const name = who(p);
@@ -577,7 +588,7 @@
       .map((u) => ({
         value: u.id,
         cls: size && u.seats >= size && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
-        label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}`,
+        label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}${dueNext(u, p)}`,
         table: true,
         run: () => (kind === "move" ? move(p, u.id, u) : seat(p, id, u.id, u)),
       }));
