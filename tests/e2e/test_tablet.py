@@ -618,6 +618,45 @@ def test_the_tables_offered_to_seat_a_party_name_the_booking_due_next_there(
     assert tablet.errors() == []
 
 
+def test_the_forms_ask_the_next_partys_size_afresh(server: ServerProcess, browser: Open) -> None:
+    """A walk-in of 6, a phone booking of 4 and a change to 3 each leave their form at its
+    2: the next couple is not added as the last party's size (and seated at the six-top)."""
+
+    def sizes() -> list[str]:
+        found = tablet.js(
+            "return [document.querySelector('#walkin-form [name=size]').value,"
+            " document.querySelector('#book-form [name=size]').value]"
+        )
+        return [str(v) for v in found]
+
+    bo = _book(server, 2, "19:00", "Bo")
+    tablet = browser(server.base)
+    said = tablet.walk_in(6, "Kit")
+    assert said == "Seat Kit, party of 6 at T3", said
+    assert sizes() == ["2", "2"]
+    form = tablet.el("#book-form")
+    size = form.find_element("name", "size")
+    size.clear()
+    size.send_keys("4")
+    tablet.pick_time("2026-12-04T20:30")
+    form.find_element("name", "name").send_keys("Lu")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Booked Lu, party of 4, at 20:30 ("), said
+    assert sizes() == ["2", "2"]
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:00")
+    size.clear()
+    size.send_keys("3")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Bo is now booked at 19:00, party of 3 ("), said
+    assert sizes() == ["2", "2"]
+    assert tablet.errors() == []
+
+
 def test_a_party_of_eight_sits_on_t5_and_t6_drawn_joined_and_one_tap_frees_both(
     server: ServerProcess, browser: Open
 ) -> None:

@@ -634,7 +634,9 @@
     const res = await act("POST", "/walk-ins", body);
     const label = `${name || "Walk-in"}, party of ${size}`;
     if (!res.ok) { say(explain(res, { name: label }), "bad"); return; }
-    form.name.value = ""; form.phone.value = "";
+    // The next walk-in is another party: its size is asked afresh (the form's 2), not the
+    // last one's (a 6 left there would seat the next couple at the six-top).
+    form.name.value = ""; form.phone.value = ""; form.size.value = form.size.defaultValue;
     const result = String(res.data.result);
     if (result.startsWith("seated")) { say(`Seat ${label} at ${result.slice(7)}`, "seat"); return; }
     const { body: floor } = await getFloor();
@@ -783,6 +785,7 @@
     st.changing = null; st.gone = null;
     chooseTime(null);
     for (const k of HELD) { form[k].value = ""; form[k].disabled = false; }
+    form.size.value = form.size.defaultValue;  // the booking's size was its own
     $("book-h").textContent = "Phone booking";
     form.querySelector("button[type=submit]").textContent = "Book";
     $("book-keep").hidden = true;
@@ -848,6 +851,7 @@
     const res = await paced("/reservations", body, `Book ${body.name || "the guest"}`, formDay());
     if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
     form.name.value = ""; form.phone.value = ""; form.notes.value = "";
+    form.size.value = form.size.defaultValue;  // the next caller is another party
     chooseTime(null);
     const on = other.day ? ` on ${other.day}` : "";
     if (other.day) pickDay();  // that day's spots have changed
