@@ -1173,7 +1173,7 @@ def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
     assert said.startswith("Bo is now booked at 19:30, party of 2 ("), said
-    assert tablet.text("#book-h") == "Phone booking"
+    assert tablet.text("#book-h") == "Phone booking on 2026-12-08"  # still on Tuesday
     assert form.find_element("name", "day").get_attribute("value") == "2026-12-08"
     spots = [
         s for s in api(server, "GET", "/slots?date=2026-12-08")["slots"] if s["start"] == tuesday
@@ -1308,6 +1308,37 @@ def test_another_days_list_follows_bookings_and_cancellations_made_elsewhere(
     tablet.wait(lambda: tablet.text("#res-h") == "Reservations today", message="today's list")
     di = _book(server, 2, "19:00", "Di")
     tablet.wait(lambda: _row(tablet, di) is not None, message="today's Di")
+    assert tablet.errors() == []
+
+
+def test_the_phone_booking_says_the_day_it_books_on_when_not_today(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The form stays on the day picked for the last caller; its heading says that day,
+    as the Time's options do not, so tonight's next caller is not booked for Tuesday."""
+
+    tablet = browser(server.base)
+
+    def pick(day: str) -> None:
+        tablet.js(
+            "const d = document.querySelector('#book-form [name=day]');"
+            " d.value = arguments[0]; d.dispatchEvent(new Event('change'));",
+            day,
+        )
+
+    assert tablet.text("#book-h") == "Phone booking"
+    pick("2026-12-08")
+    tablet.wait(lambda: tablet.text("#book-h") == "Phone booking on 2026-12-08")
+    tablet.wait(lambda: tablet.chosen_time()[0].startswith("2026-12-08"), message="Tuesday")
+    form = tablet.el("#book-form")
+    form.find_element("name", "name").send_keys("Tu")
+    said = tablet.banner_after(
+        lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
+    )
+    assert said.startswith("Booked Tu, party of 2, at ") and " on 2026-12-08 (" in said, said
+    assert tablet.text("#book-h") == "Phone booking on 2026-12-08"
+    pick("2026-12-04")
+    tablet.wait(lambda: tablet.text("#book-h") == "Phone booking", message="today again")
     assert tablet.errors() == []
 
 

@@ -481,6 +481,10 @@
     }
     select.replaceChildren(...(options.length ? options : [h("option", { value: "" }, `No open slot ${when}`)]));
     if ([...select.options].some((o) => o.value === was)) select.value = was;
+    // A new booking's heading names the day it books on when not today: the Time's
+    // options say no date, and the form stays on a day picked (for that guest's next
+    // call) until the host picks today again, while most calls are about tonight.
+    if (!st.changing) $("book-h").textContent = other.day ? `Phone booking on ${other.day}` : "Phone booking";
   }
   // The start of the booking being changed: its own local date and time (after midnight,
   // a late service's booking is on the next calendar day).
