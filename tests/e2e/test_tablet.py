@@ -1342,6 +1342,25 @@ def test_the_phone_booking_says_the_day_it_books_on_when_not_today(
     assert tablet.errors() == []
 
 
+def test_guests_too_early_to_check_in_are_told_when_and_what_the_host_can_do(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Ben (18:30) is at the door at 18:00: Check in is refused, saying when his table is
+    held from and what the host can do now; Arrived notes him as here."""
+
+    ben = _book(server, 4, "18:30", "Ben")
+    tablet = browser(server.base)
+    row = f'#reservations [data-reservation="{ben}"]'
+    said = tablet.banner_after(lambda: tablet.tap_row(row, "Check in"))
+    assert said == (
+        "Too early to check in Ben, party of 4 (due 18:30): their table is held from 18:15."
+        " Tap Arrived to note they are here, or Seat… them at a free table now."
+    ), said
+    said = tablet.banner_after(lambda: tablet.tap_row(row, "Arrived"))
+    assert said == "Ben, party of 4 marked arrived: their table stays held", said
+    assert tablet.errors() == []
+
+
 def test_a_booking_moved_to_another_day_shows_where_it_went(
     server: ServerProcess, browser: Open
 ) -> None:

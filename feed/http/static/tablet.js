@@ -110,6 +110,12 @@
     "it became a no-show": "became a no-show meanwhile (past its hold)",
     "the guests are already seated": "is already seated",
   };
+  // "18:30" less 15 minutes: "18:15" (past midnight back to the day before's "23:50").
+  function minutesBefore(hhmm, minutes) {
+    const [hours, mins] = hhmm.split(":").map(Number);
+    const at = (((hours * 60 + mins - minutes) % 1440) + 1440) % 1440;
+    return `${String(Math.floor(at / 60)).padStart(2, "0")}:${String(at % 60).padStart(2, "0")}`;
+  }
   function explain(res, ctx) {
     const err = res.data?.error || {};
     const code = err.code || "";
@@ -135,7 +141,11 @@
         if (/a later day$/.test(err.message || "")) {
           return `Too early for ${name}: ${err.message.replace(/^.*too early: /, "")}`;
         }
-        return `Too early to check in ${name}: their table is held from 15 minutes before`;
+        // What the host can do with guests this early: note them here (their table stays
+        // theirs) or seat them now at a free table.
+        return `Too early to check in ${name}${ctx.at ? ` (due ${ctx.at})` : ""}: their table is held` +
+          ` from ${ctx.at ? minutesBefore(ctx.at, 15) : "15 minutes before"}.` +
+          " Tap Arrived to note they are here, or Seat… them at a free table now.";
       case "party exists": return `${name} is already on the list`;
       case "unauthorized": signOut("The host token was refused: sign in again."); return "Signed out";
       default: return err.message || `Something went wrong (${res.status})`;
@@ -687,7 +697,7 @@
   async function checkIn(r) {
     const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/check-in`);
     if (res.ok) { say(`Seat ${party(r)} at ${res.data.tables.join("+")}`, "seat"); return; }
-    say(explain(res, { unit: r.unit, name: party(r) }), "bad");
+    say(explain(res, { unit: r.unit, name: party(r), at: r.time }), "bad");
     if (res.data?.error?.arrived) seatMenu({ ...r, status: "arrived" }, "seat");
   }
   async function arrive(r) {
