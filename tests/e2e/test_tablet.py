@@ -1727,6 +1727,26 @@ def test_the_time_chosen_reads_whole_in_the_closed_select(
 # -- acting once ----------------------------------------------------------------------------
 
 
+def test_a_party_is_taken_off_the_waitlist_only_once_the_host_says_so(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Left sits beside Seat… and cannot be undone: asked first; no keeps Zed waiting."""
+
+    for size, pid in ((2, "wu"), (4, "xi"), (2, "yan"), (4, "vi"), (6, "kit"), (4, "lu")):
+        api(server, "POST", "/walk-ins", {"size": size, "name": pid.title(), "party_id": pid})
+    api(server, "POST", "/walk-ins", {"size": 4, "name": "Zed", "party_id": "zed"})
+    tablet = browser(server.base)
+    row = '#queue [data-party="zed"]'
+    tablet.wait(lambda: "Zed" in tablet.text("#queue"), message="Zed waiting")
+    tablet.tap_row(row, "Left")
+    assert _confirm(tablet, accept=False) == "Take Zed, party of 4 off the waitlist (they left)?"
+    assert [p["party_id"] for p in api(server, "GET", "/floor")["queue"]][-1] == "zed"
+    said = tablet.banner_after(lambda: (tablet.tap_row(row, "Left"), _confirm(tablet, True)))
+    assert said == "Zed, party of 4 left the waitlist", said
+    assert "zed" not in [p["party_id"] for p in api(server, "GET", "/floor")["queue"]]
+    assert tablet.errors() == []
+
+
 def test_a_double_tap_acts_once(server: ServerProcess, browser: Open) -> None:
     tablet = browser(server.base)
     form = tablet.el("#walkin-form")

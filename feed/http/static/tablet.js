@@ -687,7 +687,10 @@
     const seated = res.data.result || [];
     say(`${party(o)} moved to ${unit}` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), "seat");
   }
+  // Taking a party off the waitlist cannot be undone (added again, they queue last), and
+  // Left sits beside Seat…: asked first, as a booking's Cancel is.
   async function leave(p) {
+    if (!confirm(`Take ${party(p)} off the waitlist (they left)?`)) return;
     const before = st.floor;
     const res = await act("POST", `/parties/${encodeURIComponent(p.party_id)}/leave`);
     if (!res.ok) { say(explain(res, { name: party(p) }), "bad"); return; }
