@@ -1884,7 +1884,12 @@ def test_signing_out_forgets_the_token(server: ServerProcess, browser: Open) -> 
     tablet = browser(server.base)
     tablet.driver.refresh()  # remembered: straight to the floor
     tablet.wait(lambda: tablet.el("#floor [data-table]"))
+    tablet.el("#signout").click()  # a tap that missed the bar: kept signed in
+    question = _confirm(tablet, accept=False)
+    assert question == "Sign out of the host stand? The host token is needed to sign in again."
+    assert tablet.el("#stand").is_displayed()
     tablet.el("#signout").click()
+    _confirm(tablet, accept=True)
     tablet.wait(lambda: tablet.el("#signin").is_displayed())
     tablet.driver.refresh()
     tablet.wait(lambda: tablet.el("#signin").is_displayed())

@@ -926,7 +926,11 @@
       $("signin-error").textContent = msg;
       if (!msg) $("token").value = "";
     });
-    $("signout").addEventListener("click", () => signOut(""));
+    // Signing out forgets the host token on this tablet: asked first, as a tap meant for
+    // the bar beside it must not leave the host typing the token in the middle of service.
+    $("signout").addEventListener("click", () => {
+      if (confirm("Sign out of the host stand? The host token is needed to sign in again.")) signOut("");
+    });
     $("banner-close").addEventListener("click", unsay);
     $("chooser-cancel").addEventListener("click", () => $("chooser").close());
     const walkin = $("walkin-form");
