@@ -1040,6 +1040,42 @@ def test_an_open_change_of_a_booking_cancelled_elsewhere_says_so_at_once(
     assert tablet.errors() == []
 
 
+def test_a_booking_checked_in_or_cancelled_here_while_its_change_is_open_ends_the_change(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Bo's Change… is open when Bo walks in: the host taps Check in on Bo's row. The
+    banner says where to seat Bo (not that Bo was seated 'meanwhile'), and the form is the
+    phone booking's again. The same with Cancel on Cy's row while Cy's Change… is open."""
+
+    bo = _book(server, 2, "18:15", "Bo")  # held from 18:00: may check in
+    cy = _book(server, 2, "19:30", "Cy")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    for who, rid, tap, answer in (
+        ("Bo", bo, "Check in", "Seat Bo, party of 2 at T2"),
+        ("Cy", cy, "Cancel", "Cy, party of 2 at 19:30 cancelled"),
+    ):
+        row = f'#reservations [data-reservation="{rid}"]'
+        tablet.tap_row(row, "Change…")
+        tablet.wait(lambda who=who: _change_form(tablet)[0].startswith(f"Change {who}"))
+
+        def act(row: str = row, tap: str = tap) -> None:
+            tablet.tap_row(row, tap)
+            if tap == "Cancel":
+                _confirm(tablet, accept=True)
+
+        said = tablet.banner_after(act)
+        assert said == answer, said
+        done = "seated" if tap == "Check in" else "cancelled"
+        tablet.wait(
+            lambda rid=rid, done=done: (_row(tablet, rid) or ("", []))[0].startswith(done),
+            message=f"{who} {done} on the list",
+        )
+        assert _change_form(tablet)[0] == "Phone booking"
+        assert tablet.text("#banner-text") == answer
+    assert tablet.errors() == []
+
+
 def _fill(server: ServerProcess, size: int, hhmm: str) -> None:
     """Books parties of `size` at `hhmm` until the server refuses one: the slot is full."""
     body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": "Filler"}

@@ -673,9 +673,24 @@
     const other = u && (u.holds || [u.hold]).find((hd) => hd && hd.reservation_id !== own);
     return !other || confirm(`${unit} is held for ${party(other)} until ${other.until || "they are seated"}. ${verb} ${whom} there anyway?`);
   }
+  // This tablet's own act on the booking whose Change… is open (its row's Cancel, Check
+  // in, Seat…) is no change "meanwhile": the form says nothing of it while it is on its
+  // way, and is the phone booking's again once it is done (nothing is left to change), so
+  // the answer to the tap (the table to seat them at) is what the banner shows.
+  async function onChanging(id, run) {
+    const mine = Boolean(id) && st.changing?.reservation_id === id;
+    if (mine) st.sending = true;
+    try {
+      const res = await run();
+      if (mine && res.ok && st.changing?.reservation_id === id) endChange();
+      return res;
+    } finally {
+      if (mine) st.sending = false;
+    }
+  }
   async function seat(p, id, unit, t) {
     if (!mayTake(t, p.reservation_id, unit, "Seat", who(p))) return;
-    const res = await act("POST", `/parties/${encodeURIComponent(id)}/seat`, { unit });
+    const res = await onChanging(p.reservation_id, () => act("POST", `/parties/${encodeURIComponent(id)}/seat`, { unit }));
     if (!res.ok) { say(explain(res, { unit, name: party(p) }), "bad"); return; }
     say(`${party(p)} seated at ${unit}`, "seat");
   }
@@ -698,7 +713,7 @@
     say(`${party(p)} left the waitlist` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), seated.length ? "seat" : "");
   }
   async function checkIn(r) {
-    const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/check-in`);
+    const res = await onChanging(r.reservation_id, () => act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/check-in`));
     if (res.ok) { say(`Seat ${party(r)} at ${res.data.tables.join("+")}`, "seat"); return; }
     say(explain(res, { unit: r.unit, name: party(r), at: r.time }), "bad");
     if (res.data?.error?.arrived) seatMenu({ ...r, status: "arrived" }, "seat");
@@ -711,7 +726,7 @@
   const onDay = (r) => (r.day ? ` on ${r.day}` : "");  // a booking of another day's list
   async function cancel(r) {
     if (!confirm(`Cancel the booking of ${party(r)} at ${r.time}${onDay(r)}?`)) return;
-    const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/cancel`);
+    const res = await onChanging(r.reservation_id, () => act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/cancel`));
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
     say(`${party(r)} at ${r.time}${onDay(r)} cancelled`, "");
   }
