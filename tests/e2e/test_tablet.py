@@ -1040,6 +1040,28 @@ def test_an_open_change_of_a_booking_cancelled_elsewhere_says_so_at_once(
     assert tablet.errors() == []
 
 
+def test_an_open_change_of_a_booking_moved_to_another_day_elsewhere_says_where_it_went(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Another tablet moves Bo to tomorrow while Bo's Change… is open here: the heading
+    and a banner say where Bo's booking went (still a booking, not 'nothing to change')."""
+
+    bo = _book(server, 2, "19:00", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    api(server, "POST", f"/reservations/{bo}/change", {"start": "2026-12-05T20:00"})
+    heading = "Change Bo, party of 2 at 19:00 — moved to 2026-12-05 20:00 meanwhile"
+    tablet.wait(lambda: _change_form(tablet)[0] == heading, message="the heading")
+    said = tablet.text("#banner-text")
+    assert said == (
+        "The booking of Bo, party of 2 was moved to 2026-12-05 20:00 meanwhile"
+        " (on another tablet or online)."
+    ), said
+    assert tablet.errors() == []
+
+
 def test_a_booking_checked_in_or_cancelled_here_while_its_change_is_open_ends_the_change(
     server: ServerProcess, browser: Open
 ) -> None:

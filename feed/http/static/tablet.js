@@ -780,10 +780,12 @@
       if (st.gone === short) return false;
       st.gone = short;
       $("book-h").textContent = changeHeading(r, short);
+      // A booking moved to another day is still a booking (Change booking changes it
+      // there); any other is nothing left to change.
       const why = now?.moved_to ? `was moved to ${now.moved_to} meanwhile (on another tablet or online)`
-        : INACTIVE[{ cancelled: "it was cancelled", "no-show": "it became a no-show", seated: "the guests are already seated" }[status]]
-          || "is no longer booked";
-      say(`The booking of ${party(r)} ${why}: there is nothing left to change.`, "bad");
+        : `${INACTIVE[{ cancelled: "it was cancelled", "no-show": "it became a no-show", seated: "the guests are already seated" }[status]]
+          || "is no longer booked"}: there is nothing left to change`;
+      say(`The booking of ${party(r)} ${why}.`, "bad");
       return false;
     }
     st.gone = null;
