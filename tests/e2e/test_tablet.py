@@ -1395,6 +1395,8 @@ def test_the_phone_booking_says_the_day_it_books_on_when_not_today(
     )
     assert said.startswith("Booked Tu, party of 2, at ") and " on 2026-12-08 (" in said, said
     assert tablet.text("#book-h") == "Phone booking on 2026-12-08"
+    # The open spots beside the form are tonight's, whatever day the form is on.
+    assert tablet.text("#spots-h") == "Open spots today, next slots"
     pick("2026-12-04")
     tablet.wait(lambda: tablet.text("#book-h") == "Phone booking", message="today again")
     assert tablet.errors() == []
