@@ -1406,7 +1406,8 @@ def test_guests_too_early_to_check_in_are_told_when_and_what_the_host_can_do(
     server: ServerProcess, browser: Open
 ) -> None:
     """Ben (18:30) is at the door at 18:00: Check in is refused, saying when his table is
-    held from and what the host can do now; Arrived notes him as here."""
+    held from and what the host can do now; Arrived notes him as here, and says his table
+    is held for him from 18:15 (not 'stays held': nothing holds it yet)."""
 
     ben = _book(server, 4, "18:30", "Ben")
     tablet = browser(server.base)
@@ -1417,7 +1418,7 @@ def test_guests_too_early_to_check_in_are_told_when_and_what_the_host_can_do(
         " Tap Arrived to note they are here, or Seat… them at a free table now."
     ), said
     said = tablet.banner_after(lambda: tablet.tap_row(row, "Arrived"))
-    assert said == "Ben, party of 4 marked arrived: their table stays held", said
+    assert said == "Ben, party of 4 marked arrived: their table is held for them from 18:15"
     assert tablet.errors() == []
 
 

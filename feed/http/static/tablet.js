@@ -721,7 +721,9 @@
   async function arrive(r) {
     const res = await act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/arrive`);
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
-    say(`${party(r)} marked arrived: their table stays held`, "");
+    // Early (their hold starts 15 minutes before their time): held from then, not yet.
+    const early = st.floor && r.at - 15 > st.floor.minute;
+    say(`${party(r)} marked arrived: their table ${early ? `is held for them from ${minutesBefore(r.time, 15)}` : "stays held"}`, "");
   }
   const onDay = (r) => (r.day ? ` on ${r.day}` : "");  // a booking of another day's list
   async function cancel(r) {
