@@ -602,7 +602,8 @@ def test_the_tables_offered_to_seat_a_party_name_the_booking_due_next_there(
     table shows it, so Zed is not sat at Ben's table unknowingly."""
 
     _book(server, 4, "18:30", "Ben")  # T1 kept
-    _book(server, 6, "19:00", "Cat")  # T3 kept
+    cat = _book(server, 6, "19:00", "Cat")  # T3 kept
+    api(server, "POST", f"/reservations/{cat}/arrive")  # early, at the bar
     for size, pid in ((2, "wu"), (4, "xi"), (2, "yan"), (4, "vi"), (4, "zed")):
         api(server, "POST", "/walk-ins", {"size": size, "name": pid.title(), "party_id": pid})
     tablet = browser(server.base)
@@ -611,7 +612,7 @@ def test_the_tables_offered_to_seat_a_party_name_the_booking_due_next_there(
     menu = _chooser(tablet)
     assert menu is not None and [label for label, _ in menu[1]] == [
         "T1 · 4 seats · next: Ben (4) at 18:30",
-        "T3 · 6 seats · next: Cat (6) at 19:00",
+        "T3 · 6 seats · next: Cat (6) at 19:00, here, waiting",
         "T1+T3 · 10 seats · next: Ben (4) at 18:30",
     ], menu
     tablet.shot("seat-menu-next-bookings")

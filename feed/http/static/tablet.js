@@ -586,7 +586,7 @@
   function dueNext(u, p) {
     const nx = u.next;
     if (u.hold || !nx || nx.reservation_id === p.reservation_id) return "";
-    return ` · next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}`;
+    return ` · next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${nx.arrived ? ", here, waiting" : ""}`;
   }
   function seatMenu(p, kind) {
     const size = p.size || 0;
