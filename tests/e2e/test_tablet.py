@@ -918,6 +918,18 @@ def test_a_change_sends_only_what_the_host_changed_and_keeps_a_change_made_meanw
     assert tablet.errors() == []
 
 
+def _bos_change_open(server: ServerProcess, browser: Open) -> tuple[str, Tablet]:
+    """Bo (2) booked at 19:00, and a tablet with its live stream open and Bo's Change…
+    open: Bo's booking id, and the tablet."""
+    bo = _book(server, 2, "19:00", "Bo")
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.text("#live") == "live", message="the stream open")
+    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
+    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
+    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    return bo, tablet
+
+
 def _change_form(tablet: Tablet) -> tuple[str, str, str]:
     """The change form's heading, Size and chosen Time, read in one script."""
     found = tablet.js(
@@ -936,12 +948,7 @@ def test_an_open_change_follows_a_change_made_elsewhere_and_keeps_what_the_host_
     tablet moves Bo to 20:30: the time follows, the 3 stays, and the change books Bo for 3
     at 20:30 (only the size sent, nothing undone)."""
 
-    bo = _book(server, 2, "19:00", "Bo")
-    tablet = browser(server.base)
-    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
-    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
-    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
-    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    bo, tablet = _bos_change_open(server, browser)
     api(server, "POST", f"/reservations/{bo}/change", {"party_size": 4})  # another tablet
     now = ("Change Bo, party of 4 at 19:00", "4", "2026-12-04T19:00")
     tablet.wait(lambda: _change_form(tablet) == now, message=str(now))
@@ -976,12 +983,7 @@ def test_an_open_change_keeps_the_time_the_host_chose_when_the_size_changes_else
     """The host has chosen 21:00 in Bo's open Change…; another tablet makes Bo a party
     of 4: the size follows, 21:00 stays chosen, and the change books 4 at 21:00."""
 
-    bo = _book(server, 2, "19:00", "Bo")
-    tablet = browser(server.base)
-    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
-    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
-    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
-    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    bo, tablet = _bos_change_open(server, browser)
     tablet.pick_time("2026-12-04T21:00")
     api(server, "POST", f"/reservations/{bo}/change", {"party_size": 4})  # another tablet
     now = ("Change Bo, party of 4 at 19:00", "4", "2026-12-04T21:00")
@@ -1021,12 +1023,7 @@ def test_an_open_change_of_a_booking_cancelled_elsewhere_says_so_at_once(
     """Another tablet cancels Bo while Bo's Change… is open: the heading and a banner say
     so as soon as the page learns it, before the host taps anything."""
 
-    bo = _book(server, 2, "19:00", "Bo")
-    tablet = browser(server.base)
-    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
-    tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's booking")
-    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
-    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    bo, tablet = _bos_change_open(server, browser)
     tablet.js("document.getElementById('banner').hidden = true")
     api(server, "POST", f"/reservations/{bo}/cancel")  # another tablet
     heading = "Change Bo, party of 2 at 19:00 — cancelled meanwhile"
@@ -1047,11 +1044,7 @@ def test_an_open_change_of_a_booking_moved_to_another_day_elsewhere_says_where_i
     """Another tablet moves Bo to tomorrow while Bo's Change… is open here: the heading
     and a banner say where Bo's booking went (still a booking, not 'nothing to change')."""
 
-    bo = _book(server, 2, "19:00", "Bo")
-    tablet = browser(server.base)
-    tablet.wait(lambda: tablet.el("#live").text == "live", message="the stream open")
-    tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
-    tablet.wait(lambda: _change_form(tablet)[0] == "Change Bo, party of 2 at 19:00")
+    bo, tablet = _bos_change_open(server, browser)
     api(server, "POST", f"/reservations/{bo}/change", {"start": "2026-12-05T20:00"})
     heading = "Change Bo, party of 2 at 19:00 — moved to 2026-12-05 20:00 meanwhile"
     tablet.wait(lambda: _change_form(tablet)[0] == heading, message="the heading")

@@ -59,6 +59,28 @@ def remove_t5(path: Path) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""))
 
 
+def on_a_disk_to_fill(
+    tmp_path: Path, path: Path, clock: list[datetime]
+) -> tuple[FullDiskStore, Settings, Receiver]:
+    """A server on `path` whose store's room the test sets (FullDiskStore), its floor
+    kept, with a partner it sends availability replaces to."""
+    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
+    settings = Settings(partners={"p": partner})
+    store = FullDiskStore(tmp_path / "full.db")
+    r = load_restaurant(path)
+    note_floor(store, MID, r.floor, clock[0].timestamp())
+    return store, settings, Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
+
+
+def reload_undone(path: Path, store: FullDiskStore, receiver: Receiver) -> None:
+    """Reload `path`: the store takes the new floor (with its fence entry) but refuses the
+    partners' replaces, so the reload is undone whole."""
+    store.room = 1  # the fence's write fits, the replaces' does not
+    with pytest.raises(StoreUnwritable):
+        Reloader([path], receiver).reload()
+    store.room = None
+
+
 def two_servers(
     db: str, path: Path, clock: list[datetime]
 ) -> tuple[LogStore, LogStore, Receiver, Receiver]:
@@ -157,21 +179,13 @@ def test_a_reload_removing_a_table_undone_whole_leaves_the_table_usable(tmp_path
     the host may still seat W at T5 (not refused as a removed table)."""
     path = marlowes(tmp_path)
     clock = [at(12)]
-    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
-    settings = Settings(partners={"p": partner})
-    store = FullDiskStore(tmp_path / "full.db")
+    store, _settings, receiver = on_a_disk_to_fill(tmp_path, path, clock)
     try:
-        r = load_restaurant(path)
-        note_floor(store, MID, r.floor, clock[0].timestamp())
-        receiver = Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
         for party, size in (("A", 2), ("B", 2), ("W", 1)):
             assert receiver.host_operation(MID, "walk_in", party, size).code is None
         clock[0] = at(12, 5)
         remove_t5(path)
-        store.room = 1  # the fence's write fits, the replaces' does not
-        with pytest.raises(StoreUnwritable):
-            Reloader([path], receiver).reload()
-        store.room = None
+        reload_undone(path, store, receiver)
         assert receiver.books[MID].restaurant.floor.table("T5") is not None
         assert "T5" in kept_floor(store, MID)[1]
         assert receiver.host_hand(MID, "seat", "W", "T5").code is None
@@ -356,21 +370,13 @@ def test_a_table_back_after_a_reload_undone_is_removed_as_of_the_next_start_not_
     the host saw W seated at 12:06 and gone)."""
     path = marlowes(tmp_path)
     clock = [at(12)]
-    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
-    settings = Settings(partners={"p": partner})
-    store = FullDiskStore(tmp_path / "full.db")
+    store, settings, receiver = on_a_disk_to_fill(tmp_path, path, clock)
     try:
-        r = load_restaurant(path)
-        note_floor(store, MID, r.floor, clock[0].timestamp())
-        receiver = Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
         for party, size in (("A", 2), ("B", 2), ("W", 1)):
             assert receiver.host_operation(MID, "walk_in", party, size).code is None
         clock[0] = at(12, 5)
         remove_t5(path)
-        store.room = 1  # the fence's write fits, the replaces' does not
-        with pytest.raises(StoreUnwritable):
-            Reloader([path], receiver).reload()
-        store.room = None
+        reload_undone(path, store, receiver)
         clock[0] = at(12, 6)
         assert receiver.host_hand(MID, "seat", "W", "T5").code is None
         clock[0] = at(12, 40)
@@ -461,13 +467,8 @@ def test_a_reload_adding_a_table_undone_whole_leaves_the_table_out_of_every_repl
     table the running floor never had, with T1 shown free."""
     path = marlowes(tmp_path)
     clock = [at(12)]
-    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
-    settings = Settings(partners={"p": partner})
-    store = FullDiskStore(tmp_path / "full.db")
+    store, settings, receiver = on_a_disk_to_fill(tmp_path, path, clock)
     try:
-        r = load_restaurant(path)
-        note_floor(store, MID, r.floor, clock[0].timestamp())
-        receiver = Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
         assert receiver.host_operation(MID, "walk_in", "X", 4).code is None
         assert sitting(receiver) == {"X": ("T1",)}
         clock[0] = at(12, 5)
@@ -476,10 +477,7 @@ def test_a_reload_adding_a_table_undone_whole_leaves_the_table_out_of_every_repl
         t9 = '[[tables]]\nid = "T9"\nx = 3\ny = 3\nseats = 4\n\n'
         path.write_text(text[:first_table] + t9 + text[first_table:], encoding="utf-8")
         remove_t5(path)
-        store.room = 1  # the fence's write fits, the replaces' does not
-        with pytest.raises(StoreUnwritable):
-            Reloader([path], receiver).reload()
-        store.room = None
+        reload_undone(path, store, receiver)
         assert "T9" not in {x.unit for x in receiver.books[MID].retirements()}
         assert sitting(receiver) == {"X": ("T1",)}
         again = Receiver([load_restaurant(MARLOWES)], store, settings, lambda: clock[0])
