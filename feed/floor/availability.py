@@ -28,7 +28,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import islice
 
 from engine import config
 from engine.floor import Combo, FloorPlan, Table
@@ -528,6 +528,17 @@ def _reorder(flat: list[int]) -> Callable[[list[int]], tuple[int, ...]] | None:
     return operator.itemgetter(*(where[column] for column in range(len(flat))))
 
 
+def _lanes_of(raw: bytes, width: int, count: int) -> list[int]:
+    """`count` lanes of `width` bits packed little-endian in `raw`, as ints: with 64-bit
+    lanes, read straight off the bytes (no round trip through one large integer)."""
+    if width == 64:
+        lanes = array("Q", raw)
+        if sys.byteorder != "little":
+            lanes.byteswap()
+        return lanes.tolist()
+    return _unpack(int.from_bytes(raw, "little"), width, count)
+
+
 def _unpack(layer: int, width: int, count: int) -> list[int]:
     """The lanes of a layer as a list of ints, slot by slot."""
     if width == 64:  # one C call for the whole day (array reads the machine's byte order)
@@ -595,23 +606,25 @@ def _day_rows(
         return out  # type: ignore[return-value]
     groups = len(ordered)
     # every slot's masks, turn by turn, as ints (the keys' lanes read back in one C call)
-    lanes = _unpack(int.from_bytes(b"".join(keys), "little"), width, len(keys) * groups)
+    lanes = _lanes_of(b"".join(keys), width, len(keys) * groups)
     for k, key in enumerate(keys):
         if out[k] is not None:
             continue
         found = mixed.get(key)  # the same key earlier in the day may have filled it
         if found is None:
             masks = lanes[k * groups : (k + 1) * groups]
-            pieces = list(map(dict.get, plan.parts, masks))
-            for g, piece in enumerate(pieces):
-                if piece is None:
-                    mask = masks[g]
-                    pieces[g] = plan.parts[g][mask] = plan.makers[g](all_tables & ~mask)
-                    if len(plan.parts[g]) > _OPEN_ROWS_SHARED:
-                        plan.parts[g].clear()
-            found = list(chain.from_iterable(pieces))  # type: ignore[arg-type]
-            if plan.reorder is not None:  # the groups' columns are not in the row's order
-                found = list(plan.reorder(found))
+            pieces: list[list[int] | None] = list(map(dict.get, plan.parts, masks))
+            if None in pieces:  # most rows are parts seen before, in another combination
+                for g, piece in enumerate(pieces):
+                    if piece is None:
+                        mask = masks[g]
+                        pieces[g] = plan.parts[g][mask] = plan.makers[g](all_tables & ~mask)
+                        if len(plan.parts[g]) > _OPEN_ROWS_SHARED:
+                            plan.parts[g].clear()
+            made: list[int] = []  # the parts in turn (an extend each: cheaper than chain)
+            for piece in pieces:
+                made += piece  # type: ignore[arg-type]
+            found = made if plan.reorder is None else list(plan.reorder(made))
             mixed[key] = found
         out[k] = found
     return out  # type: ignore[return-value]
