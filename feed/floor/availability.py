@@ -646,14 +646,17 @@ def _blocked_keys(
     every turn (shortest first), `width` bits each, little-endian, as bytes (hashable, and
     hashed once). The same masks, laid out the other way round: one integer holds the whole
     day, a lane per slot and turn (lane k * turns + i: slot k, turn i), so each span marks
-    every turn's slots with one multiplication and one OR, the turns are OR-ed upwards with
-    a shift per turn, and the day's keys are slices of one `to_bytes`."""
+    every turn's slots with one multiplication and one OR, and the day's keys are slices of
+    one `to_bytes`. A longer turn finds blocked what a shorter one does: each span's marks
+    are OR-ed upwards, a shift per turn, once per span shape (kept), not once a day (the
+    OR of masks times marks is the same either way: a mask fits its lane)."""
     count = len(minutes)
     if not count:
         return []
     turns = len(ordered)
     stride = width * turns  # a slot's lanes
     marks = _span_fields(tuple(minutes), tuple(ordered), width)
+    _every, below, slices = _key_layout(width, turns, count)
     day = 0
     for mask, start, end, at in spans:
         how = marks.get((start, end, at))
@@ -663,11 +666,10 @@ def _blocked_keys(
             how = 0
             for i, slots in _marks_of(minutes, ordered, stride, start, end, at):
                 how |= slots << (i * width)
+            for lanes in below:  # a longer turn finds blocked what a shorter one does
+                how |= (how & lanes) << width
             marks[(start, end, at)] = how
         day |= mask * how
-    _every, below, slices = _key_layout(width, turns, count)
-    for lanes in below:  # a longer turn finds blocked what a shorter one does
-        day |= (day & lanes) << width
     raw = (day & _kept_lanes(tuple(keep), width, count)).to_bytes(stride // 8 * count, "little")
     return list(map(raw.__getitem__, slices))
 
@@ -687,7 +689,8 @@ def _span_fields(
     minutes: tuple[int, ...], ordered: tuple[int, ...], width: int
 ) -> dict[tuple[int, int, int | None], int]:
     """(start, end, at) -> how a span marks a day of these slots and turns in
-    `_blocked_keys`' layout (its mask times it); filled as spans come, like `_span_marks`."""
+    `_blocked_keys`' layout (its mask times it), every turn's lane marked where a shorter
+    turn's is; filled as spans come, like `_span_marks`."""
     return {}
 
 
