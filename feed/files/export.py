@@ -164,15 +164,19 @@ def merchant_days(
     # grow with the number of restaurants an export covers).
     cold = [f for f in (r.floor, floor) if not worked_out(f)]  # the same one twice: harmless
     every = range(1, r.online_limit + 1)
-    columns: list[int | Column] = [n for n in every if spots_total(floor, n) > 0]
-    rooms: tuple[tuple[str, str], ...] = ()
+    # Each column's spots_total, worked out once: it picks the columns and is their total.
     if r.rooms:
-        seated = [(n, a) for a in r.rooms for n in every if spots_total(floor, n, a.units)]
-        columns = [(n, a.units) for n, a in seated]
-        rooms = tuple((a.id, a.name) for _, a in seated)
+        seated = [(n, a, spots_total(floor, n, a.units)) for a in r.rooms for n in every]
+        seated = [(n, a, total) for n, a, total in seated if total]
+        columns: list[int | Column] = [(n, a.units) for n, a, _ in seated]
+        rooms: tuple[tuple[str, str], ...] = tuple((a.id, a.name) for _, a, _ in seated)
+        totals = tuple(total for _, _, total in seated)
+    else:
+        whole = [(n, spots_total(floor, n)) for n in every]
+        columns = [n for n, total in whole if total > 0]
+        rooms = ()
+        totals = tuple(total for _, total in whole if total > 0)
     sizes = tuple(c if isinstance(c, int) else c[0] for c in columns)
-    areas = [None if isinstance(c, int) else c[1] for c in columns]
-    totals = tuple(spots_total(floor, n, a) for n, a in zip(sizes, areas, strict=True))
 
     def dated() -> Iterator[tuple[date, list[int], list[list[int]]]]:
         ahead = calendar.days_ahead(r, now, min(days, r.horizon_days))
