@@ -533,7 +533,7 @@ def write_availability_days(
                 keys = list(map(tuple, opens))
                 # Each slot's parts, if its row was seen before (None if not). By type first:
                 # 1.0 and True would find the row of 1 in the cache of rows.
-                found: list[list[bytes] | None] | None = None
+                found: list[tuple[bytes, ...] | None] | None = None
                 if len(keys) == count and set(map(type, chain.from_iterable(keys))) <= {int}:
                     found = list(map(known, keys))
                 if not (
@@ -614,9 +614,11 @@ class _SlotParts:
         # Per column: spots_open -> its piece (before, the number, after); a row's parts are
         # its pieces, so a row not seen before costs a look-up per column.
         self.pieces: list[dict[int, bytes]] = [{} for _ in range(width)]
-        self.parts: dict[tuple[int, ...], list[bytes]] = {}
+        # A row's parts are a tuple: bytes only, so the cyclic collector stops tracking it at
+        # its first pass (a list would be walked again and again while the merchant lasts).
+        self.parts: dict[tuple[int, ...], tuple[bytes, ...]] = {}
 
-    def take(self, keys: list[tuple[int, ...]], found: list[list[bytes] | None]) -> bool:
+    def take(self, keys: list[tuple[int, ...]], found: list[tuple[bytes, ...] | None]) -> bool:
         """Fill in `found` (each key's parts, None where its row was not seen before),
         encoding the rows not seen before; False if one is not a valid row of spots_open.
         The caller has checked that every value is an int. A column's pieces are only ever
@@ -640,7 +642,7 @@ class _SlotParts:
                             if not 0 <= v <= totals[i]:
                                 return False
                             made[i + 1] = pieces[i][v] = b"%s%d%s" % (before[i], v, after[i])
-                parts = known[key] = made  # type: ignore[assignment]
+                parts = known[key] = tuple(made)  # type: ignore[arg-type]
             found[k] = parts
         return True
 
