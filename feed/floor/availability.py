@@ -72,7 +72,10 @@ class _Plan:
     # the groups' parts, one after another -> the row (None: they are the row already)
     reorder: Callable[[list[int]], tuple[int, ...]] | None
     makers: list[Callable[[int], list[int]]]  # bookable tables -> a group's part
-    parts: list[dict[int, list[int]]]  # per group: blocked tables -> its part; never changed
+    # per group: blocked tables -> its part; never changed. Tuples of ints: the cyclic
+    # collector stops tracking them at its first pass, where lists would be walked again and
+    # again for as long as the floor is kept.
+    parts: list[dict[int, tuple[int, ...]]]
     # blocked tables per group, packed (`_blocked_keys`) -> the whole row; shared like
     # `_Units.day_rows`, never changed
     rows: dict[bytes, list[int]] = field(default_factory=dict)
@@ -613,12 +616,13 @@ def _day_rows(
         found = mixed.get(key)  # the same key earlier in the day may have filled it
         if found is None:
             masks = lanes[k * groups : (k + 1) * groups]
-            pieces: list[list[int] | None] = list(map(dict.get, plan.parts, masks))
+            pieces: list[tuple[int, ...] | None] = list(map(dict.get, plan.parts, masks))
             if None in pieces:  # most rows are parts seen before, in another combination
                 for g, piece in enumerate(pieces):
                     if piece is None:
                         mask = masks[g]
-                        pieces[g] = plan.parts[g][mask] = plan.makers[g](all_tables & ~mask)
+                        made_part = tuple(plan.makers[g](all_tables & ~mask))
+                        pieces[g] = plan.parts[g][mask] = made_part
                         if len(plan.parts[g]) > _OPEN_ROWS_SHARED:
                             plan.parts[g].clear()
             made: list[int] = []  # the parts in turn (an extend each: cheaper than chain)
