@@ -1224,7 +1224,7 @@ def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
-    assert said.startswith("Bo is now booked at 19:30, party of 2 ("), said
+    assert said.startswith("Bo is now booked at 19:30 on 2026-12-08, party of 2 ("), said
     assert tablet.text("#book-h") == "Phone booking on 2026-12-08"  # still on Tuesday
     assert form.find_element("name", "day").get_attribute("value") == "2026-12-08"
     spots = [
@@ -1283,7 +1283,7 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
-    assert said.startswith("Bo is now booked at 21:00, party of 2 ("), said
+    assert said.startswith("Bo is now booked at 21:00 on 2026-12-08, party of 2 ("), said
     tablet.wait(lambda: "21:00 · Bo" in tablet.text("#reservations"), message="Bo at 21:00")
 
     said = tablet.banner_after(

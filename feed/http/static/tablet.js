@@ -851,9 +851,11 @@
       return;
     }
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
+    // The day it is booked on, when not today's service, as a phone booking's answer says.
+    const on = other.day ? ` on ${other.day}` : "";
     endChange();
     if (other.day) pickDay();  // the form stays on that day, whose spots have changed
-    say(`${who(r)} is now booked at ${res.data.start.slice(11, 16)}, party of ${res.data.party_size} (${res.data.unit})${res.over}`, "seat");
+    say(`${who(r)} is now booked at ${res.data.start.slice(11, 16)}${on}, party of ${res.data.party_size} (${res.data.unit})${res.over}`, "seat");
   }
   // A host booking or change refused for pacing alone (a table is free, the slot has its
   // bookings) may be made anyway when the host says so (over_pacing, as the API and the
