@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from engine import FloorPlan
 from feed.http.metrics import CONTENT_TYPE, Metrics
-from feed.service.days import floor_drift
+from feed.service.days import floor_drifts
 from feed.settings import Settings
 from store.log import LogStore, StoreError, StoreUnavailable, StoreUnreachable, StoreUnwritable
 
@@ -127,19 +127,13 @@ def check(
 def floors_out_of_date(store: LogStore, floors: Mapping[str, FloorPlan]) -> list[str]:
     """A line for each restaurant whose floor plan here is not the one in force on the
     store (`days.floor_drift`): another server reloaded or started on a newer file."""
-    out = []
-    for merchant_id, floor in floors.items():
-        try:
-            drift = floor_drift(store, merchant_id, floor)
-        except StoreError:
-            continue  # the store's trouble is said once, by the checks before
-        if drift is not None:
-            out.append(
-                f"{merchant_id}: this server's floor plan is not the one in force on the store"
-                f" (another server reloaded or started on a newer file): {drift}; reload this"
-                " server (SIGHUP or POST /api/v1/admin/reload)"
-            )
-    return out
+    return [
+        f"{merchant_id}: this server's floor plan is not the one in force on the store"
+        f" (another server reloaded or started on a newer file): {drift}; reload this"
+        " server (SIGHUP or POST /api/v1/admin/reload)"
+        for merchant_id, drift in floor_drifts(store, floors).items()
+        if drift is not None
+    ]
 
 
 def export_failures(records: list[Any], now: float) -> list[str]:

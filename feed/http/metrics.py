@@ -17,7 +17,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from engine import FloorPlan
-from feed.service.days import floor_drift
+from feed.service.days import floor_drifts
 from feed.service.events import Listener
 from store.log import LogStore, StoreError
 
@@ -85,11 +85,7 @@ class FloorCollector(Collector):
             " (reload this server)",
             labels=["merchant"],
         )
-        for merchant_id, floor in sorted(self.floors().items()):
-            try:
-                drift = floor_drift(self.store, merchant_id, floor)
-            except StoreError:
-                continue  # hoststand_store_up says so
+        for merchant_id, drift in sorted(floor_drifts(self.store, self.floors()).items()):
             family.add_metric([merchant_id], 0 if drift is None else 1)
         yield family
 

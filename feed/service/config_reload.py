@@ -53,6 +53,7 @@ from feed.service.days import (
     occupied,
     retire_record,
     retired_units,
+    unit_ids,
 )
 from feed.service.receiver import Receiver
 from feed.venue import calendar
@@ -295,8 +296,8 @@ def _retire(
     floor and is refused (days.removed_units).
     The problems found (nothing is written then)."""
     old = book.restaurant.floor
-    gone = [t.id for t in old.tables if new.floor.table(t.id) is None]
-    gone += [c.id for c in old.combos if new.floor.combo(c.id) is None]
+    kept = set(unit_ids(new.floor))
+    gone = [unit for unit in unit_ids(old) if unit not in kept]
     merchant_id = book.restaurant.merchant_id
     at = now.timestamp()
     records: list[Remember] = [
@@ -349,7 +350,7 @@ def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
     earlier parties there."""
     merchant_id = book.restaurant.merchant_id
     _last, kept = kept_floor(book.store, merchant_id)
-    running = {t.id for t in floor.tables} | {c.id for c in floor.combos}
+    running = set(unit_ids(floor))
     added = [unit for unit in kept if unit not in running]
     records, _gone = floor_records(book.store, merchant_id, floor, now.timestamp(), added)
     for record in records:
@@ -490,10 +491,8 @@ def _chooser(book: DayBook, new: Restaurant, h: Homeless, room: str | None) -> C
     it has one and a unit there is free, else anywhere. Pacing is not asked: the booking
     was counted at its slot already and stays there."""
     old = book.restaurant
-    both = frozenset(t.id for t in new.floor.tables if old.floor.table(t.id) is not None) | (
-        frozenset(c.id for c in new.floor.combos if old.floor.combo(c.id) is not None)
-    )
-    every = frozenset(t.id for t in new.floor.tables) | {c.id for c in new.floor.combos}
+    every = frozenset(unit_ids(new.floor))
+    both = every & frozenset(unit_ids(old.floor))
     anywhere: AreaUnits = None if both == every else both
     tries: list[AreaUnits] = [anywhere]
     area = new.area(room) if room is not None else None

@@ -49,6 +49,7 @@ from store.log import (
     NewEntry,
     OutboxMessage,
     Remember,
+    StoreError,
 )
 
 BOOKING_SCOPE = "booking"  # idempotency scope of the booking index: id -> merchant, day, partner
@@ -384,10 +385,14 @@ def kept_floor(store: LogStore, merchant_id: str) -> tuple[Any, dict[str, dict[s
     return last, {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}
 
 
+def unit_ids(floor: FloorPlan) -> list[str]:
+    """The ids of `floor`'s tables, then its combos ("T5+T6"), in floor order."""
+    return [t.id for t in floor.tables] + [c.id for c in floor.combos]
+
+
 def _unit_records(floor: FloorPlan, at: float) -> dict[str, dict[str, Any]]:
     """Each table's and combo's record (its definition) as a floor record keeps it."""
-    units = [t.id for t in floor.tables] + [c.id for c in floor.combos]
-    return {u.unit: u.record() for u in retired_units(floor, units, at)}
+    return {u.unit: u.record() for u in retired_units(floor, unit_ids(floor), at)}
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any], but: tuple[str, ...] = ("at",)) -> bool:
@@ -421,6 +426,19 @@ def floor_drift(store: LogStore, merchant_id: str, floor: FloorPlan) -> str | No
     if not parts and not all(_same(mine[u], kept[u]) for u in both):
         parts.append("its tables are in another order")
     return "; ".join(parts) or None
+
+
+def floor_drifts(store: LogStore, floors: Mapping[str, FloorPlan]) -> dict[str, str | None]:
+    """`floor_drift` of each restaurant's floor in `floors` (merchant id -> the floor a
+    server runs); one the store did not answer for is left out (the store's own checks
+    say so)."""
+    out: dict[str, str | None] = {}
+    for merchant_id, floor in floors.items():
+        try:
+            out[merchant_id] = floor_drift(store, merchant_id, floor)
+        except StoreError:
+            continue
+    return out
 
 
 def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -> list[str]:
@@ -1126,10 +1144,7 @@ class DayBook:
         (`removed_units`): the units a booking may still be put on when this server runs
         a file older than the store's floor. Read from the store each time, never kept: a
         later reload may put a table back."""
-        floor = self.restaurant.floor
-        every = units if units is not None else (
-            frozenset(t.id for t in floor.tables) | frozenset(c.id for c in floor.combos)
-        )  # fmt: skip
+        every = units if units is not None else frozenset(unit_ids(self.restaurant.floor))
         return every - frozenset(removed_units(self.store, self.restaurant.merchant_id, every))
 
     def _choose(

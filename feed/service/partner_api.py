@@ -11,7 +11,6 @@ booking (the host's) is made on the booking as it now stands.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import time
@@ -51,8 +50,6 @@ from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
 from feed.venue.telephone import e164
 from store.log import JSON, DuplicateKey, LogStore, Remember
-
-log = logging.getLogger(__name__)
 
 CONFIRMED, CANCELED, NO_SHOW = "CONFIRMED", "CANCELED", "NO_SHOW"
 SLOT_UNAVAILABLE = "SLOT_UNAVAILABLE"
@@ -495,12 +492,7 @@ def out_of_date(outcome: Applied | Refused) -> Reply | None:
     another server; the operator's instruction (reload this server) is not the partner's."""
     if not isinstance(outcome, Refused) or outcome.code != TABLE_REMOVED:
         return None
-    log.warning("a partner's request refused: %s", outcome.message)
-    return problem(
-        replies.UNAVAILABLE,
-        "this server's floor plan is being updated (a table was removed): nothing was done;"
-        " retry shortly",
-    )
+    return replies.floor_out_of_date(outcome.message)
 
 
 def _stamp(value: Mapping[str, Any]) -> float:

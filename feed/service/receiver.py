@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, TypeVar
@@ -55,8 +54,6 @@ from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 from store.log import DuplicateKey, LogStore, Remember
-
-log = logging.getLogger(__name__)
 
 # -- webhook payloads (pydantic at the edge) ------------------------------------------------
 
@@ -290,12 +287,8 @@ class Receiver:
                 # True only until this server is reloaded (it runs a floor older than the
                 # store's, days.removed_units): nothing done, and not kept as the event's
                 # answer, or every retry would get it and the change would never be made.
-                # The operator's instruction is logged, not told to the partner.
-                log.warning("a partner's event refused: %s", reply.body["error"]["message"])
-                return problem(
-                    replies.UNAVAILABLE,
-                    "this server's floor plan is being updated (a table was removed):"
-                    " nothing was done; send the event again shortly",
+                return replies.floor_out_of_date(
+                    reply.body["error"]["message"], "send the event again shortly"
                 )
             # A refusal changed nothing; it is stored so a retry gets the same answer.
             return self._replay(self.store.remember(*record(reply)), digest)

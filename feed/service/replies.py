@@ -6,6 +6,7 @@ status (`feed.http.statuses`), so nothing below the edge knows HTTP.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,22 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 def problem(code: str, message: str) -> Reply:
     return Reply(error_body(code, message))
+
+
+log = logging.getLogger(__name__)
+
+
+def floor_out_of_date(operator_message: str, again: str = "retry shortly") -> Reply:
+    """503 for a partner whose request or event this server refused only because it runs a
+    floor plan older than the one in force (days.TABLE_REMOVED): nothing was done, and it
+    is no business failure to tell the partner; `again` says how to retry. The operator's
+    instruction (reload this server) goes to the log, not to the partner."""
+    log.warning("a partner's request refused: %s", operator_message)
+    return problem(
+        UNAVAILABLE,
+        "this server's floor plan is being updated (a table was removed): nothing was done;"
+        f" {again}",
+    )
 
 
 def changed_meanwhile(booking_id: str, what: str) -> Reply:

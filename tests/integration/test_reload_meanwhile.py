@@ -81,6 +81,22 @@ def reload_undone(path: Path, store: FullDiskStore, receiver: Receiver) -> None:
     store.room = None
 
 
+def t5_removed_undone_with_w_waiting(
+    tmp_path: Path,
+) -> tuple[Path, list[datetime], FullDiskStore, Settings, Receiver]:
+    """A and B seated, W (1) waiting at 12:00; at 12:05 a reload of the file without T5
+    is undone whole (`reload_undone`). The file, the clock, the store, settings, server."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    store, settings, receiver = on_a_disk_to_fill(tmp_path, path, clock)
+    for party, size in (("A", 2), ("B", 2), ("W", 1)):
+        assert receiver.host_operation(MID, "walk_in", party, size).code is None
+    clock[0] = at(12, 5)
+    remove_t5(path)
+    reload_undone(path, store, receiver)
+    return path, clock, store, settings, receiver
+
+
 def two_servers(
     db: str, path: Path, clock: list[datetime]
 ) -> tuple[LogStore, LogStore, Receiver, Receiver]:
@@ -177,15 +193,8 @@ def test_a_reload_removing_a_table_undone_whole_leaves_the_table_usable(tmp_path
     """The store takes the reload's new floor (with its fence entry) but refuses the
     partners' replaces: the reload is undone whole, the old floor kept in force again, so
     the host may still seat W at T5 (not refused as a removed table)."""
-    path = marlowes(tmp_path)
-    clock = [at(12)]
-    store, _settings, receiver = on_a_disk_to_fill(tmp_path, path, clock)
+    _path, _clock, store, _settings, receiver = t5_removed_undone_with_w_waiting(tmp_path)
     try:
-        for party, size in (("A", 2), ("B", 2), ("W", 1)):
-            assert receiver.host_operation(MID, "walk_in", party, size).code is None
-        clock[0] = at(12, 5)
-        remove_t5(path)
-        reload_undone(path, store, receiver)
         assert receiver.books[MID].restaurant.floor.table("T5") is not None
         assert "T5" in kept_floor(store, MID)[1]
         assert receiver.host_hand(MID, "seat", "W", "T5").code is None
@@ -368,15 +377,8 @@ def test_a_table_back_after_a_reload_undone_is_removed_as_of_the_next_start_not_
     reload (12:05) is not the one in force: the day's replay lost T5 from 12:05 on and
     read W's seat and its freeing otherwise (W shown sitting at T5 after 12:40, where
     the host saw W seated at 12:06 and gone)."""
-    path = marlowes(tmp_path)
-    clock = [at(12)]
-    store, settings, receiver = on_a_disk_to_fill(tmp_path, path, clock)
+    path, clock, store, settings, receiver = t5_removed_undone_with_w_waiting(tmp_path)
     try:
-        for party, size in (("A", 2), ("B", 2), ("W", 1)):
-            assert receiver.host_operation(MID, "walk_in", party, size).code is None
-        clock[0] = at(12, 5)
-        remove_t5(path)
-        reload_undone(path, store, receiver)
         clock[0] = at(12, 6)
         assert receiver.host_hand(MID, "seat", "W", "T5").code is None
         clock[0] = at(12, 40)
