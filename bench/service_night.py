@@ -95,7 +95,9 @@ covers within 5% of the old rule's.
 `--sweep` prints, instead of the full table, one row per setting of the levers a restaurant
 has against broken promises (a changeover of 5-20 minutes; turn times set 11-25% above the
 median stay), each with the door promise, both rules' covers and which target it meets:
-the trade-off the product owner chooses on, in one run (about 2 minutes).
+the trade-off the product owner chooses on, in one run (about 3 minutes). Four "(model)"
+rows then change the model's assumptions instead (half and a third of the demand; the
+dwell's sigma x0.6 and x0.4): how far from a busy night both targets are met.
 
 Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
 [--sigma 0.25] [--demand 1.0] [--changeover 0] [--dwell-median 1.0]
@@ -1193,17 +1195,23 @@ def walk_in_row(t: Tally) -> str:
     return f"{t.walk_ins}/{t.balked}/{t.walked_out}"
 
 
-# --sweep: the levers a restaurant has against broken door promises, each run as above.
-# (label, changeover minutes, median dwell / turn); a row per setting, both rules each time.
-SWEEP: tuple[tuple[str, int, float], ...] = (
-    ("none: turns = median stay", 0, 1.0),
-    ("changeover 5 min", 5, 1.0),
-    ("changeover 10 min", 10, 1.0),
-    ("changeover 15 min", 15, 1.0),
-    ("changeover 20 min", 20, 1.0),
-    ("turns 11% above the median stay", 0, 0.9),
-    ("turns 18% above the median stay", 0, 0.85),
-    ("turns 25% above the median stay", 0, 0.8),
+# --sweep: the levers a restaurant has against broken door promises, each run as above,
+# then the model's own assumptions (demand, the dwell's spread) that are not levers.
+# (label, changeover minutes, median dwell / turn, demand factor, sigma factor); a row per
+# setting, both rules each time. Demand and sigma multiply the run's own --demand, --sigma.
+SWEEP: tuple[tuple[str, int, float, float, float], ...] = (
+    ("none: turns = median stay", 0, 1.0, 1.0, 1.0),
+    ("changeover 5 min", 5, 1.0, 1.0, 1.0),
+    ("changeover 10 min", 10, 1.0, 1.0, 1.0),
+    ("changeover 15 min", 15, 1.0, 1.0, 1.0),
+    ("changeover 20 min", 20, 1.0, 1.0, 1.0),
+    ("turns 11% above the median stay", 0, 0.9, 1.0, 1.0),
+    ("turns 18% above the median stay", 0, 0.85, 1.0, 1.0),
+    ("turns 25% above the median stay", 0, 0.8, 1.0, 1.0),
+    ("(model) demand x0.5", 0, 1.0, 0.5, 1.0),
+    ("(model) demand x0.3", 0, 1.0, 0.3, 1.0),
+    ("(model) dwell spread x0.6", 0, 1.0, 1.0, 0.6),
+    ("(model) dwell spread x0.4", 0, 1.0, 1.0, 0.4),
 )
 
 
@@ -1211,7 +1219,9 @@ def sweep(venues: Sequence[tuple[Venue, int]], seed: int, sigma: float, host: st
     """The trade-off the product owner chooses on: per venue and lever setting, the new
     rule's door promise and its covers against the old rule's, and whether each target is
     met. A changeover only changes the new rule; a median stay below the turn changes the
-    guests, so both rules (the old one ignores turns)."""
+    guests, so both rules (the old one ignores turns). The "(model)" rows change what the
+    restaurant cannot: fewer requests, or stays closer to their median; they show how far
+    from the model's busy night the two targets meet, not a setting to choose."""
     global CHANGEOVER, DWELL_MEDIAN
     for venue, nights in venues:
         if nights <= 0:
@@ -1219,9 +1229,10 @@ def sweep(venues: Sequence[tuple[Venue, int]], seed: int, sigma: float, host: st
         print(f"\n{venue.name}: {nights} nights")
         print(f"  {'lever':34s} {'door promise (new)':>18s}   {'covers/night old, new':>25s}")
         both: list[str] = []
-        for label, changeover, median in SWEEP:
+        for label, changeover, median, demand, spread in SWEEP:
             CHANGEOVER, DWELL_MEDIAN = changeover, median
-            totals = simulate(venue, nights, seed, sigma, host)
+            scaled = dataclasses.replace(venue, requests=venue.requests * demand)
+            totals = simulate(scaled, nights, seed, sigma * spread, host)
             old, new = totals[OLD.name], totals[NEW.name]
             promise = 100 * new.on_time / new.shown if new.shown else math.nan
             change = 100 * (new.covers - old.covers) / old.covers if old.covers else math.nan
