@@ -26,7 +26,7 @@ from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.hostcli import config_option as one_config_option
 from feed.hostcli import host_group, partner_unheard, settings_option
-from feed.service.days import OVER_PACING, Applied, Cell, DayBook
+from feed.service.days import OVER_PACING, Applied, Cell, DayBook, floor_drift
 from feed.settings import SETTINGS_KEYS, settings_problems
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
@@ -51,26 +51,36 @@ class Context:
     now: datetime
     pinned: bool = False  # --now given: the server's clock stands still at `now`
 
-    def store(self, db: str, configs: Sequence[tuple[str, Restaurant]] = ()) -> LogStore:
+    def store(
+        self, db: str, configs: Sequence[tuple[str, Restaurant]] = (), *, start: bool = False
+    ) -> LogStore:
         """The store `db` names; with `configs` (each restaurant and its file), refused
-        when a file moved the opening of a day the store has entries for."""
+        when a file moved the opening of a day the store has entries for, and (unless
+        `start`: `serve`'s) when a file's floor plan is not the one in force there."""
         try:
             store = open_store(db)
         except StoreError as exc:
             fail(f"{redact(db)}: cannot open the database ({exc})")
-        refuse_moved_openings(store, configs, self.now)
+        refuse_moved_openings(store, configs, self.now, start=start)
         return store
 
 
 def refuse_moved_openings(
-    store: LogStore, configs: Sequence[tuple[str, Restaurant]], now: datetime
+    store: LogStore,
+    configs: Sequence[tuple[str, Restaurant]],
+    now: datetime,
+    *,
+    start: bool = False,
 ) -> None:
     """Exit 2 (one line) when a restaurant file moved the opening of a day whose log already
     has entries: its times count from the opening, so every stored booking would be read
     at another time. As a reload refuses it (feed.service.config_reload). And when it
     removed a table or combo a booking from yesterday on is still booked on: the replay
     under its floor would drop the booking, which only a reload can book again elsewhere;
-    or one a party sits at now: the replay would seat it nowhere, or at another table."""
+    or one a party sits at now: the replay would seat it nowhere, or at another table.
+
+    A start (`start`: `serve`) then keeps its files' floors as the floors in force; a
+    command does not (`refuse_other_floor`)."""
     from feed.service.config_reload import (
         record_zone,
         stored_openings_moved,
@@ -87,6 +97,8 @@ def refuse_moved_openings(
             changed = stored_zone_changed(store, r, Path(path), now)
             found = checks if not changed else ()
             moved += changed + [line for f in found for line in f(store, r, Path(path), now)]
+        if not moved and not start:
+            moved = refuse_other_floor(store, configs)
         if not moved:
             # The zone the logs are written under from now on: a store from before these
             # records gets the file's, which the opening check above found agreeing.
@@ -105,10 +117,34 @@ def refuse_moved_openings(
     try:  # a table removed while no server ran: kept for the replay of the days it served
         for _path, r in configs:
             recover_removed_units(store, r, now)  # a store that never kept its floor
-            note_floor(store, r.merchant_id, r.floor, now.timestamp())
+            note_floor(store, r.merchant_id, r.floor, now.timestamp())  # a command's: the same
     except StoreError as exc:
         store.close()
         fail(f"cannot keep the floor plan: {exc}")
+
+
+def refuse_other_floor(store: LogStore, configs: Sequence[tuple[str, Restaurant]]) -> list[str]:
+    """A command's line for each file whose floor plan is not the one in force on the store
+    (days.floor_drift: the one the last start or reload kept). A command's file is not a
+    reload: an operator running one with an older copy of the file (one still with a table
+    a reload removed) would put that table back in force for every server, and one with a
+    file edited before the servers were reloaded would take the new floor in force for
+    them, without a reload's checks. So a command never changes the floor in force, and
+    one whose file differs is refused (exit 2, nothing written), naming the difference:
+    working on the file's floor instead would show, book and export a table the servers
+    no longer have (or lack one they have). On a store no start kept a floor on yet, the
+    command's file is kept, as before (there is no floor in force it could differ from)."""
+    out: list[str] = []
+    for path, r in configs:
+        drift = floor_drift(store, r.merchant_id, r.floor)
+        if drift is not None:
+            out.append(
+                f"{path}: tables: this file's floor plan is not the one in force on the store"
+                f" ({drift}); a command does not change the floor plan, a reload or a start of"
+                " `hoststand serve` does: give it the file the servers run, or reload them on"
+                " this one first"
+            )
+    return out
 
 
 def load_config(path: str) -> Restaurant:
@@ -609,7 +645,7 @@ def serve_command(
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_CANNOT_SERVE)
     port = sock.getsockname()[1]  # --port 0: the one the OS chose
     try:
-        store = obj.store(db, list(zip(config_paths, restaurants, strict=True)))
+        store = obj.store(db, list(zip(config_paths, restaurants, strict=True)), start=True)
     except SystemExit:
         sock.close()
         raise

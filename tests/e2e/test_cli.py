@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 
 from feed.cli import main
 from store import is_url, open_store
+from tests.integration.server_process import start_server
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
@@ -771,13 +772,15 @@ def test_serve_refuses_a_file_that_removed_a_table_still_holding_a_booking_ahead
     """A restart on a file without T2 instead of a reload: a booking past (its hold over,
     yesterday) on T2 is no matter, one still booked on Saturday is: its replay under the
     new floor would drop it, and only a reload (under the floor it was taken on) can book
-    it again elsewhere. Refused, one line, naming it and what to do."""
+    it again elsewhere. Refused, one line, naming it and what to do. (A command on that
+    file is refused before then as not the floor in force, test_command_floor.)"""
     past = reserve(db, 2, "2026-11-30T19:00", now="2026-11-29T09:00:00Z")
     assert past.exit_code == 0 and "T2" in past.output, past.output
     removed = marlowes_variant(tmp_path, "no-t2.toml", lambda t: t.replace(T2_TABLE, ""))
     assert 'id = "T2"' not in Path(removed).read_text(encoding="utf-8")
     read = hoststand("--now", BEFORE, "slots", "--config", removed, "--db", db, "--date", FRIDAY)
-    assert read.exit_code == 0, read.output  # only a past booking was on T2
+    assert read.exit_code == 2, read.output  # only a past booking was on T2: not the refusal
+    assert "is not the one in force on the store (the floor in force has T2" in read.stderr
 
     ahead = reserve(db, 2, "2026-12-05T19:00")
     assert ahead.exit_code == 0 and "T2" in ahead.output, ahead.output
@@ -845,16 +848,28 @@ def test_a_restart_without_a_table_a_party_sits_at_is_refused(tmp_path: Path, db
     assert served.exit_code == 2 and one_error_line(served) == line
     freed = hoststand("--now", later, "host", "free", "T2", *options)
     assert freed.exit_code == 0, freed.output
+    start_on(db, removed, tmp_path, "2026-12-04T18:06:00+00:00")  # no longer refused
     again = hoststand("--now", later, "slots", "--config", removed, "--db", db, "--date", FRIDAY)
     assert again.exit_code == 0, again.output
 
 
+def start_on(db: str, config: str, workdir: Path, now: str) -> None:
+    """`hoststand serve` on `config` alone, started (its file's floor kept in force, as
+    every start keeps it: a command's never is) and stopped."""
+    server = start_server(
+        db, now=datetime.fromisoformat(now), configs=(Path(config),), extra=["--no-export"],
+        workdir=workdir,
+    )  # fmt: skip
+    assert server.stop() == 0, server.output()
+
+
 def test_a_table_removed_by_a_restart_keeps_the_days_it_served(tmp_path: Path, db: str) -> None:
     """Tuesday a booking on T2 was missed (a no-show); Friday 18:00 Ann sat at T2 and left
-    at 18:06. At 18:10 a command starts on a file without T2 (a restart instead of a
+    at 18:06. At 18:10 a server starts on a file without T2 (a restart instead of a
     reload): T2 is kept as the floor had it, for the replay only, up to that start. Ann is
     not shown at T4, a table she never sat at, blocking it; Tuesday's row stays a no-show
-    on T2; T2 is not on the board, and the next walk-in is seated elsewhere."""
+    on T2; T2 is not on the board, and the next walk-in is seated elsewhere. (A start:
+    a command's file is not one, and would be refused as not the floor in force.)"""
     options = ["--config", MARLOWES, "--db", db]
     past = reserve(db, 2, "2026-12-01T19:00", now="2026-11-30T09:00:00Z")
     assert past.exit_code == 0 and "T2" in past.output, past.output
@@ -865,6 +880,7 @@ def test_a_table_removed_by_a_restart_keeps_the_days_it_served(tmp_path: Path, d
     assert freed.exit_code == 0, freed.output
     removed = marlowes_variant(tmp_path, "no-t2.toml", lambda t: t.replace(T2_TABLE, ""))
     new = ["--config", removed, "--db", db]
+    start_on(db, removed, tmp_path, "2026-12-04T18:10:00+00:00")
 
     board = hoststand("--now", "2026-12-04T18:10:00Z", "host", "board", "--json", *new)
     assert board.exit_code == 0, board.output

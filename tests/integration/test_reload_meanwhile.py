@@ -384,7 +384,7 @@ def test_a_table_back_after_a_reload_undone_is_removed_as_of_the_next_start_not_
         clock[0] = at(12, 40)
         assert receiver.host_operation(MID, "free", "T5").code is None
         clock[0] = at(13)
-        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0])
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0], start=True)
         again = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
         w = again.books[MID].stand(FRIDAY).parties["W"]
         assert (w.state, w.tables, w.seated_at, w.ended_at) == ("gone", ("T5",), 6, 40)
@@ -420,7 +420,7 @@ def test_a_reload_removing_a_table_before_the_day_opens_leaves_its_opening_free_
         path.write_text(text.replace(lunch, lunch.replace("12:00", "11:30")), encoding="utf-8")
         outcome = Reloader([path], receiver).reload()
         assert outcome.applied, outcome.problems
-        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0])
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0], start=True)
         clock[0] = at(11, 30)
         assert receiver.host_operation(MID, "walk_in", "W", 4).code is None
     finally:

@@ -260,7 +260,7 @@ def test_the_first_start_on_a_store_that_never_kept_its_floor_keeps_the_tables_i
 
         clock[0] = at(4, 18)
         path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
-        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0])
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0], start=True)
         again = Receiver([load_restaurant(path)], store, settings, lambda: clock[0])
         assert {b: (r["status"], r["unit"]) for b, r in rows(again, TUESDAY).items()} == was
         api = PartnerApi(again.books, again.store, again.clock)
@@ -273,7 +273,7 @@ def test_the_first_start_on_a_store_that_never_kept_its_floor_keeps_the_tables_i
         booked = again.host_book(MID, 2, "2026-12-05T19:00", "Di", "").body
         assert booked["unit"] != "T2", booked
         # Kept once: a later start finds the floor kept and reads no log for this.
-        refuse_moved_openings(store, [(str(path), load_restaurant(path))], at(4, 19))
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], at(4, 19), start=True)
         assert len(store.recall_prefix("retired", f"{MID}/")) == 1
     finally:
         store.close()

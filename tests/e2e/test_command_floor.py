@@ -1,0 +1,88 @@
+"""A terminal command beside running servers: its file is not a reload. A command run with
+a file whose floor plan is not the one in force on the store (an older copy still with a
+table a reload removed) is refused, one line naming the difference, and changes nothing:
+it never puts its file's floor in force for the servers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import requests
+from click.testing import CliRunner, Result
+
+from feed.cli import main
+from feed.service.days import kept_floor
+from store import open_store
+from tests.integration.server_process import CONFIGS, NOW, TIMEOUT, start_server
+
+MARLOWES = CONFIGS[0]
+MID = "marlowes-kitchen"
+FRIDAY = NOW.date()
+T5 = '[[tables]]\nid = "T5"\nx = 1\ny = 1\nseats = 4\n\n'
+T5_T6 = '[[combos]]\ntables = ["T5", "T6"]\n\n'
+ADMIN = {"Authorization": "Bearer sample-admin-token-change-me"}  # samples/server.toml
+
+
+def hoststand(*args: str) -> Result:
+    return CliRunner().invoke(main, ["--now", NOW.isoformat(), *args])
+
+
+def test_a_command_with_an_older_copy_of_the_file_is_refused_and_puts_no_removed_table_back(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A server runs Marlowe's file, reloaded without T5. The operator then runs commands
+    with an older copy that still has T5: each is refused (exit 2, one line naming T5 and
+    what to do), nothing is written (the day's log, the floor in force), and the server
+    stays ok on /healthz. It put T5 back in force for every server: the reloaded server
+    was told its floor is out of date, and the next walk-in could be seated at T5. The
+    same commands with the file the server runs work."""
+    current = tmp_path / "marlowes.toml"
+    current.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    server = start_server(
+        any_db, configs=(current, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
+    )
+    try:
+        text = current.read_text(encoding="utf-8")
+        current.write_text(text.replace(T5, "").replace(T5_T6, ""), encoding="utf-8")
+        reloaded = requests.post(f"{server.base}/api/v1/admin/reload", headers=ADMIN,
+                                 timeout=TIMEOUT)  # fmt: skip
+        assert reloaded.status_code == 200, reloaded.text
+        store = open_store(any_db)
+        try:
+            assert "T5" not in kept_floor(store, MID)[1]
+            length = len(store.entries(MID, FRIDAY))
+            older = ["--config", str(MARLOWES), "--db", any_db]
+            for command in (
+                ["host", "walk-in", "4", "--id", "W", *older],
+                ["host", "board", *older],
+                ["reserve", "--party-size", "4", "--at", "2026-12-05T19:00", *older],
+                ["slots", "--date", "2026-12-05", *older],
+            ):
+                result = hoststand(*command)
+                assert result.exit_code == 2, (command, result.output)
+                assert "Traceback" not in result.output
+                lines = result.stderr.splitlines()
+                assert lines == [
+                    f"hoststand: {MARLOWES}: tables: this file's floor plan is not the one in"
+                    " force on the store (it has T5, T5+T6, the floor in force does not); a"
+                    " command does not change the floor plan, a reload or a start of"
+                    " `hoststand serve` does: give it the file the servers run, or reload"
+                    " them on this one first"
+                ], (command, lines)
+            assert "T5" not in kept_floor(store, MID)[1]
+            assert len(store.entries(MID, FRIDAY)) == length
+            health = requests.get(f"{server.base}/healthz", timeout=TIMEOUT).json()
+            assert (health["status"], health["problems"]) == ("ok", []), health
+
+            mine = ["--config", str(current), "--db", any_db]
+            walked = hoststand("host", "walk-in", "4", "--id", "W", *mine)
+            assert walked.exit_code == 0, walked.output
+            assert "T5" not in walked.output
+            assert hoststand("host", "board", *mine).exit_code == 0
+            assert len(store.entries(MID, FRIDAY)) == length + 1
+            health = requests.get(f"{server.base}/healthz", timeout=TIMEOUT).json()
+            assert (health["status"], health["problems"]) == ("ok", []), health
+        finally:
+            store.close()
+    finally:
+        server.stop()
