@@ -13,7 +13,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from itertools import islice
@@ -506,6 +506,30 @@ def removed_units(store: LogStore, merchant_id: str, units: Iterable[str]) -> li
     return sorted(u for u in set(units) if u not in kept) if kept else []
 
 
+def without_units(floor: FloorPlan, units: Collection[str]) -> FloorPlan:
+    """`floor` without the tables and combos `units` (and the combos of a table in it)."""
+    tables = tuple(t for t in floor.tables if t.id not in units)
+    combos = tuple(
+        c for c in floor.combos if c.id not in units and not any(t in units for t in c.tables)
+    )
+    if len(tables) == len(floor.tables) and len(combos) == len(floor.combos):
+        return floor
+    return dataclasses.replace(floor, tables=tables, combos=combos)
+
+
+def removed_refusal(units: Sequence[str]) -> Refused:
+    """The refusal of a write that would put somebody at `units`, which the floor in force
+    lacks (TABLE_REMOVED, 409 `table removed`)."""
+    what = ", ".join(f"table {u}" if "+" not in u else f"the combination {u}" for u in units)
+    return Refused(
+        TABLE_REMOVED,
+        f"{what} is no longer on the floor plan (a reload on another server sharing this"
+        " store removed it, or a start on a file without it), but this server still runs"
+        " a file with it: reload this server (SIGHUP or POST /api/v1/admin/reload), then"
+        " choose another table",
+    )
+
+
 def _onto_removed_table(outcome: Applied | Refused) -> bool:
     """Whether `outcome` is a refusal for a unit the floor in force lacks (TABLE_REMOVED)."""
     return isinstance(outcome, Refused) and outcome.code == TABLE_REMOVED
@@ -604,6 +628,8 @@ class DayBook:
         self._lock = threading.RLock()
         self.generation = 0  # moves with each new configuration (reconfigure)
         self._retired: list[Retired] | None = None  # read on first need (retirements)
+        # The day's floor without the units the floor in force lacks (_on_floor_in_force).
+        self._in_force_floors: dict[tuple[int, frozenset[str]], tuple[FloorPlan, FloorPlan]] = {}
 
     def reconfigure(self, restaurant: Restaurant) -> None:
         """Go on with a new configuration of the same restaurant (a reload). The replayed
@@ -844,9 +870,14 @@ class DayBook:
                 # other bookings) may read this day again and bring it up to a later
                 # write, and the append must then lose and work the operation out again.
                 seq = state.next_seq
+                lacking = self._on_floor_in_force(day, state.stand)
                 operation = build(state.stand, ts)
                 if isinstance(operation, Refused):
                     return operation
+                named = operation[3] if len(operation) > 3 else None
+                named_gone = isinstance(named, str) and named in lacking
+                if named_gone and operation[0] in ("reserve", "seat", "move"):
+                    return removed_refusal([str(named)])  # the engine knows it no more
                 if not open_ and operation[:1] != ["cancel"]:
                     return closed
                 before = _booked_ids(state.stand)
@@ -917,16 +948,34 @@ class DayBook:
         if not onto:
             return None
         gone = removed_units(self.store, self.restaurant.merchant_id, onto)
-        if not gone:
-            return None
-        what = ", ".join(f"table {u}" if "+" not in u else f"the combination {u}" for u in gone)
-        return Refused(
-            TABLE_REMOVED,
-            f"{what} is no longer on the floor plan (a reload on another server sharing this"
-            " store removed it, or a start on a file without it), but this server still runs"
-            " a file with it: reload this server (SIGHUP or POST /api/v1/admin/reload), then"
-            " choose another table",
-        )
+        return removed_refusal(gone) if gone else None
+
+    def _on_floor_in_force(self, day: date, stand: HostStand) -> frozenset[str]:
+        """Put `stand` (the day's, about to take a write) on the day's floor without the
+        units the floor in force lacks (`removed_units`), and those units. A server on an
+        out-of-date file (another server's reload removed T5) would otherwise have the
+        write's seating pass seat a waiting party at T5, and refuse the write (a walk-in to
+        the waitlist, a check-in at T1) for a table it never named (`_onto_removed`): the
+        pass now seats only at units in force, as every replay on the floor in force does
+        from the reload on, and what needs T5 waits. A party sitting at T5 keeps it until
+        freed (HostStand.refloor); T5 is back for the next write once the floor in force
+        has it again (read from the store at each write, never kept)."""
+        base = calendar.floor_of_day(self.restaurant, day)
+        gone = frozenset(removed_units(self.store, self.restaurant.merchant_id, unit_ids(base)))
+        floor = base
+        if gone:
+            key = (id(base), gone)
+            found = self._in_force_floors.get(key)
+            if found is None or found[0] is not base:
+                try:
+                    found = (base, without_units(base, gone))
+                except ValueError:  # no floor the rules run on is left: the file's, refused
+                    found = (base, base)  # as before where it would seat at a removed unit
+                self._in_force_floors = {key: found}
+            floor = found[1]
+        if stand.floor is not floor:
+            stand.refloor(floor)
+        return gone
 
     def _outbox(
         self,
@@ -1680,6 +1729,9 @@ class DayBook:
             self._days.pop(new_day, None)
 
         old_seq, new_seq = old.next_seq, new.next_seq
+        if old_day != new_day:
+            self._on_floor_in_force(old_day, old.stand)  # the passes seat at units in force
+        lacking = self._on_floor_in_force(new_day, new.stand)
         refused = check() if check is not None else None
         if refused is not None:
             return refused
@@ -1719,6 +1771,9 @@ class DayBook:
             forget()
             return chosen
         unit, beyond = chosen
+        if unit in lacking:  # chosen again among the units in force (`move`)
+            forget()
+            return removed_refusal([unit])
         if beyond:
             meta = {**meta, "over_pacing": True}
         reserve = ["reserve", ts, new_reservation, unit, slot.minute]

@@ -17,7 +17,7 @@ from feed.cli import refuse_moved_openings
 from feed.http.statuses import status_of
 from feed.service import config_reload
 from feed.service.config_reload import Reloader
-from feed.service.days import kept_floor, note_floor
+from feed.service.days import DayBook, kept_floor, note_floor
 from feed.service.notify import Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
@@ -251,17 +251,17 @@ def test_a_server_on_the_old_file_books_on_a_table_still_in_force_not_the_remove
         second.close()
 
 
-def test_a_partner_is_asked_to_retry_when_a_server_on_the_old_file_would_seat_at_a_removed_table(
+def test_a_server_on_the_old_file_seats_only_at_tables_in_force_and_takes_unrelated_writes(
     any_db: str, tmp_path: Path
 ) -> None:
     """X, Y and Z fill T1, T6 and T3; W and a partner's waiting entry (parties of 1) wait
     with T5 free (too few for a 4-top until they have waited 30 minutes). Server A reloads
-    a file without T5. Half an hour on, server B (not reloaded) would seat W at T5 in the
-    seating pass any write of the day runs first, so it refuses them all (409 table
-    removed). A partner is then told to retry (503), never something untrue: not that its
-    19:00 slot is unavailable, its booking not cancellable, the merchant closed, nor (`{}`)
-    that its entry was deleted while it still waits. Nothing changes; reloaded, B does
-    each."""
+    a file without T5. Half an hour on, server B (not reloaded) takes a walk-in to the
+    waitlist, and a partner's booking, cancellation, waitlist entry and its deletion: its
+    seating pass, which any write of the day runs first, would have seated W at T5, and
+    every one of them was refused (409 table removed, a partner asked to retry). The pass
+    on B now seats only at tables in force: each is done, W still waits (what needed T5
+    waits), and A, B and a fresh replay on the floor in force agree."""
     path = marlowes(tmp_path)
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
@@ -292,40 +292,39 @@ def test_a_partner_is_asked_to_retry_when_a_server_on_the_old_file_would_seat_at
         remove_t5(path)
         assert Reloader([path], a).reload().applied
         clock[0] = at(12, 31)
-        assert b.host_operation(MID, "free", "T2").code == "table removed"
-        replies = [
-            book(api_b, "u3"),
-            api_b.update_booking(
-                partner, {"booking": {"booking_id": booking, "status": "CANCELED"}}
-            ),
-            join(api_b, "u4"),
-            api_b.delete_waitlist_entry(partner, {"waitlist_entry_id": entry}),
-        ]
-        assert [status_of(reply) for reply in replies] == [503] * 4, [r.body for r in replies]
-        assert all(r.body["error"]["code"] == "unavailable" for r in replies)
-        asked = {"booking_id": booking}
-        assert api_a.booking_status(partner, asked).body["booking_status"] == "CONFIRMED"
-        state = api_a.get_waitlist_entry(partner, {"waitlist_entry_id": entry}).body
-        assert state["waitlist_entry"]["waitlist_entry_state"] == "WAITING"
-        assert waiting(a) == waiting(b) == ["W", entry]
-
-        assert Reloader([path], b).reload().applied
-        assert book(api_b, "u3").body["booking"]["status"] == "CONFIRMED"
+        walked = b.host_operation(MID, "walk_in", "V", 2)
+        assert walked.code is None, walked.body
+        assert waiting(b) == ["W", entry, "V"]
+        created = book(api_b, "u3")
+        assert created.body["booking"]["status"] == "CONFIRMED", created.body
+        cancelled = api_b.update_booking(
+            partner, {"booking": {"booking_id": booking, "status": "CANCELED"}}
+        )
+        assert cancelled.body["booking"]["status"] == "CANCELED", cancelled.body
+        joined = join(api_b, "u4").body["waitlist_entry_id"]
         assert api_b.delete_waitlist_entry(partner, {"waitlist_entry_id": entry}).body == {}
-        assert waiting(a) == waiting(b) == ["W"]
+        assert waiting(a) == waiting(b) == ["W", "V", joined]
+        assert sitting(a) == sitting(b)
+        assert "T5" not in b.books[MID].stand(FRIDAY).occupant
+        asked = {"booking_id": booking}
+        assert api_a.booking_status(partner, asked).body["booking_status"] == "CANCELED"
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert waiting(again) == waiting(b) and sitting(again) == sitting(b)
     finally:
         first.close()
         second.close()
 
 
 def test_a_partners_event_refused_by_a_server_on_the_old_file_is_done_when_sent_again(
-    any_db: str, tmp_path: Path
+    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """As above, server B (not reloaded) refuses every write of the day, its seating pass
-    seating W at T5, which server A's reload removed. A partner's webhook event (cancel
-    its 19:00 booking) sent to B is asked to be sent again (503), and is not kept as the
-    event's answer: sent again once B is reloaded, the booking is cancelled (a refusal
-    kept would answer every retry with it, and the cancellation would never be made)."""
+    """Server B (not reloaded) works out a partner's webhook event (cancel its 19:00
+    booking) while server A's reload removes T5: B read the floor in force before the
+    reload, and its seating pass seated W (waiting half an hour) at T5, which the check
+    before its write finds removed. The partner is asked to send it again (503), and that
+    is not kept as the event's answer: sent again, B (its pass now on the floor in force)
+    cancels the booking (a refusal kept would answer every retry with it, and the
+    cancellation would never be made)."""
     path = marlowes(tmp_path)
     clock = [at(12)]
     secret = "s" * 32
@@ -348,21 +347,31 @@ def test_a_partners_event_refused_by_a_server_on_the_old_file_is_done_when_sent_
         made = send(a, {"id": "e1", "type": "reservation.requested", "merchant_id": MID,
                         "data": asked})  # fmt: skip
         booking = made.body["reservation_id"]
-        clock[0] = at(12, 5)
-        remove_t5(path)
-        assert Reloader([path], a).reload().applied
         clock[0] = at(12, 31)
+        remove_t5(path)
+        on_floor = DayBook._on_floor_in_force
+
+        def meanwhile(book: DayBook, *args: Any) -> Any:  # B read the floor; A reloads
+            found = on_floor(book, *args)
+            if book is b.books[MID]:
+                monkeypatch.setattr(DayBook, "_on_floor_in_force", on_floor)
+                assert Reloader([path], a).reload().applied
+            return found
+
+        monkeypatch.setattr(DayBook, "_on_floor_in_force", meanwhile)
         cancel = {"id": "e2", "type": "reservation.cancelled", "merchant_id": MID,
                   "data": {"reservation_id": booking}}  # fmt: skip
         refused = send(b, cancel)
         assert (status_of(refused), refused.code) == (503, "unavailable"), refused.body
+        assert "T5" not in kept_floor(first, MID)[1]  # the reload applied meanwhile
         assert waiting(b) == ["W"]
 
-        assert Reloader([path], b).reload().applied
+        clock[0] = at(12, 32)  # after the reload (an entry of its instant is replayed before)
         again = send(b, cancel)
         assert again.code is None, again.body
         rows = a.host_reservations(MID, FRIDAY).body["reservations"]
         assert [r["status"] for r in rows if r["reservation_id"] == booking] == ["cancelled"]
+        assert waiting(a) == waiting(b) == ["W"]
     finally:
         first.close()
         second.close()
@@ -427,14 +436,15 @@ def test_a_reload_removing_a_table_before_the_day_opens_leaves_its_opening_free_
         store.close()
 
 
-def test_a_server_on_the_old_file_does_not_seat_a_walk_in_at_a_combination_a_reload_removed(
+def test_a_server_on_the_old_file_queues_a_walk_in_only_a_removed_combination_would_seat(
     any_db: str, tmp_path: Path
 ) -> None:
     """Server A reloads a file without the combination T5+T6 (both tables kept); Z (6)
-    sits at T3. Server B, not reloaded yet, takes a walk-in of 7: its seating pass would
-    put them at T5+T6, which the floor in force lacks (every replay then shows them
-    waiting, the host having been told they sit there). Refused as a removed table is
-    (409 table removed, nothing written); reloaded, B queues them, as A does."""
+    sits at T3. Server B, not reloaded yet, takes a walk-in of 7: its seating pass put
+    them at T5+T6, which the floor in force lacks (every replay then shows them waiting,
+    the host having been told they sit there), and then refused the walk-in (409 table
+    removed). B's pass now joins only tables the floor in force joins: V is queued, as A
+    and a fresh replay have it."""
     path = marlowes(tmp_path)
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
@@ -446,14 +456,11 @@ def test_a_server_on_the_old_file_does_not_seat_a_walk_in_at_a_combination_a_rel
         assert Reloader([path], a).reload().applied
         clock[0] = at(12, 6)
         reply = b.host_operation(MID, "walk_in", "V", 7)
-        assert (status_of(reply), reply.code) == (409, "table removed"), reply.body
-        assert reply.body["error"]["message"].startswith(
-            "the combination T5+T6 is no longer on the floor plan"
-        )
-        assert "V" not in a.books[MID].stand(FRIDAY).parties
-        assert Reloader([path], b).reload().applied
-        assert b.host_operation(MID, "walk_in", "V", 7).code is None
+        assert reply.code is None, reply.body
         assert waiting(a) == waiting(b) == ["W", "V"]
+        assert sitting(a) == sitting(b)
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert waiting(again) == ["W", "V"]
     finally:
         first.close()
         second.close()
