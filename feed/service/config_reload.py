@@ -204,6 +204,7 @@ class Reloader:
             # have: nothing untrue is kept, and the same reload re-homes the rest later.
             return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))
         paths = {book.restaurant.merchant_id: path for path, book, _new, _found in homeless}
+        days_of = {book.restaurant.merchant_id: days for book, _new, days in changed}
         retired: list[DayBook] = []
         for book, new, _days in changed:
             refused = _retire(self.receiver, book, paths[book.restaurant.merchant_id], new, now)
@@ -211,9 +212,24 @@ class Reloader:
                 problems += refused
                 break
             retired.append(book)
+        if not problems:
+            # A booking another server still on the old file took on a removed unit for a
+            # day ahead while this reload ran (after the days were read above, before the
+            # new floor was kept: no fence entry guards a day ahead, and that server's
+            # rules still offered the unit) is booked again now, as the others were. Left
+            # on it, this server alone listed it (its attention: on the new file, the unit
+            # is removed), the other one, whose file still has the unit, did not, until its
+            # own reload booked it again. Since the new floor is kept, no server books there.
+            for path, book, new, _found in homeless:
+                late = _homeless(book, new, days_of[book.restaurant.merchant_id], now)
+                done, refused = _rehome(self.receiver, book, path, new, late, now)
+                rehomed += done
+                problems += refused
         if problems:
             # A party sat at a removed table meanwhile (another server on this store, still
-            # on the old file, seated it there): refused, as it would have been before.
+            # on the old file, seated it there), or a booking taken there meanwhile has no
+            # other unit: refused, as it would have been before (those booked again stay
+            # on their new units, which both floors have).
             for book in retired:
                 _unretire(book, book.restaurant.floor, now)
             return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))

@@ -493,3 +493,52 @@ def test_a_reload_adding_a_table_undone_whole_leaves_the_table_out_of_every_repl
         assert sitting(again) == {"X": ("T1",)}
     finally:
         store.close()
+
+
+def test_a_booking_taken_on_a_removed_table_for_a_day_ahead_while_the_reload_runs_is_booked_again(
+    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ann (4) holds T1 on Saturday at 19:00. While server A's reload removing T5 runs (its
+    days read, its new floor not yet kept), server B, still on the old file, books Bo (4)
+    there: its rules choose T5. The reload books Bo again on a table the new floor keeps
+    (T6, in its `rehomed`), as it does the bookings it found first: Bo was left on T5 and
+    listed for attention on A alone ('table T5 removed'), B's file still having T5, until
+    B's own reload moved it. A, B and a fresh replay agree, nothing for attention."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    saturday = date(2026, 12, 5)
+
+    def units(receiver: Receiver) -> dict[str, tuple[str, Any]]:
+        rows = receiver.host_reservations(MID, saturday).body["reservations"]
+        return {r["name"]: (r["unit"], r["attention"]) for r in rows if r["status"] == "booked"}
+
+    try:
+        ann = b.host_book(MID, 4, "2026-12-05T19:00", "Ann", "")
+        assert ann.body["unit"] == "T1", ann.body
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        rehome = config_reload._rehome
+        said: list[Any] = []
+
+        def meanwhile(*args: Any, **kwargs: Any) -> Any:  # after the checks, before the switch
+            monkeypatch.setattr(config_reload, "_rehome", rehome)
+            said.append(b.host_book(MID, 4, "2026-12-05T19:00", "Bo", ""))
+            return rehome(*args, **kwargs)
+
+        monkeypatch.setattr(config_reload, "_rehome", meanwhile)
+        outcome = Reloader([path], a).reload()
+        assert outcome.applied, outcome.problems
+        assert said[0].body["unit"] == "T5", said[0].body
+        bo = said[0].body["reservation_id"]
+        assert [(r["reservation_id"], r["from"], r["to"]) for r in outcome.rehomed] == [
+            (bo, "T5", "T6")
+        ]
+        assert outcome.attention == ()
+        assert units(a) == units(b) == {"Ann": ("T1", None), "Bo": ("T6", None)}, units(a)
+        assert a.attention_now(MID) == b.attention_now(MID) == []
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert units(again) == units(a)
+    finally:
+        first.close()
+        second.close()
