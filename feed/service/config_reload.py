@@ -764,7 +764,7 @@ def recover_removed_units(store: LogStore, r: Restaurant, now: datetime) -> list
     at its first start: the tables and combos its logs name that `r`'s floor lacks (removed
     from the file before that start) are retired as of `now`, as near as the logs tell what
     they were (`_named_units`: seats, the largest party seen at one, else the floor's
-    largest table; first in floor order), so every day's replay keeps them up to now: the
+    largest table; last in floor order), so every day's replay keeps them up to now: the
     rows of the past on them stay in the host's list and a partner's GetBookingStatus (a
     no-show there is not read CANCELED). Once a floor is kept this reads nothing (a table
     removed since is the start's to retire, knowing what it was). The units retired."""
@@ -782,8 +782,15 @@ def recover_removed_units(store: LogStore, r: Restaurant, now: datetime) -> list
     at = now.timestamp()
     tables = [g for g in found.values() if g.table is not None]
     combos = [g for g in found.values() if g.combo is not None]
-    out = [dataclasses.replace(g, at=at, place=i) for i, g in enumerate(tables)]
-    out += [dataclasses.replace(g, at=at, place=i) for i, g in enumerate(combos)]
+    # Last in floor order, in the order the logs first name them: where the file had one
+    # the logs do not tell, and a table put first wins every tie of the seating rules, so
+    # the replay's pass seated earlier parties there (where they never sat) instead of at
+    # the tables they had. At the end it is taken only where no table of the file fits,
+    # as a table a restaurant adds to its file would be. (_named_units' own guesses, for
+    # the check of a party sitting now, stay first: there a refusal is the safe side.)
+    last_table, last_combo = len(r.floor.tables), len(r.floor.combos)
+    out = [dataclasses.replace(g, at=at, place=last_table + i) for i, g in enumerate(tables)]
+    out += [dataclasses.replace(g, at=at, place=last_combo + i) for i, g in enumerate(combos)]
     for unit in out:
         store.remember(RETIRED_SCOPE, *retire_record(r.merchant_id, unit))
     return [unit.unit for unit in out]

@@ -277,3 +277,42 @@ def test_the_first_start_on_a_store_that_never_kept_its_floor_keeps_the_tables_i
         assert len(store.recall_prefix("retired", f"{MID}/")) == 1
     finally:
         store.close()
+
+
+def test_a_table_the_first_start_recovers_goes_last_in_floor_order_not_first(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A store from before floors were kept; Marlowe's file then had T9, a 2-top, last.
+    Tuesday, P (6) walked in and was seated at T3, and Q (2), seated at T2, was moved to
+    T9. T9 is then taken out of the file while no server runs. The first start keeps T9
+    for Tuesday's replay (as a 6-top: the log does not tell its seats), at the end of the
+    floor order, where a restaurant adds a table: put first, it changed which table the
+    rules chose, and the replay's seating pass seated P at T9 and so could not move Q
+    there, showing both at tables they never sat at (P at T9, Q at T2)."""
+    t9 = '[[tables]]\nid = "T9"\nx = 2\ny = 2\nseats = 2\n\n'
+    text = MARLOWES.read_text(encoding="utf-8")
+    combos = text.index("[[combos]]")
+    path = tmp_path / "marlowes.toml"
+    path.write_text(text[:combos] + t9 + text[combos:], encoding="utf-8")
+    clock = [at(1, 12)]
+    store = open_store(any_db)
+    try:
+        receiver = Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+        assert receiver.host_operation(MID, "walk_in", "P", 6).code is None
+        assert receiver.host_operation(MID, "walk_in", "Q", 2).code is None
+        assert receiver.host_hand(MID, "move", "Q", "T9").code is None
+        stand = receiver.books[MID].stand(TUESDAY)
+        was = {p: stand.parties[p].tables for p in ("P", "Q")}
+        assert was == {"P": ("T3",), "Q": ("T9",)}, was
+        assert store.recall_prefix("floor", "") == []  # as a store from before has it
+
+        clock[0] = at(4, 18)
+        path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0], start=True)
+        again = Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+        stand = again.books[MID].stand(TUESDAY)
+        assert {p: stand.parties[p].tables for p in ("P", "Q")} == was
+        [(_key, kept)] = store.recall_prefix("retired", f"{MID}/")
+        assert (kept["unit"], kept["place"]) == ("T9", 6)  # after Marlowe's six tables
+    finally:
+        store.close()
