@@ -554,7 +554,14 @@ def _seated_on_removed(book: DayBook, path: Path, new: Restaurant, today: date |
     (or checked in on a combo it does not have): the day's replay under the new floor would
     have it sit nowhere (the engine rejects seating or a reserve on an unknown unit), and the
     board would lose guests who are eating. Refused, naming the table and the party, until
-    the host frees the table or moves the party (re-homing is for bookings not yet here)."""
+    the host frees the table or moves the party (re-homing is for bookings not yet here).
+
+    Only the day being served takes seats (walk-ins, seats, check-ins, moves): a service
+    running past midnight is still its own day then (calendar.service_day_of), and checked
+    here. The service day before it, once its last service has closed, may still hold
+    parties the host never freed: they are not checked, for nobody can free or move them
+    any more (the host acts on the day being served), so such a refusal could never be
+    resolved; that day's replay keeps the removed table for them, on every server."""
     if today is None or book.length(today) == 0:
         return []
     return _sitting_at_removed(book.stand(today), path, new)

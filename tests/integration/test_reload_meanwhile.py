@@ -542,3 +542,45 @@ def test_a_booking_taken_on_a_removed_table_for_a_day_ahead_while_the_reload_run
     finally:
         first.close()
         second.close()
+
+
+LATE_FRIDAY = (
+    '\n[[special_days]]\ndate = "2026-12-04"\n'
+    'services = [{ open = "17:30", close = "01:00", last_seating = "23:30" }]\n'
+)
+
+
+@pytest.mark.parametrize("late", [True, False], ids=["dinner-to-1am", "closed-at-23"])
+def test_a_reload_after_midnight_checks_the_service_still_running_not_a_closed_one(
+    any_db: str, tmp_path: Path, late: bool
+) -> None:
+    """Y (4) sits at T5 from 22:30 on Friday. With Friday's dinner running to 01:00, a
+    reload removing T5 at 00:30 is refused naming Y: Friday is the day being served. With
+    Friday closed at 23:00, the reload at 00:30 applies (Saturday is the day being served):
+    Y, never freed, can no longer be freed or moved, and Friday's replay keeps T5 for Y on
+    this server and on any other."""
+    path = marlowes(tmp_path)
+    if late:
+        path.write_text(path.read_text(encoding="utf-8") + LATE_FRIDAY, encoding="utf-8")
+    clock = [at(22, 30)]
+    store = open_store(any_db)
+    try:
+        r = load_restaurant(path)
+        note_floor(store, MID, r.floor, clock[0].timestamp())
+        receiver = Receiver([r], store, Settings(), lambda: clock[0])
+        for party, size in (("X", 4), ("Y", 4), ("Z", 6), ("V", 4)):
+            assert receiver.host_operation(MID, "walk_in", party, size).code is None
+        assert sitting(receiver)["Y"] == ("T5",)
+        clock[0] = datetime(2026, 12, 5, 0, 30, tzinfo=UTC)
+        remove_t5(path)
+        outcome = Reloader([path], receiver).reload()
+        if late:
+            assert [p.split(": ", 2)[2].split(";")[0] for p in outcome.problems] == [
+                "T5 is removed but Y (4 guests) sits at it now"
+            ]
+            return
+        assert outcome.applied, outcome.problems
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert sitting(receiver)["Y"] == sitting(again)["Y"] == ("T5",)
+    finally:
+        store.close()
