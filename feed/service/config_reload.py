@@ -232,6 +232,9 @@ class Reloader:
             # on their new units, which both floors have).
             for book in retired:
                 _unretire(book, book.restaurant.floor, now)
+                # Its days replayed since the new floor was kept were put on it for the
+                # writes above (DayBook._on_floor_in_force): read again on the old one.
+                book.reconfigure(book.restaurant)
             return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))
         misfits = {
             book.restaurant.merchant_id: _misfits(book, new, days, self.receiver.attention)

@@ -584,3 +584,52 @@ def test_a_reload_after_midnight_checks_the_service_still_running_not_a_closed_o
         assert sitting(receiver)["Y"] == sitting(again)["Y"] == ("T5",)
     finally:
         store.close()
+
+
+def test_a_booking_taken_on_a_removed_table_meanwhile_with_no_other_table_refuses_the_reload(
+    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saturday at 19:00 T1, T6 and T3 are booked for parties of 4, T5 is free. While
+    server A's reload removing T5 runs, server B (old file) books Bo (4) at T5, the only
+    table left. Nothing else can take Bo: the reload is refused naming Bo (as it would
+    have been had Bo booked a moment earlier), the old floor stays in force, and both
+    servers list Bo on T5, nothing for attention."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    saturday = date(2026, 12, 5)
+
+    def units(receiver: Receiver) -> dict[str, tuple[str, Any]]:
+        rows = receiver.host_reservations(MID, saturday).body["reservations"]
+        return {r["name"]: (r["unit"], r["attention"]) for r in rows if r["status"] == "booked"}
+
+    try:
+        booked = {n: b.host_book(MID, 4, "2026-12-05T19:00", n, "").body for n in "PQRS"}
+        on_t5 = [body["reservation_id"] for body in booked.values() if body["unit"] == "T5"]
+        assert len(on_t5) == 1, booked
+        assert b.host_operation(MID, "cancel", on_t5[0]).code is None
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        rehome = config_reload._rehome
+        said: list[Any] = []
+
+        def meanwhile(*args: Any, **kwargs: Any) -> Any:  # after the checks, before the switch
+            monkeypatch.setattr(config_reload, "_rehome", rehome)
+            said.append(b.host_book(MID, 4, "2026-12-05T19:00", "Bo", ""))
+            return rehome(*args, **kwargs)
+
+        monkeypatch.setattr(config_reload, "_rehome", meanwhile)
+        outcome = Reloader([path], a).reload()
+        assert said[0].body["unit"] == "T5", said[0].body
+        assert [p.split(": ", 2)[2].split(",")[0] for p in outcome.problems] == [
+            f"T5 is removed but booking {said[0].body['reservation_id']} (Bo"
+        ], outcome.problems
+        assert "T5" in kept_floor(first, MID)[1]
+        assert a.books[MID].restaurant.floor.table("T5") is not None
+        assert units(a) == units(b)
+        assert units(a)["Bo"] == ("T5", None)
+        assert a.attention_now(MID) == b.attention_now(MID) == []
+        assert "T5" in a.books[MID].stand(saturday).floor.table_rank
+    finally:
+        first.close()
+        second.close()
