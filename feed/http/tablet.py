@@ -38,6 +38,9 @@ HEARTBEAT_SECONDS = 15.0  # a comment line keeps proxies and the page's watchdog
 # Set when the server is asked to stop: open streams end, so a graceful shutdown does not
 # wait for tablets that would otherwise keep their stream open for ever.
 STOPPING = threading.Event()
+# The floor's header saying where another day's bookings stand (its log length and the
+# configuration's generation): what the stream's `bookings` event follows, for polling.
+BOOKINGS_MARK = "Bookings-Mark"
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -138,16 +141,31 @@ def register(app: FastAPI, receiver: Receiver) -> None:
         ]
 
     @app.get(f"{prefix}/floor", tags=["host"], responses=FLOOR_RESPONSES)
-    async def floor(merchant_id: Id, authorization: Auth = None) -> Response:
+    async def floor(
+        merchant_id: Id,
+        day: Annotated[date | None, Query()] = None,
+        authorization: Auth = None,
+    ) -> Response:
         """The floor as the host's tablet draws it, in one document: tables with who sits
         there (name, size, minutes seated, turn left, overstay) or whose hold, joined
         tables, the waitlist with quotes and next-up units, the day's reservations (each
         with `attention`: why a reload found it no longer fits the rules, or null) and the
-        open spots of the slots to come. Reading it writes nothing."""
+        open spots of the slots to come. With `day` (another day whose reservations the
+        tablet lists), the header `Bookings-Mark` changes whenever that day's bookings may
+        have changed, as the event stream's `bookings` says: the tablet polling while its
+        stream is down reads that day's list again only then. Reading it writes nothing."""
         if not tablet.authorized(merchant_id, bearer(authorization)):
             return send(problem(replies.UNAUTHORIZED, "missing or wrong bearer token"))
+        headers = {"Cache-Control": "no-store"}
+        if day is not None:
+            try:
+                check_day(day)
+            except ValueError as exc:
+                return send(problem(replies.INVALID_REQUEST, f"day: {exc}"))
+            length, generation = tablet.listed_key(merchant_id, day)
+            headers[BOOKINGS_MARK] = f"{day.isoformat()}/{length}/{generation}"
         reply = tablet.floor(merchant_id, receiver.clock())
-        return send(reply, headers={"Cache-Control": "no-store"})
+        return send(reply, headers=headers)
 
     @app.get(f"{prefix}/slots", tags=["host"], responses=FLOOR_RESPONSES)
     async def slots(

@@ -1363,6 +1363,49 @@ def test_another_days_list_follows_bookings_and_cancellations_made_elsewhere(
     assert tablet.errors() == []
 
 
+def test_another_days_list_follows_changes_made_elsewhere_while_the_stream_is_down(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The event stream is cut (a proxy on the restaurant's network drops it): the page
+    polls the floor, and Tuesday's list, picked for a guest on the phone, follows a booking
+    and a cancellation made on another tablet all the same. Cheaply: the floor polled says
+    where Tuesday's bookings stand, and the list is read again only when they changed,
+    not at every poll."""
+
+    def tuesday(hhmm: str, name: str) -> str:
+        body = {"party_size": 2, "start": f"2026-12-08T{hhmm}", "name": name}
+        return str(api(server, "POST", "/reservations", body)["reservation_id"])
+
+    bo = tuesday("19:30", "Bo")
+    tablet = browser(server.base)
+    tablet.driver.execute_cdp_cmd("Network.enable", {})
+    tablet.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/events*"]})
+    tablet.driver.refresh()
+    tablet.wait(lambda: tablet.el("#floor [data-table]"), message="the floor drawn")
+    tablet.wait(lambda: tablet.text("#live") != "live", message="the stream down")
+    _list_day(tablet, "2026-12-08")
+    tablet.wait(lambda: _row(tablet, bo) == ("booked", ["Change…", "Cancel"]), message="Bo")
+    cy = tuesday("21:00", "Cy")  # another tablet
+    tablet.wait(lambda: _row(tablet, cy) is not None, message="Cy booked elsewhere")
+    api(server, "POST", f"/reservations/{bo}/cancel")
+    tablet.wait(lambda: _row(tablet, bo) == ("cancelled", []), message="Bo cancelled elsewhere")
+    tablet.js(
+        """window.reads = {floor: 0, list: 0};
+           const send = window.fetch;
+           window.fetch = (url, init) => {
+             if (/[/]floor/.test(url)) window.reads.floor++;
+             if (/[/]reservations[?]date=/.test(url)) window.reads.list++;
+             return send(url, init);
+           };"""
+    )
+    tablet.wait(lambda: tablet.js("return window.reads.floor") >= 4, message="four polls")
+    assert tablet.js("return window.reads.list") == 0  # nothing changed on Tuesday meanwhile
+    di = _book(server, 2, "19:00", "Di")  # today's list, polled as ever
+    _list_day(tablet, "2026-12-04")
+    tablet.wait(lambda: _row(tablet, di) is not None, message="today's Di")
+    assert tablet.errors() == []
+
+
 def test_the_phone_booking_says_the_day_it_books_on_when_not_today(
     server: ServerProcess, browser: Open
 ) -> None:

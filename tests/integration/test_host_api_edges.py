@@ -253,3 +253,44 @@ def test_a_stream_asked_for_a_day_that_is_no_date_is_refused(
     params = {"token": HOST_TOKENS[MARLOWES], "day": day}
     reply = requests.get(f"{server.base}{HOST}/events", params=params, timeout=TIMEOUT)
     assert_error(reply, 422, "invalid request")
+
+
+def test_the_floor_asked_for_another_day_marks_where_its_bookings_stand(
+    fresh: ServerProcess,
+) -> None:
+    """A tablet polling while its stream is down (a proxy that cuts it) and listing Tuesday
+    asks the floor with day=: its Bookings-Mark moves when Tuesday's bookings do, as the
+    stream's `bookings` event does, and only then, so Tuesday's list is read again only
+    when it changed."""
+
+    def mark() -> str:
+        reply = requests.get(
+            f"{fresh.base}{HOST}/floor", params={"day": "2026-12-08"}, headers=AUTH,
+            timeout=TIMEOUT,
+        )  # fmt: skip
+        assert reply.status_code == 200, reply.text
+        return str(reply.headers["Bookings-Mark"])
+
+    first = mark()
+    assert first.startswith("2026-12-08/")
+    today = requests.get(f"{fresh.base}{HOST}/floor", headers=AUTH, timeout=TIMEOUT)
+    assert "Bookings-Mark" not in today.headers
+    assert post(fresh, "/walk-ins", {"size": 2}).status_code == 200  # today's, not Tuesday's
+    assert mark() == first
+    tuesday = {"party_size": 2, "start": "2026-12-08T19:00", "name": "Bo"}
+    booked = post(fresh, "/reservations", tuesday)
+    assert booked.status_code == 200, booked.text
+    second = mark()
+    assert second != first
+    assert post(fresh, f"/reservations/{booked.json()['reservation_id']}/cancel").status_code == 200
+    assert mark() not in (first, second)
+
+
+@pytest.mark.parametrize("day", ["1200-01-01", "Tuesday", ""])
+def test_a_floor_asked_for_a_day_that_is_no_date_is_refused(
+    server: ServerProcess, day: str
+) -> None:
+    reply = requests.get(
+        f"{server.base}{HOST}/floor", params={"day": day}, headers=AUTH, timeout=TIMEOUT
+    )
+    assert_error(reply, 422, "invalid request")

@@ -50,10 +50,12 @@
   function save(v) { localStorage.setItem(STORE, JSON.stringify(v)); }
 
   // -- requests -----------------------------------------------------------------------
+  // `mark`: with another day listed, where that day's bookings stand (Bookings-Mark).
   async function getFloor() {
-    const r = await fetch(api("/floor"), { headers: { Authorization: `Bearer ${st.token}` } });
+    const day = listed.day ? `?day=${encodeURIComponent(listed.day)}` : "";
+    const r = await fetch(api(`/floor${day}`), { headers: { Authorization: `Bearer ${st.token}` } });
     const body = await r.json().catch(() => ({}));
-    return { status: r.status, body };
+    return { status: r.status, body, mark: r.headers.get("Bookings-Mark") };
   }
 
   // One tap: one key, reused when the request is retried after a lost connection.
@@ -175,8 +177,16 @@
   async function refresh() {
     if (!st.token) return;
     try {
-      const { status, body } = await getFloor();
+      const { status, body, mark } = await getFloor();
       if (status === 200) draw(body);
+      // Polling while the stream is down: another day listed is read again when its
+      // bookings changed (the stream's `bookings`), not at every poll. The first mark seen
+      // for the day reads it too: a change between the list's read and the mark's is not
+      // lost, as the stream also sends `bookings` once when it opens.
+      if (st.poll && mark && listed.day && mark.startsWith(`${listed.day}/`) && mark !== listed.mark) {
+        listed.mark = mark;
+        readListed(listed.day);
+      }
       else if (status === 401) signOut("The host token was refused: sign in again.");
       else if (body.error) say(body.error.message, "bad");
     } catch { setLive(false, "offline"); }
@@ -352,10 +362,11 @@
   // `host reservations --date` lists them (GET /reservations?date=), read when the day is
   // picked, after each tap and whenever the live stream says that day's bookings changed
   // (another tablet, a partner): the guest phoning about Saturday is served here too.
-  const listed = { day: null, rows: [], asked: 0 };
+  const listed = { day: null, rows: [], asked: 0, mark: null };
   async function listDay() {
     const day = $("res-day").value;
     const was = listed.day;
+    listed.mark = null;  // the day picked is read now; its first mark seen reads it again
     if (!day || day === st.floor?.day) {
       listed.day = null; listed.rows = []; listed.asked++;  // a read under way is dropped
       if (st.floor) keepFocus(() => drawReservations(st.floor));
@@ -373,7 +384,7 @@
     try {
       r = await fetch(api(`/reservations?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
       data = await r.json().catch(() => ({}));
-    } catch { setLive(false, "offline"); return; }  // the list stays as it was
+    } catch { setLive(false, "offline"); listed.mark = null; return; }  // the list stays as it was; read again at the next poll
     if (asked !== listed.asked || $("res-day").value !== day) return;  // another read, or day, since
     if (r.status === 401) { signOut("The host token was refused: sign in again."); return; }
     if (!r.ok) { say(data.error?.message || `Something went wrong (${r.status})`, "bad"); return; }
