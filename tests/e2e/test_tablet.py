@@ -1822,6 +1822,78 @@ def test_the_time_chosen_reads_whole_in_the_closed_select(
     assert tablet.errors() == []
 
 
+@pytest.mark.parametrize("width", [390, 360], ids=["phone", "narrow-phone"])
+def test_the_phone_booking_reads_whole_on_a_phone(
+    tmp_path: Path, browser: Open, width: int
+) -> None:
+    """On a phone 390 or 360 px wide, with a long restaurant name: the bar's name, clock,
+    live sign and Sign out stay on screen side by side; the Time, closed, reads the longest
+    option the form makes whole ("00:30 (12 open, over pacing)": a closed select cannot
+    wrap); and the heading's day ("Phone booking on 2026-12-08") is never split at its
+    hyphens across two lines."""
+    config = tmp_path / "harbour.toml"
+    config.write_text(
+        (SAMPLES / "harbour.toml")
+        .read_text(encoding="utf-8")
+        .replace('name = "The Harbour Room"', 'name = "The Harbour Room & Oyster Bar, Dublin"'),
+        encoding="utf-8",
+    )
+    settings = tmp_path / "server.toml"
+    settings.write_text(
+        SETTINGS.read_text(encoding="utf-8")
+        + f'\n[[hosts]]\nmerchant_id = "{HARBOUR}"\ntoken = "{HARBOUR_TOKEN}"\n',
+        encoding="utf-8",
+    )
+    server = start_server(tmp_path / "harbour.db", NOW, settings=settings, configs=(config,))
+    try:
+        tablet = browser(server.base, width, 780, merchant=HARBOUR, token=HARBOUR_TOKEN)
+        assert tablet.text("#title") == "The Harbour Room & Oyster Bar, Dublin"
+        tablet.js(
+            "const d = document.querySelector('#book-form [name=day]');"
+            " d.value = '2026-12-08'; d.dispatchEvent(new Event('change'));"
+        )
+        tablet.wait(lambda: tablet.text("#book-h") == "Phone booking on 2026-12-08")
+        tablet.js("document.getElementById('book-h').scrollIntoView({block: 'start'})")
+        found = tablet.js(
+            """const vw = document.documentElement.clientWidth;
+               const bar = ['title', 'clock', 'live', 'signout'].map(id =>
+                 document.getElementById(id).getBoundingClientRect());
+               const apart = bar.every((a, i) => bar.every((b, j) => i === j ||
+                 a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top));
+               const s = document.querySelector('#book-form select[name=start]');
+               const copy = s.cloneNode(false);
+               copy.append(new Option('00:30 (12 open, over pacing)', 'x'));
+               Object.assign(copy.style, {width: 'auto', position: 'absolute',
+                                          visibility: 'hidden', left: '0', top: '0'});
+               s.parentNode.append(copy);
+               const need = copy.getBoundingClientRect().width;
+               copy.remove();
+               const walk = document.createTreeWalker(document.getElementById('book-h'),
+                                                      NodeFilter.SHOW_TEXT);
+               let lines = 0;
+               while (walk.nextNode()) {
+                 const at = walk.currentNode.data.indexOf('2026-12-08');
+                 if (at < 0) continue;
+                 const range = document.createRange();
+                 range.setStart(walk.currentNode, at);
+                 range.setEnd(walk.currentNode, at + 10);
+                 lines = new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
+               }
+               return [document.documentElement.scrollWidth <= vw,
+                       bar.every(r => r.left >= 0 && r.right <= vw), apart,
+                       need, s.getBoundingClientRect().width, lines]"""
+        )
+        fits, on_screen, apart, need, has, lines = found
+        tablet.el("#book-form").screenshot(str(tablet.artefacts / f"book-form-{width}.png"))
+        tablet.shot(f"long-name-{width}")
+        assert fits and on_screen and apart, found
+        assert need <= has, (need, has)
+        assert lines == 1, "the day is split across lines"
+        assert tablet.errors() == []
+    finally:
+        server.stop()
+
+
 # -- acting once ----------------------------------------------------------------------------
 
 

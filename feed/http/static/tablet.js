@@ -43,6 +43,13 @@
     : !p.party_id || madeUp.test(p.party_id) ? "Walk-in" : p.party_id);
   const party = (p) => `${who(p)}${p.size ? `, party of ${p.size}` : ""}`;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  // Text with a date in it ("Phone booking on 2026-12-08"): the date is kept on one line, as
+  // a narrow screen broke it at its hyphen ("2026-" / "12-08"), which reads as two things.
+  function setText(el, text) {
+    if (el.textContent === text) return;
+    el.replaceChildren(...text.split(/(\d{4}-\d{2}-\d{2})/)
+      .map((part, i) => (i % 2 ? h("span", { class: "nobr" }, part) : part)).filter(Boolean));
+  }
 
   function saved() {
     try { return JSON.parse(localStorage.getItem(STORE)) || {}; } catch { return {}; }
@@ -158,7 +165,7 @@
   // The message floats at the bottom of the screen (the host may be anywhere on the
   // page); the page gets its height as room below, so no control stays under it.
   function say(text, kind) {
-    $("banner-text").textContent = text;
+    setText($("banner-text"), text);
     $("banner").className = `banner ${kind || ""}`;
     $("banner").hidden = false;
     $("stand").style.paddingBottom = `${$("banner").offsetHeight + 24}px`;
@@ -402,7 +409,7 @@
     const today = !listed.day;
     const pick = $("res-day");  // shows the day listed (today's moves on at midnight)
     if (today && pick.value !== floor.day && document.activeElement !== pick) pick.value = floor.day;
-    $("res-h").textContent = today ? "Reservations today" : `Reservations on ${listed.day}`;
+    setText($("res-h"), today ? "Reservations today" : `Reservations on ${listed.day}`);
     const all = today ? floor.reservations : listed.rows;
     const shown = all.filter((r) => matches(r, query));
     const items = shown.map((r) => {
@@ -505,7 +512,7 @@
     // A new booking's heading names the day it books on when not today: the Time's
     // options say no date, and the form stays on a day picked (for that guest's next
     // call) until the host picks today again, while most calls are about tonight.
-    if (!st.changing) $("book-h").textContent = other.day ? `Phone booking on ${other.day}` : "Phone booking";
+    if (!st.changing) setText($("book-h"), other.day ? `Phone booking on ${other.day}` : "Phone booking");
   }
   // The start of the booking being changed: its own local date and time (after midnight,
   // a late service's booking is on the next calendar day).
@@ -543,8 +550,8 @@
   // the party being moved (its own tables are not taken).
   function choose(title, note, options, still, self) {
     const d = $("chooser");
-    $("chooser-h").textContent = title;
-    $("chooser-note").textContent = note || "";
+    setText($("chooser-h"), title);
+    setText($("chooser-note"), note || "");
     $("chooser-options").replaceChildren(...options.map((o) => h("button", {
       type: "button", class: o.cls || "", "data-unit": o.value, "data-label": o.label,
       "data-table-option": o.table ? "" : null,
@@ -558,7 +565,7 @@
     if (!c || !$("chooser").open) return;
     const why = c.still ? c.still() : null;
     if (why) {
-      $("chooser-note").textContent = why;
+      setText($("chooser-note"), why);
       $("chooser-options").replaceChildren();
       st.chooser = null;
       return;
@@ -762,7 +769,7 @@
       form.start.value = st.chosen;
     }
     for (const k of HELD) { form[k].value = r[k] || ""; form[k].disabled = true; }
-    $("book-h").textContent = changeHeading(r);
+    setText($("book-h"), changeHeading(r));
     form.querySelector("button[type=submit]").textContent = "Change booking";
     $("book-keep").hidden = false;
     form.scrollIntoView({ block: "center" });
@@ -792,7 +799,7 @@
       const short = now?.moved_to ? `moved to ${now.moved_to} meanwhile` : BECAME[status] || "no longer booked";
       if (st.gone === short) return false;
       st.gone = short;
-      $("book-h").textContent = changeHeading(r, short);
+      setText($("book-h"), changeHeading(r, short));
       // A booking moved to another day is still a booking (Change booking changes it
       // there); any other is nothing left to change.
       const why = now?.moved_to ? `was moved to ${now.moved_to} meanwhile (on another tablet or online)`
@@ -812,7 +819,7 @@
       const size = now.size ? `party of ${now.size} ` : "";
       say(`The booking of ${who(now)} was changed meanwhile (on another tablet or online): now ${size}at ${now.time}${onDay(st.changing)}.`, "");
     }
-    $("book-h").textContent = changeHeading(st.changing);
+    setText($("book-h"), changeHeading(st.changing));
     return moved;
   }
   // The booking being changed is gone (cancelled, seated or a no-show meanwhile): the form
@@ -821,7 +828,7 @@
     const form = $("book-form");
     st.changing = null; st.gone = null;
     for (const k of HELD) form[k].disabled = false;
-    $("book-h").textContent = "Phone booking";
+    setText($("book-h"), "Phone booking");
     form.querySelector("button[type=submit]").textContent = "Book";
     $("book-keep").hidden = true;
     chooseTime(form.start.value, formDay());
@@ -833,7 +840,7 @@
     chooseTime(null);
     for (const k of HELD) { form[k].value = ""; form[k].disabled = false; }
     form.size.value = form.size.defaultValue;  // the booking's size was its own
-    $("book-h").textContent = "Phone booking";
+    setText($("book-h"), "Phone booking");
     form.querySelector("button[type=submit]").textContent = "Book";
     $("book-keep").hidden = true;
     fillSlots();  // the booking's own time is no longer held for it
