@@ -434,6 +434,32 @@ def test_a_check_in_at_a_busy_table_says_so_and_offers_the_free_tables(
     tablet.wait(lambda: "Cy, party of 4" in tablet.table("T5"))
 
 
+def test_a_check_in_with_no_free_table_big_enough_says_so_in_its_menu(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Cy (4) is at the door, Wu sits at Cy's T1 and the only table free is Lou's 2-top:
+    the menu says no free table seats Cy's party and what the host can do, not "green ones
+    fit the party" above a list with no green table in it."""
+    cy = _book(server, 4, "18:15", "Cy")  # T1
+    _book(server, 2, "18:15", "Lou")  # T2
+    for size, pid in ((2, "al"), (2, "bea"), (4, "cam"), (6, "dee")):  # T4, T5, T6, T3
+        api(server, "POST", "/walk-ins", {"size": size, "party_id": pid, "name": pid.title()})
+    api(server, "POST", "/walk-ins", {"size": 2, "party_id": "W", "name": "Wu"})
+    api(server, "POST", "/parties/W/seat", {"unit": "T1"})
+    tablet = browser(server.base)
+    said = tablet.banner_after(lambda: tablet.tap_row(f'[data-reservation="{cy}"]', "Check in"))
+    assert "T1 is still taken" in said, said
+    tablet.wait(lambda: tablet.el("#chooser").is_displayed(), message="the menu")
+    menu = _chooser(tablet)
+    assert menu is not None and [label.split(" ")[0] for label, _ in menu[1]] == ["T2"], menu
+    assert menu[0] == (
+        "No free table seats a party of 4 now: choose a smaller one anyway,"
+        " or Close and seat them when one frees."
+    )
+    tablet.shot("check-in-nothing-fits")
+    assert tablet.errors() == []
+
+
 def test_moving_a_party_onto_a_table_held_for_guests_asks_first(
     server: ServerProcess, browser: Open
 ) -> None:

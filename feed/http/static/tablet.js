@@ -622,11 +622,17 @@
         cls: size && u.seats >= size && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
         label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}${dueNext(u, p)}`,
         table: true,
+        seats: u.seats,
         run: () => (kind === "move" ? move(p, u.id, u) : seat(p, id, u.id, u)),
       }));
     const verb = kind === "move" ? "Move" : "Seat";
     const none = walkIn && size ? `No free table seats a party of ${size} now.` : "No table is free.";
-    choose(`${verb} ${party(p)}`, opts.length ? "Choose a table (green ones fit the party)." : none, opts,
+    // None offered seats the party (a booking's guests, a party moved): said, not "green
+    // ones fit", which sent the host looking for a green table that is not there.
+    const fits = !size || opts.some((o) => o.seats >= size);
+    const note = !opts.length ? none : fits ? "Choose a table (green ones fit the party)."
+      : `No free table seats a party of ${size} now: choose a smaller one anyway, or Close and seat them when one frees.`;
+    choose(`${verb} ${party(p)}`, note, opts,
       () => partyGone(p, kind), kind === "move" ? p.party_id : null);
   }
   function tableMenu(t) {
