@@ -823,6 +823,40 @@ def test_a_booking_past_its_time_and_not_yet_here_says_how_late_it_is(
         assert tablet.errors() == []
 
 
+def test_a_party_the_clock_seats_at_a_no_shows_table_is_announced(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Lou (18:15) never comes: at 18:30 her hold ends with nobody's tap, and the waitlist's
+    pass gives her T2 to Gus, who is still at the bar. The host is told whom to fetch and
+    why, as after a Free; the floor alone drew Gus seated without a word."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    with running_server(db, NOW - timedelta(hours=1)) as earlier:
+        lou = _book(earlier, 2, "18:15", "Lou")  # T2
+    server = start_server(db, NOW, port=port)
+    try:
+        for size, pid in ((4, "al"), (2, "bea"), (4, "cam"), (6, "dee"), (4, "ed")):
+            api(server, "POST", "/walk-ins", {"size": size, "party_id": pid, "name": pid.title()})
+        api(server, "POST", "/walk-ins", {"size": 2, "party_id": "gus", "name": "Gus"})
+        tablet = browser(server.base)
+        tablet.wait(lambda: "Gus" in tablet.text("#queue"), message="Gus waiting")
+        server.stop()
+        server = start_server(db, NOW + timedelta(minutes=31), port=port)
+        tablet.wait(lambda: "Gus, party of 2" in tablet.table("T2"), message="Gus at T2")
+        said = tablet.wait(
+            lambda: tablet.js(
+                "const b = document.getElementById('banner');"
+                " return b.hidden ? null : document.getElementById('banner-text').textContent"
+            ),
+            message="the banner",
+        )
+        assert said == "Seat now: Gus, party of 2 at T2 — Lou, party of 2 (18:15) did not come"
+        assert _row(tablet, lou) == ("no-show", [])
+        tablet.shot("seated-by-the-clock")
+        assert tablet.errors() == []
+    finally:
+        server.stop()
+
+
 def test_a_booking_is_changed_from_its_row_under_the_same_id(
     server: ServerProcess, browser: Open
 ) -> None:

@@ -239,6 +239,7 @@
     if (key) document.querySelector(`[data-focus="${CSS.escape(key)}"]`)?.focus();
   }
   function draw(floor) {
+    const before = st.floor;
     st.floor = floor;
     $("title").textContent = floor.name;
     $("clock").textContent = floor.clock;
@@ -251,6 +252,24 @@
     follow();
     fillSlots();
     recheckChooser();
+    seatedByTheClock(before, floor);
+  }
+  // The clock seats parties with nobody's tap: a booking past its hold becomes a no-show
+  // and the waitlist's pass gives its table to the next party, or a wait reaches its limit.
+  // The host is told whom to fetch, as after a Free (the floor drew Gus seated while Gus
+  // still stood at the bar). Known by the day's log not having grown (no tap anywhere: the
+  // floor reads what time changes before the sweep writes it) or by a no-show of this
+  // update whose table the party now has (the sweep wrote it first).
+  function seatedByTheClock(before, floor) {
+    if (!before || before.day !== floor.day) return;
+    const was = new Map(before.reservations.map((r) => [r.reservation_id, r.status]));
+    const gone = floor.reservations.filter((r) => r.status === "no-show" && was.get(r.reservation_id) === "booked");
+    const freed = new Set(gone.flatMap((r) => (r.unit || "").split("+")));
+    const seated = before.queue.map((p) => ({ p, o: floor.tables.find((t) => t.occupant?.party_id === p.party_id)?.occupant }))
+      .filter(({ o }) => o && (floor.version === before.version || o.unit.split("+").some((id) => freed.has(id))));
+    if (!seated.length) return;
+    const why = gone.length ? ` — ${gone.map((r) => `${party(r)} (${r.time})`).join(" and ")} did not come` : "";
+    say(`Seat now: ${seated.map(({ p, o }) => `${party(p)} at ${o.unit}`).join("; ")}${why}`, "seat");
   }
 
   function tableText(t, unit) {
