@@ -1889,8 +1889,8 @@ def test_the_phone_booking_reads_whole_on_a_phone(
     """On a phone 390 or 360 px wide, with a long restaurant name: the bar's name, clock,
     live sign and Sign out stay on screen side by side; the Time, closed, reads the longest
     option the form makes whole ("00:30 (12 open, over pacing)": a closed select cannot
-    wrap); and the heading's day ("Phone booking on 2026-12-08") is never split at its
-    hyphens across two lines."""
+    wrap); the heading's day ("Phone booking on 2026-12-08") is never split at its
+    hyphens across two lines; and each table's seats read on one line."""
     config = tmp_path / "harbour.toml"
     config.write_text(
         (SAMPLES / "harbour.toml")
@@ -1943,6 +1943,17 @@ def test_the_phone_booking_reads_whole_on_a_phone(
                        bar.every(r => r.left >= 0 && r.right <= vw), apart,
                        need, s.getBoundingClientRect().width, lines]"""
         )
+        # Each table's seats read on one line, its number first ("6 ●●●●●●"): a narrow card
+        # wrapped the dots of a 6-top into a row of 4 and a row of 2.
+        seats = tablet.js(
+            """return [...document.querySelectorAll('#floor .seats')].map(e => {
+                 const range = document.createRange();
+                 range.selectNodeContents(e);
+                 const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+                 return [e.textContent, tops.size];
+               })"""
+        )
+        assert all(n == 1 and text.split(" ")[0].isdigit() for text, n in seats), seats
         fits, on_screen, apart, need, has, lines = found
         tablet.el("#book-form").screenshot(str(tablet.artefacts / f"book-form-{width}.png"))
         tablet.shot(f"long-name-{width}")

@@ -276,7 +276,9 @@
     const seats = unit ? unit.seats : t.seats;
     const kids = [
       h("span", { class: "tid" }, unit ? unit.id : t.id),
-      h("span", { class: "seats", "aria-label": `${seats} seats` }, "●".repeat(Math.min(seats, 20)) + ` ${seats}`),
+      // The number first, on one line with its dots: a narrow card wrapped a 6-top's dots
+      // into a row of 4 and a row of 2 beside the 6; now the dots that do not fit are cut.
+      h("span", { class: "seats", "aria-label": `${seats} seats` }, `${seats} ` + "●".repeat(Math.min(seats, 20))),
     ];
     const o = t.occupant;
     if (o) {
