@@ -2138,3 +2138,32 @@ def test_signing_out_forgets_the_token(server: ServerProcess, browser: Open) -> 
     tablet.el("#signin-form button[type=submit]").click()
     tablet.wait(lambda: "not right" in tablet.el("#signin-error").text)
     tablet.shot("sign-in-refused")
+
+
+def test_a_host_token_revoked_during_service_signs_the_tablet_out_saying_what_to_do(
+    tmp_path: Path, browser: Open
+) -> None:
+    """The manager changes the host token and restarts the server: the tablet signs out
+    saying the token was refused and that the current one is needed, and its clock no
+    longer shows a time that has stopped."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    server = start_server(db, NOW, port=port)
+    try:
+        tablet = browser(server.base, 390, 844)
+        assert tablet.clock() == "18:00"
+        server.stop()
+        settings = tmp_path / "server.toml"
+        settings.write_text(
+            SETTINGS.read_text(encoding="utf-8").replace(TOKEN, "a-new-host-token-for-marlowes"),
+            encoding="utf-8",
+        )
+        server = start_server(db, NOW + timedelta(minutes=5), port=port, settings=settings)
+        tablet.wait(lambda: tablet.el("#signin").is_displayed(), message="signed out")
+        assert tablet.text("#signin-error") == (
+            "The host token was refused (changed or revoked): sign in with the current host token."
+        )
+        assert tablet.clock() == ""
+        assert tablet.text("#live") == "signed out"
+        tablet.shot("token-revoked")
+    finally:
+        server.stop()

@@ -43,6 +43,9 @@
     : !p.party_id || madeUp.test(p.party_id) ? "Walk-in" : p.party_id);
   const party = (p) => `${who(p)}${p.size ? `, party of ${p.size}` : ""}`;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  // A host token refused in the middle of service was changed or revoked: the one saved on
+  // the tablet is forgotten, and signing in again needs the current one.
+  const REFUSED = "The host token was refused (changed or revoked): sign in with the current host token.";
   // Text with a date in it ("Phone booking on 2026-12-08"): the date is kept on one line, as
   // a narrow screen broke it at its hyphen ("2026-" / "12-08"), which reads as two things.
   function setText(el, text) {
@@ -156,7 +159,7 @@
           ` from ${ctx.at ? minutesBefore(ctx.at, 15) : "15 minutes before"}.` +
           " Tap Arrived to note they are here, or Seat… them at a free table now.";
       case "party exists": return `${name} is already on the list`;
-      case "unauthorized": signOut("The host token was refused: sign in again."); return "Signed out";
+      case "unauthorized": signOut(REFUSED); return "Signed out";
       default: return err.message || `Something went wrong (${res.status})`;
     }
   }
@@ -194,7 +197,7 @@
         listed.mark = mark;
         readListed(listed.day);
       }
-      else if (status === 401) signOut("The host token was refused: sign in again.");
+      else if (status === 401) signOut(REFUSED);
       else if (body.error) say(body.error.message, "bad");
     } catch { setLive(false, "offline"); }
   }
@@ -414,7 +417,7 @@
       data = await r.json().catch(() => ({}));
     } catch { setLive(false, "offline"); listed.mark = null; return; }  // the list stays as it was; read again at the next poll
     if (asked !== listed.asked || $("res-day").value !== day) return;  // another read, or day, since
-    if (r.status === 401) { signOut("The host token was refused: sign in again."); return; }
+    if (r.status === 401) { signOut(REFUSED); return; }
     if (!r.ok) { say(data.error?.message || `Something went wrong (${r.status})`, "bad"); return; }
     listed.day = day;
     // As the floor document has them; `day`: the service day (a late service's 00:15
@@ -952,6 +955,7 @@
     $("signin").hidden = false;
     $("signin-error").textContent = message || "";
     setLive(false, "signed out");
+    $("clock").textContent = "";  // no floor read: a time left there stops, as if it were now
     const select = $("merchant");
     const fixed = pathMerchant();
     try {
@@ -966,7 +970,7 @@
   async function signIn(merchant, token) {
     st.merchant = merchant; st.token = token;
     const { status, body } = await getFloor();
-    if (status === 401) { st.token = null; return "That host token is not right for this restaurant."; }
+    if (status === 401) { st.token = null; return "That host token is not right for this restaurant: check it and try again."; }
     const all = saved();
     save({ merchant, tokens: { ...(all.tokens || {}), [merchant]: token } });
     $("signin").hidden = true;
