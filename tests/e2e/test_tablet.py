@@ -2140,6 +2140,48 @@ def test_signing_out_forgets_the_token(server: ServerProcess, browser: Open) -> 
     tablet.shot("sign-in-refused")
 
 
+UNREACHABLE = "The tablet cannot reach the server: check its Wi-Fi, then tap Sign in again."
+
+
+def test_signing_in_while_the_server_cannot_be_reached_says_so_and_works_once_it_can(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Sign in tapped while the server restarts says the tablet cannot reach it (the tap
+    said nothing at all); tapped again once it is back, the floor is there. A tablet
+    reloaded while the server does not answer shows the sign-in saying so, its saved token
+    ready for one tap (it stayed a blank page)."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    server = start_server(db, NOW, port=port)
+    try:
+        tablet = browser(server.base, 390, 844)
+        tablet.el("#signout").click()
+        _confirm(tablet, accept=True)
+        tablet.wait(lambda: tablet.el("#signin").is_displayed(), message="signed out")
+        server.stop()
+        tablet.el("#token").send_keys(TOKEN)
+        tablet.el("#signin-form button[type=submit]").click()
+        tablet.wait(lambda: tablet.text("#signin-error") == UNREACHABLE, message="unreachable")
+        tablet.shot("sign-in-unreachable")
+        server = start_server(db, NOW, port=port)
+        tablet.el("#signin-form button[type=submit]").click()
+        tablet.wait(lambda: tablet.el("#floor [data-table]"), message="the floor drawn")
+
+        # Reloaded, the page comes but the floor does not (the server stops meanwhile).
+        tablet.driver.execute_cdp_cmd("Network.enable", {})
+        tablet.driver.execute_cdp_cmd(
+            "Network.setBlockedURLs", {"urls": ["*/floor*", "*/tablet/restaurants*"]}
+        )
+        tablet.driver.refresh()
+        tablet.wait(lambda: tablet.text("#signin-error") == UNREACHABLE, message="said on load")
+        assert tablet.text("#live") == "offline"
+        tablet.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        tablet.el("#signin-form button[type=submit]").click()  # the saved token, one tap
+        tablet.wait(lambda: tablet.el("#floor [data-table]"), message="the floor drawn again")
+        assert [e for e in tablet.errors() if "ERR_BLOCKED" not in e] == []
+    finally:
+        server.stop()
+
+
 def test_a_host_token_revoked_during_service_signs_the_tablet_out_saying_what_to_do(
     tmp_path: Path, browser: Open
 ) -> None:

@@ -46,6 +46,7 @@
   // A host token refused in the middle of service was changed or revoked: the one saved on
   // the tablet is forgotten, and signing in again needs the current one.
   const REFUSED = "The host token was refused (changed or revoked): sign in with the current host token.";
+  const UNREACHABLE = "The tablet cannot reach the server: check its Wi-Fi, then tap Sign in again.";
   // Text with a date in it ("Phone booking on 2026-12-08"): the date is kept on one line, as
   // a narrow screen broke it at its hyphen ("2026-" / "12-08"), which reads as two things.
   function setText(el, text) {
@@ -954,22 +955,35 @@
     $("signout").hidden = true;
     $("signin").hidden = false;
     $("signin-error").textContent = message || "";
-    setLive(false, "signed out");
+    setLive(false, message === UNREACHABLE ? "offline" : "signed out");
     $("clock").textContent = "";  // no floor read: a time left there stops, as if it were now
     const select = $("merchant");
     const fixed = pathMerchant();
+    const keep = saved().merchant;
     try {
       const list = await (await fetch("/api/v1/tablet/restaurants")).json();
       select.replaceChildren(...list.filter((r) => !fixed || r.merchant_id === fixed)
         .map((r) => h("option", { value: r.merchant_id }, r.name)));
-    } catch { /* offline: the select stays as it was */ }
-    const keep = saved().merchant;
+    } catch {
+      // Offline: the select stays as it was, or (a page just loaded) holds the restaurant
+      // known here, so Sign in can be tapped again once the server answers.
+      const known = fixed || keep;
+      if (!select.options.length && known) select.replaceChildren(h("option", { value: known }, known));
+    }
     if (keep && !fixed) select.value = keep;
     $("token").focus();
   }
+  // "" once signed in, else what went wrong (the server not answering too: a tap on Sign
+  // in then said nothing at all, and a tablet reloaded meanwhile stayed blank).
   async function signIn(merchant, token) {
     st.merchant = merchant; st.token = token;
-    const { status, body } = await getFloor();
+    let status, body;
+    try {
+      ({ status, body } = await getFloor());
+    } catch {
+      st.token = null;
+      return UNREACHABLE;
+    }
     if (status === 401) { st.token = null; return "That host token is not right for this restaurant: check it and try again."; }
     const all = saved();
     save({ merchant, tokens: { ...(all.tokens || {}), [merchant]: token } });
@@ -1021,7 +1035,12 @@
     const merchant = pathMerchant() || all.merchant;
     const token = merchant && all.tokens ? all.tokens[merchant] : null;
     if (merchant && token) {
-      signIn(merchant, token).then((msg) => { if (msg) showSignIn(msg); });
+      signIn(merchant, token).then(async (msg) => {
+        if (!msg) return;
+        await showSignIn(msg);
+        // Not reached: the token saved here is still good, one tap on Sign in tries again.
+        if (msg === UNREACHABLE) $("token").value = token;
+      });
     } else {
       showSignIn("");
     }
