@@ -1499,6 +1499,39 @@ def test_the_phone_booking_says_the_day_it_books_on_when_not_today(
     assert tablet.errors() == []
 
 
+def test_a_day_whose_times_cannot_be_read_leaves_the_phone_booking_on_its_day(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The host picks Tuesday while the server cannot be reached: the Day goes back to
+    today, whose times the form still offers, and the banner says to pick it again. The
+    Day stayed on Tuesday above tonight's times, and Book then booked tonight."""
+    tablet = browser(server.base)
+    tablet.driver.execute_cdp_cmd("Network.enable", {})
+    tablet.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/slots*"]})
+    said = tablet.banner_after(
+        lambda: tablet.js(
+            "const d = document.querySelector('#book-form [name=day]');"
+            " d.value = '2026-12-08'; d.dispatchEvent(new Event('change'));"
+        )
+    )
+    assert said == (
+        "The tablet cannot reach the server: the times of 2026-12-08 were not read."
+        " Pick the day again."
+    )
+    form = tablet.js(
+        "const f = document.getElementById('book-form');"
+        " return [f.day.value, f.start.value, document.getElementById('book-h').textContent]"
+    )
+    assert form[0] == "2026-12-04" and form[1].startswith("2026-12-04T"), form
+    assert form[2] == "Phone booking"
+    tablet.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    tablet.js(
+        "const d = document.querySelector('#book-form [name=day]');"
+        " d.value = '2026-12-08'; d.dispatchEvent(new Event('change'));"
+    )
+    tablet.wait(lambda: tablet.chosen_time()[0].startswith("2026-12-08"), message="Tuesday")
+
+
 def test_guests_too_early_to_check_in_are_told_when_and_what_the_host_can_do(
     server: ServerProcess, browser: Open
 ) -> None:

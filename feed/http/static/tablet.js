@@ -491,8 +491,23 @@
     // Another day's time is the host's choice; back on the booking's own day, its own.
     st.touched.start = Boolean(st.changing) && (day || st.floor?.day) !== ownDay();
     if (!day || day === st.floor?.day) { other.day = null; chooseTime(own(st.floor?.day), st.floor?.day); fillSlots(); return; }
-    const r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
-    const data = r.ok ? await r.json() : { slots: [] };
+    // Not read (offline, refused): the Day goes back to the day whose times the form
+    // shows. It stayed on the day picked above tonight's times, and Book booked tonight.
+    let r, data;
+    try {
+      r = await fetch(api(`/slots?date=${encodeURIComponent(day)}`), { headers: { Authorization: `Bearer ${st.token}` } });
+      data = await r.json().catch(() => ({}));
+    } catch {
+      form.day.value = formDay();
+      say(`The tablet cannot reach the server: the times of ${day} were not read. Pick the day again.`, "bad");
+      return;
+    }
+    if (r.status === 401) { signOut(REFUSED); return; }
+    if (!r.ok) {
+      form.day.value = formDay();
+      say(data.error?.message || `Something went wrong (${r.status})`, "bad");
+      return;
+    }
     other.day = day; other.slots = data.slots || [];
     chooseTime(own(day), day);  // null: a time of another day
     fillSlots();
