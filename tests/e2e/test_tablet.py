@@ -2021,6 +2021,21 @@ def test_a_party_is_taken_off_the_waitlist_only_once_the_host_says_so(
     assert tablet.errors() == []
 
 
+def test_a_walk_in_added_as_the_connection_drops_is_said_once_added(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The walk-in is added, and the floor read for its quote does not come back (the
+    connection drops): its place is said all the same, so the host does not add the party
+    again after a tap that said nothing."""
+    for size, pid in ((4, "al"), (2, "bea"), (6, "cam"), (2, "dee"), (4, "ed"), (4, "flo")):
+        api(server, "POST", "/walk-ins", {"size": size, "party_id": pid, "name": pid.title()})
+    tablet = browser(server.base)
+    tablet.driver.execute_cdp_cmd("Network.enable", {})
+    tablet.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/floor*"]})
+    assert tablet.walk_in(2, "Gil") == "Gil, party of 2: waitlist, place 1"
+    assert [p["name"] for p in api(server, "GET", "/floor")["queue"]] == ["Gil"]
+
+
 def test_a_double_tap_acts_once(server: ServerProcess, browser: Open) -> None:
     tablet = browser(server.base)
     form = tablet.el("#walkin-form")

@@ -717,7 +717,9 @@
     form.name.value = ""; form.phone.value = ""; form.size.value = form.size.defaultValue;
     const result = String(res.data.result);
     if (result.startsWith("seated")) { say(`Seat ${label} at ${result.slice(7)}`, "seat"); return; }
-    const { body: floor } = await getFloor();
+    // Its quote, from the floor as it now is; not read (the connection dropped after the
+    // walk-in was added), the place alone is said: no word at all had the host add them twice.
+    const floor = await getFloor().then((f) => f.body, () => ({}));
     const me = (floor.queue || []).find((p) => p.party_id === body.party_id);
     const place = result.replace("queued ", "");
     say(`${label}: waitlist, place ${place}` + (me && me.quote !== null ? ` — quote ${me.quote} min` : ""), "");
