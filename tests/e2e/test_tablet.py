@@ -1442,7 +1442,6 @@ def test_another_days_list_follows_changes_made_elsewhere_while_the_stream_is_do
     tablet.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/events*"]})
     tablet.driver.refresh()
     tablet.wait(lambda: tablet.el("#floor [data-table]"), message="the floor drawn")
-    tablet.wait(lambda: tablet.text("#live") != "live", message="the stream down")
     _list_day(tablet, "2026-12-08")
     tablet.wait(lambda: _row(tablet, bo) == ("booked", ["Change…", "Cancel"]), message="Bo")
     cy = tuesday("21:00", "Cy")  # another tablet
@@ -1464,6 +1463,33 @@ def test_another_days_list_follows_changes_made_elsewhere_while_the_stream_is_do
     _list_day(tablet, "2026-12-04")
     tablet.wait(lambda: _row(tablet, di) is not None, message="today's Di")
     assert tablet.errors() == []
+
+
+def test_a_page_kept_current_by_polling_says_live_and_offline_when_the_server_is_down(
+    tmp_path: Path, browser: Open
+) -> None:
+    """The restaurant's network lets no event stream through: the page polls, is current
+    (a walk-in added elsewhere appears) and says live, not "reconnecting" all evening;
+    with the server down it says offline, and live again once it is back."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    server = start_server(db, NOW, port=port)
+    try:
+        tablet = browser(server.base)
+        tablet.driver.execute_cdp_cmd("Network.enable", {})
+        tablet.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/events*"]})
+        tablet.driver.refresh()
+        tablet.wait(lambda: tablet.el("#floor [data-table]"), message="the floor drawn")
+        api(server, "POST", "/walk-ins", {"size": 2, "name": "Ida"})  # another tablet
+        tablet.wait(lambda: "Ida" in tablet.text("#floor"), message="Ida, by polling")
+        tablet.wait(lambda: tablet.text("#live") == "live", message="live, by polling")
+        server.stop()
+        tablet.wait(lambda: tablet.text("#live") == "offline", message="offline")
+        server = start_server(db, NOW + timedelta(minutes=1), port=port)
+        tablet.wait(lambda: tablet.clock() == "18:01", message="the floor read again")
+        tablet.wait(lambda: tablet.text("#live") == "live", message="live again")
+        assert [e for e in tablet.errors() if "ERR_BLOCKED" not in e] == []
+    finally:
+        server.stop()
 
 
 def test_the_phone_booking_says_the_day_it_books_on_when_not_today(

@@ -190,17 +190,21 @@
     try {
       const { status, body, mark } = await getFloor();
       if (status === 200) draw(body);
-      // Polling while the stream is down: another day listed is read again when its
-      // bookings changed (the stream's `bookings`), not at every poll. The first mark seen
-      // for the day reads it too: a change between the list's read and the mark's is not
-      // lost, as the stream also sends `bookings` once when it opens.
-      if (st.poll && mark && listed.day && mark.startsWith(`${listed.day}/`) && mark !== listed.mark) {
+      else if (status === 401) signOut(REFUSED);
+      else if (body.error) say(body.error.message, "bad");
+      if (!st.poll) return;
+      // Polling while the stream is down: the page is current all the same, and says so
+      // (it said "reconnecting" for as long as the stream stayed down, a proxy cutting it).
+      if (status === 200) { st.polled = true; setLive(true, "live"); }
+      // Another day listed is read again when its bookings changed (the stream's
+      // `bookings`), not at every poll. The first mark seen for the day reads it too: a
+      // change between the list's read and the mark's is not lost, as the stream also
+      // sends `bookings` once when it opens.
+      if (mark && listed.day && mark.startsWith(`${listed.day}/`) && mark !== listed.mark) {
         listed.mark = mark;
         readListed(listed.day);
       }
-      else if (status === 401) signOut(REFUSED);
-      else if (body.error) say(body.error.message, "bad");
-    } catch { setLive(false, "offline"); }
+    } catch { st.polled = false; setLive(false, "offline"); }
   }
   function openStream() {
     closeStream();
@@ -213,6 +217,7 @@
     es.addEventListener("floor", (e) => {
       st.lastEvent = Date.now();
       stopPolling();
+      st.polled = false;  // when the stream next drops, "reconnecting" until a poll answers
       setLive(true, "live");
       draw(JSON.parse(e.data));
     });
@@ -227,7 +232,9 @@
       const body = JSON.parse(e.data);
       say(body.error?.message || "Closed today", "bad");
     });
-    es.onerror = () => { setLive(false, "reconnecting"); startPolling(); };
+    // Down (or not let through): polling keeps the page current meanwhile; "reconnecting"
+    // only until a poll answers.
+    es.onerror = () => { if (!st.polled) setLive(false, "reconnecting"); startPolling(); };
   }
   function closeStream() { if (st.es) { st.es.close(); st.es = null; } stopPolling(); }
   function startPolling() { if (!st.poll) st.poll = setInterval(refresh, POLL_MS); }
