@@ -12,6 +12,7 @@
     // touched (kept when the booking changes elsewhere); what it became if no longer booked;
     // whether the host's own change is on its way.
     changing: null, touched: { size: false, start: false }, gone: null, sending: false,
+    polled: null,  // while polling: whether the last poll was answered (null: none yet)
     chooser: null };  // the open menu's checks (recheckChooser)
 
   // -- small helpers ------------------------------------------------------------------
@@ -204,7 +205,7 @@
         listed.mark = mark;
         readListed(listed.day);
       }
-    } catch { st.polled = false; setLive(false, "offline"); }
+    } catch { if (st.poll) st.polled = false; setLive(false, "offline"); }
   }
   function openStream() {
     closeStream();
@@ -217,7 +218,7 @@
     es.addEventListener("floor", (e) => {
       st.lastEvent = Date.now();
       stopPolling();
-      st.polled = false;  // when the stream next drops, "reconnecting" until a poll answers
+      st.polled = null;  // when the stream next drops, "reconnecting" until a poll answers or fails
       setLive(true, "live");
       draw(JSON.parse(e.data));
     });
@@ -233,8 +234,8 @@
       say(body.error?.message || "Closed today", "bad");
     });
     // Down (or not let through): polling keeps the page current meanwhile; "reconnecting"
-    // only until a poll answers.
-    es.onerror = () => { if (!st.polled) setLive(false, "reconnecting"); startPolling(); };
+    // only until a poll answers ("live") or fails ("offline"), without flickering between.
+    es.onerror = () => { if (st.polled === null) setLive(false, "reconnecting"); startPolling(); };
   }
   function closeStream() { if (st.es) { st.es.close(); st.es = null; } stopPolling(); }
   function startPolling() { if (!st.poll) st.poll = setInterval(refresh, POLL_MS); }
