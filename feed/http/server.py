@@ -17,7 +17,14 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from feed.http import admin, health, statuses, tablet, v3
@@ -227,7 +234,17 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 HOST_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
 WEBHOOK_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
 
-Id = Annotated[str, Path(min_length=1, max_length=200)]
+
+def _no_control_characters(value: str) -> str:
+    """A path id is looked up as a key of the store, and PostgreSQL's text cannot hold a NUL
+    (a 500 there, where SQLite just finds nothing): control characters are refused (422), as
+    no id we give out or read from a restaurant file has one."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise ValueError("ids hold no control characters")
+    return value
+
+
+Id = Annotated[str, Path(min_length=1, max_length=200), AfterValidator(_no_control_characters)]
 Auth = Annotated[str | None, Header(alias="Authorization", description="Bearer <token>")]
 IdempotencyKey = Annotated[
     str | None,

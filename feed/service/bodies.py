@@ -4,7 +4,9 @@ Every route that takes JSON (webhooks, v3, the host API) reads it here, so a bod
 becomes a value every later step can handle (echo, validate, store, write back) or is
 refused up front as malformed: nothing deeper than MAX_DEPTH (the parser and the
 validators recurse), no integer longer than MAX_DIGITS, no float that is not finite, no
-NaN or Infinity, and no text with an unpaired surrogate (it cannot be written as UTF-8).
+NaN or Infinity, no text with an unpaired surrogate (it cannot be written as UTF-8), and
+no text with a NUL character (\\u0000): ids in it become keys of the store, and PostgreSQL's
+text cannot hold a NUL, so one store would keep what the other fails on (a 500 there).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ MAX_DEPTH = 32  # the partner's deepest real body nests 4 levels
 MAX_DIGITS = 40  # an int64 is 19 digits; anything far longer is not a number we use
 
 _LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a surrogate escape: look closer
+_NUL_ESCAPE = b"\\u0000"  # the only way a JSON text holds a NUL (raw ones are refused)
 # orjson reads an integer beyond 64 bits as a float (-9999999999999999999 is -1e+19):
 # a body with a run of 19 digits anywhere (a long token in a string included) is read by
 # the standard library's parser, which keeps every integer exact.
@@ -80,6 +83,24 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def _no_nul(body: bytes, value: Any) -> Any:
+    """`value`, or BadBody if a text in it holds a NUL (looked for only when the body has
+    the escape: "\\\\u0000" is a backslash and "u0000", no NUL)."""
+    if _NUL_ESCAPE in body and _has_nul(value):
+        raise BadBody("holding text with a NUL character (\\u0000)")
+    return value
+
+
 def loads(body: bytes, empty: Any = None) -> Any:
     """The JSON value of `body` (`empty` for an empty body when given), or BadBody.
 
@@ -99,7 +120,7 @@ def loads(body: bytes, empty: Any = None) -> Any:
         else:
             if _too_deep(body, value):
                 raise BadBody(f"nested deeper than {MAX_DEPTH} levels")
-            return value
+            return _no_nul(body, value)
     return _strict_loads(body)
 
 
@@ -122,4 +143,4 @@ def _strict_loads(body: bytes) -> Any:
         raise BadBody(f"nested deeper than {MAX_DEPTH} levels")
     if _LONE_SURROGATE.search(text) and _has_lone_surrogate(value):
         raise BadBody("holding text with an unpaired surrogate")
-    return value
+    return _no_nul(body, value)
