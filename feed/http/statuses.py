@@ -22,6 +22,7 @@ from feed.service.replies import (
     NO_SERVICE_NOW,
     NO_SERVICE_TODAY,
     NOT_FOUND,
+    RESERVATION_ID_REUSED,
     UNAUTHORIZED,
     UNAVAILABLE,
     UNKNOWN_MERCHANT,
@@ -69,6 +70,7 @@ HTTP_STATUS: dict[str, int] = {
     UNKNOWN_MERCHANT: 404,
     EVENT_ID_REUSED: 422,
     IDEMPOTENCY_KEY_REUSED: 422,
+    RESERVATION_ID_REUSED: 409,  # that reservation is booked already: one booking per id
     NOT_FOUND: 404,
     METHOD_NOT_ALLOWED: 405,
     UNAVAILABLE: 503,

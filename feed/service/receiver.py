@@ -114,6 +114,9 @@ def _first_error(exc: ValidationError) -> str:
 
 
 READS = ("board", "quote")  # host operations that only read the day
+# A partner's own reservation ids (a webhook's data.reservation_id), per partner: keyed
+# "<merchant>/<reservation id>", each the booking it made (see Receiver._book_once).
+PARTNER_RESERVATIONS = "partnerres"
 
 _WORDS = {
     "table busy": "somebody sits at {unit}",
@@ -333,9 +336,76 @@ class Receiver:
                 "notes": data.notes,
                 "event_id": event.id,
             }
-            return self._book(book, start, data.party_size, now, meta, record, data.room_id)
+            if data.reservation_id is None:
+                return self._book(book, start, data.party_size, now, meta, record, data.room_id)
+            return self._book_once(book, partner, data, start, now, meta, record)
         name = "check_in" if event.type == "reservation.checked_in" else "cancel"
         return self._change(book, ref.reservation_id, name, now, partner.id, record)
+
+    def _book_once(
+        self,
+        book: DayBook,
+        partner: Partner,
+        data: RequestedData,
+        start: datetime,
+        now: datetime,
+        meta: dict[str, Any],
+        record: Callable[[Reply], Remember],
+    ) -> tuple[Reply, bool]:
+        """A reservation.requested naming the partner's own `reservation_id`: one booking per
+        id. The contract names only the event id as the retry's key, but a partner sending
+        its reservation again under a new event id (its retry after a crash, say) is asking
+        for the same reservation, not for a second table that would be held for nobody and
+        become a no-show: the same request while that booking stands as made gets its
+        answer again; another request, or one after the booking changed or ended, is 409
+        `reservation id reused` naming our booking (check it in or cancel it by that id)."""
+        assert data.reservation_id is not None
+        once = (f"{PARTNER_RESERVATIONS}:{partner.id}", f"{book.restaurant.merchant_id}/"
+                f"{data.reservation_id}")  # fmt: skip
+        asked = (int(start.timestamp()), data.party_size, data.room_id)
+
+        def twin_reply(twin: Any) -> tuple[Reply, bool]:
+            return self._twin(book, twin, data.reservation_id or "", asked), False
+
+        twin = self.store.recall(*once)
+        if twin is not None:
+            return twin_reply(twin)
+        try:
+            reply, made = self._book(
+                book, start, data.party_size, now, meta, record, data.room_id, once=once
+            )
+        except DuplicateKey as dup:
+            if dup.scope != once[0]:
+                raise
+            return twin_reply(dup.value)  # the same reservation, booked at once elsewhere
+        if reply.code == replies.RESERVATION_ID_REUSED:  # booked meanwhile: seen by the write
+            twin = self.store.recall(*once)
+            if twin is not None:
+                return twin_reply(twin)
+        return reply, made
+
+    def _twin(
+        self, book: DayBook, twin: Any, reservation_id: str, asked: tuple[int, int, str | None]
+    ) -> Reply:
+        """The answer to a partner's reservation id booked already as `twin` records."""
+        booking_id = str(twin.get("booking_id"))
+        first = twin.get("reply") or {}
+        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        as_made = False  # moved (booked again under another engine id), or gone
+        if isinstance(index, dict) and index.get("reservation_id") == booking_id:
+            stand = book.stand(date.fromisoformat(str(index["day"])))
+            reservation = stand.book.get(booking_id)
+            as_made = reservation is not None and reservation.status is ReservationStatus.BOOKED
+        made = (first.get("start_sec"), first.get("party_size"), twin.get("room_id"))
+        if as_made and made == asked:
+            return Reply(dict(first))
+        why = "for another time, size or room" if as_made else "and changed or ended since"
+        return problem(
+            replies.RESERVATION_ID_REUSED,
+            f"reservation_id {reservation_id!r} is already our booking {booking_id}, made {why}:"
+            " check it in or cancel it by that id; another reservation needs another"
+            " reservation_id",
+        )
 
     def _book(
         self,
@@ -349,6 +419,7 @@ class Receiver:
         *,
         host: bool = False,
         over_pacing: bool = False,
+        once: tuple[str, str] | None = None,
     ) -> tuple[Reply, bool]:
         r = book.restaurant
         found = calendar.slot_at(r, start)
@@ -376,13 +447,28 @@ class Receiver:
             )
 
         def remember(operation: list[Any], _result: Result) -> list[Remember]:
-            return [record(reply_for(operation))] if record is not None else []
+            records = [record(reply_for(operation))] if record is not None else []
+            if once is not None:  # the partner's reservation id, with the booking it made
+                made = {
+                    "booking_id": booking_id,
+                    "room_id": area,
+                    "reply": reply_for(operation).body,
+                }
+                records.append((*once, made))
+            return records
+
+        def check() -> Refused | None:
+            # Asked on each attempt of the write: the same reservation booked meanwhile (by
+            # another event of it on another receiver) is not booked twice.
+            if once is None or self.store.recall(*once) is None:
+                return None
+            return Refused(replies.RESERVATION_ID_REUSED, "booked meanwhile")
 
         # The room asked for is indexed as a v3 booking's is: a later UpdateBooking keeps it.
         index = {"room_id": area} if area is not None else None
         outcome = book.book(
             day, slot, party_size, now, meta, booking_id, remember, index, area,
-            host=host, over_pacing=over_pacing,
+            host=host, over_pacing=over_pacing, check=check,
         )  # fmt: skip
         if isinstance(outcome, Refused):
             return problem(outcome.code, outcome.message), False

@@ -19,6 +19,9 @@ BODY_TOO_LARGE = "body too large"
 UNKNOWN_MERCHANT = "unknown merchant"
 EVENT_ID_REUSED = "event id reused"
 IDEMPOTENCY_KEY_REUSED = "idempotency key reused"
+# A webhook's data.reservation_id (the partner's own id of a reservation) already booked
+# under another event id, for another time, size or room, or booked and changed since.
+RESERVATION_ID_REUSED = "reservation id reused"
 NOT_FOUND = "not found"
 METHOD_NOT_ALLOWED = "method not allowed"
 NO_SERVICE_TODAY = "no service today"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from datetime import date
 from typing import Any
@@ -45,11 +46,11 @@ def server(
         yield running
 
 
-def store_rows(server: ServerProcess) -> tuple[Any, ...]:
-    """What a refusal must leave as it was: the log of 2026-12-12 and the booking index."""
+def store_rows(server: ServerProcess, day: date = date(2026, 12, 12)) -> tuple[Any, ...]:
+    """What a refusal must leave as it was: the day's log and the booking indexes."""
     with closing(open_store(server.db)) as store:
         return (
-            store.entries(MARLOWES, date(2026, 12, 12)),
+            store.entries(MARLOWES, day),
             store.recall_prefix(BOOKING_SCOPE, ""),
             store.recall_prefix("user:tablefinder", ""),
         )
@@ -108,3 +109,73 @@ def test_text_with_a_nul_is_refused_by_every_route_and_changes_nothing(
     assert v3(server, "GetBookingStatus", {"booking_id": booking_id})["booking_status"] == (
         "CONFIRMED"
     )
+
+
+# -- a webhook's reservation id, sent again under another event id ---------------------------
+
+
+def reservations_on(server: ServerProcess, day: str) -> list[Any]:
+    reply = requests.get(
+        f"{server.base}{HOST}/reservations",
+        params={"date": day},
+        headers=HOST_AUTH,
+        timeout=TIMEOUT,
+    )
+    assert reply.status_code == 200, reply.text
+    return [r for r in reply.json()["reservations"] if r["status"] == "booked"]
+
+
+def requested(server: ServerProcess, reservation_id: str, start: str, size: int = 2) -> Any:
+    event = booking_event(f"evt-{uuid.uuid4().hex}", size, start, reservation_id=reservation_id)
+    return signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+
+
+def test_a_partner_reservation_sent_again_under_a_new_event_id_is_booked_once(
+    server: ServerProcess,
+) -> None:
+    """The partner's data.reservation_id names one reservation: sent again under a new
+    event id (the partner's retry after its own crash) it is the same booking, not a second
+    table held for nobody; sent for another time, or once the booking is cancelled, it is
+    409 naming our booking, and nothing is written. It booked a table each time."""
+    partner_id = f"partner-res-{uuid.uuid4().hex[:8]}"
+    first = requested(server, partner_id, "2026-12-21T19:00:00+00:00")
+    assert first.status_code == 200, first.text
+    booking_id = first.json()["reservation_id"]
+    again = requested(server, partner_id, "2026-12-21T19:00:00+00:00")
+    assert again.status_code == 200, again.text
+    assert again.json() == first.json()
+    assert [r["reservation_id"] for r in reservations_on(server, "2026-12-21")] == [booking_id]
+
+    before = store_rows(server, date(2026, 12, 21))
+    other = requested(server, partner_id, "2026-12-21T20:00:00+00:00", size=4)
+    assert other.status_code == 409, other.text
+    assert other.json()["error"]["code"] == "reservation id reused"
+    assert booking_id in other.json()["error"]["message"]
+    assert [r["reservation_id"] for r in reservations_on(server, "2026-12-21")] == [booking_id]
+    assert store_rows(server, date(2026, 12, 21)) == before
+
+    cancelled = signed_post(
+        server.base,
+        "tablefinder",
+        SECRETS["tablefinder"],
+        change_event(f"evt-{uuid.uuid4().hex}", "cancelled", booking_id),
+    )
+    assert cancelled.status_code == 200, cancelled.text
+    after_cancel = requested(server, partner_id, "2026-12-21T19:00:00+00:00")
+    assert after_cancel.status_code == 409, after_cancel.text
+    assert "changed or ended since" in after_cancel.json()["error"]["message"]
+    assert reservations_on(server, "2026-12-21") == []
+
+
+def test_one_partner_reservation_sent_at_once_under_many_event_ids_is_booked_once(
+    server: ServerProcess,
+) -> None:
+    partner_id = f"partner-res-{uuid.uuid4().hex[:8]}"
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        replies = list(
+            pool.map(lambda _: requested(server, partner_id, "2026-12-22T19:00:00+00:00"), range(6))
+        )
+    assert [r.status_code for r in replies] == [200] * 6, [r.text for r in replies]
+    ids = {r.json()["reservation_id"] for r in replies}
+    assert len(ids) == 1
+    assert [r["reservation_id"] for r in reservations_on(server, "2026-12-22")] == list(ids)
