@@ -940,6 +940,18 @@ class PartnerApi:
             )
         now = self.clock()
         book = self.books[str(index["merchant_id"])]
+        # A change stays at the booking's restaurant and service: naming another one is a
+        # bad argument (as CreateBooking's unknown service), not a change made where the
+        # booking is, whose time would be read on another restaurant's clock and grid.
+        if not cancel and new.merchant_id not in (None, book.restaurant.merchant_id):
+            return problem(
+                replies.BAD_ARGUMENTS,
+                f"booking {booking_id} is at {book.restaurant.merchant_id!r}, not"
+                f" {new.merchant_id!r}: a booking cannot move to another merchant (book"
+                " there anew, then cancel this one)",
+            )
+        if not cancel and new.service_id not in (None, book.restaurant.service_id):
+            return problem(replies.BAD_ARGUMENTS, f"unknown service {new.service_id!r}")
         index, status = self._fresh_status(partner, booking_id, index, now)
         # A change of the booking made meanwhile (the host's: it cancels the engine
         # reservation read here and books the party again under another) makes this one's

@@ -179,3 +179,30 @@ def test_one_partner_reservation_sent_at_once_under_many_event_ids_is_booked_onc
     ids = {r.json()["reservation_id"] for r in replies}
     assert len(ids) == 1
     assert [r["reservation_id"] for r in reservations_on(server, "2026-12-22")] == list(ids)
+
+
+# -- UpdateBooking naming another merchant or service ----------------------------------------
+
+
+def test_an_update_naming_another_merchant_or_service_is_400_and_changes_nothing(
+    server: ServerProcess,
+) -> None:
+    """UpdateBooking's slot may name the booking's merchant and service (partners echo
+    them); another merchant was ignored, so the new time was read on this restaurant's clock
+    and grid and the booking moved here, and an unknown service moved it too, where
+    CreateBooking answers 400 for the same slot."""
+    booking_id = booked(server, sec(12, "19:30"), 2)
+    before = store_rows(server)
+    for moved in (
+        {"merchant_id": "merch1", "start_sec": str(sec(12, "20:00"))},
+        {"merchant_id": MARLOWES, "service_id": "9999", "start_sec": str(sec(12, "20:00"))},
+    ):
+        reply = post(
+            server, "UpdateBooking", {"booking": {"booking_id": booking_id, "slot": moved}}
+        )
+        assert reply.status_code == 400, reply.text
+        assert set(reply.json()) == {"error"}, reply.text
+    assert store_rows(server) == before
+    same = {"merchant_id": MARLOWES, "service_id": "1000", "start_sec": str(sec(12, "20:00"))}
+    moved = v3(server, "UpdateBooking", {"booking": {"booking_id": booking_id, "slot": same}})
+    assert moved["booking"]["slot"]["start_sec"] == sec(12, "20:00"), moved
