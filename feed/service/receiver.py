@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import FloorPlan, Rejected
+from engine.config import HOLD_BEFORE_MINUTES
 from engine.errors import (
     NOT_SEATED,
     NOT_WAITING,
@@ -158,6 +159,23 @@ def _why_not_active(book: DayBook, day: date, engine_id: str, now: datetime) -> 
 OVERTAKEN = frozenset(
     (RESERVATION_NOT_ACTIVE, UNKNOWN_RESERVATION, NOT_WAITING, UNKNOWN_PARTY, NOT_SEATED)
 )
+
+
+def _held_from(book: DayBook, day: date, engine_id: str) -> str:
+    """When a booking checked in too early (on its own day) is due and its check-in opens:
+    "too early" alone left a partner (or the host at the door) to work out when to try
+    again. The hold, and with it the check-in, starts HOLD_BEFORE_MINUTES before."""
+    reservation = book.stand(day).book.get(engine_id)
+    opening = calendar.opening_instant(book.restaurant, day)
+    if reservation is None or opening is None:
+        return "the booking's table is not held yet"
+    due = opening + timedelta(minutes=reservation.at)
+    opens = due - timedelta(minutes=HOLD_BEFORE_MINUTES)
+    tz = book.restaurant.tz
+    return (
+        f"the booking is at {due.astimezone(tz):%H:%M} ({tz.key}); check-in opens at"
+        f" {opens.astimezone(tz):%H:%M}, {HOLD_BEFORE_MINUTES} minutes before"
+    )
 
 
 def _where(index: Any) -> tuple[Any, Any] | None:
@@ -553,6 +571,10 @@ class Receiver:
             if code == RESERVATION_NOT_ACTIVE:
                 why = _why_not_active(book, day, engine_id, now)
                 return problem(code, f"{name} refused: {code}: {why}"), False
+            if code == TOO_EARLY:
+                return problem(
+                    code, f"{name} refused: {code}: {_held_from(book, day, engine_id)}"
+                ), False
             return problem(code, f"{name} refused: {code}"), False
         return reply_for(outcome.result), True
 

@@ -206,3 +206,26 @@ def test_an_update_naming_another_merchant_or_service_is_400_and_changes_nothing
     same = {"merchant_id": MARLOWES, "service_id": "1000", "start_sec": str(sec(12, "20:00"))}
     moved = v3(server, "UpdateBooking", {"booking": {"booking_id": booking_id, "slot": same}})
     assert moved["booking"]["slot"]["start_sec"] == sec(12, "20:00"), moved
+
+
+# -- a check-in too early says when it opens -------------------------------------------------
+
+
+def test_a_webhook_check_in_too_early_says_when_the_check_in_opens(server: ServerProcess) -> None:
+    """A partner's check-in before the booking's hold (15 minutes before its time) was told
+    only "check_in refused: too early": nothing said when to try again. Now 18:00 in London,
+    a booking at 20:30 tonight opens for check-in at 20:15; nothing is written."""
+    made = requested(server, f"partner-res-{uuid.uuid4().hex[:8]}", "2026-12-04T20:30:00+00:00")
+    assert made.status_code == 200, made.text
+    booking_id = made.json()["reservation_id"]
+    before = store_rows(server, date(2026, 12, 4))
+    event = change_event(f"evt-{uuid.uuid4().hex}", "checked_in", booking_id)
+    reply = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+    assert reply.status_code == 409, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "too early"
+    assert error["message"] == (
+        "check_in refused: too early: the booking is at 20:30 (Europe/London); check-in opens"
+        " at 20:15, 15 minutes before"
+    )
+    assert store_rows(server, date(2026, 12, 4))[0] == before[0]
