@@ -500,6 +500,14 @@ def _stamp(value: Mapping[str, Any]) -> float:
     return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else math.inf
 
 
+def _unknown_service(book: DayBook, service_id: str | None) -> Reply | None:
+    """400 for a service the restaurant does not have (dining has one per merchant), as
+    CreateBooking answers: the waitlist calls took any service_id for the merchant's."""
+    if service_id in (None, book.restaurant.service_id):
+        return None
+    return problem(replies.BAD_ARGUMENTS, f"unknown service {service_id!r}")
+
+
 def failure(cause: str, description: str, key: str = "booking_failure") -> Reply:
     return Reply({key: {"cause": cause, "description": description}})
 
@@ -1195,6 +1203,8 @@ class PartnerApi:
         book = self._book_of(partner, req.merchant_id)
         if isinstance(book, Reply):
             return book
+        if (unknown := _unknown_service(book, req.service_id)) is not None:
+            return unknown
         r, now = book.restaurant, self.clock()
         day = calendar.in_service(r, now)
         if day is None:  # a status other than OPEN: no other field
@@ -1237,6 +1247,8 @@ class PartnerApi:
         book = self._book_of(partner, req.merchant_id)
         if isinstance(book, Reply):
             return book
+        if (unknown := _unknown_service(book, req.service_id)) is not None:
+            return unknown
         r, now = book.restaurant, self.clock()
         key = "waitlist_business_logic_failure"
         day = calendar.in_service(r, now)

@@ -229,3 +229,33 @@ def test_a_webhook_check_in_too_early_says_when_the_check_in_opens(server: Serve
         " at 20:15, 15 minutes before"
     )
     assert store_rows(server, date(2026, 12, 4))[0] == before[0]
+
+
+# -- the waitlist's service ------------------------------------------------------------------
+
+
+def test_the_waitlist_calls_refuse_a_service_the_merchant_does_not_have(
+    server: ServerProcess,
+) -> None:
+    """BatchGetWaitEstimates and CreateWaitlistEntry took any service_id for the merchant's
+    own (an entry joined the queue of a service that does not exist); CreateBooking answers
+    400 for it, and so do they now, adding nobody to the queue."""
+    before = store_rows(server, date(2026, 12, 4))
+    estimates = {"merchant_id": MARLOWES, "service_id": "9999", "party_size": [2]}
+    reply = post(server, "BatchGetWaitEstimates", estimates)
+    assert reply.status_code == 400, reply.text
+    assert "unknown service" in reply.json()["error"]["message"]
+    entry = {
+        "merchant_id": MARLOWES,
+        "service_id": "9999",
+        "party_size": 2,
+        "user_information": {"user_id": f"u-{uuid.uuid4().hex}", "given_name": "Ada"},
+        "idempotency_token": uuid.uuid4().hex,
+    }
+    reply = post(server, "CreateWaitlistEntry", entry)
+    assert reply.status_code == 400, reply.text
+    assert "unknown service" in reply.json()["error"]["message"]
+    assert store_rows(server, date(2026, 12, 4)) == before
+    assert set(v3(server, "BatchGetWaitEstimates", {**estimates, "service_id": "1000"})) >= {
+        "waitlist_status"
+    }
