@@ -77,10 +77,25 @@ def _snake_key(key: str) -> str:
     return _CAMEL.sub(r"_\1", key).lower()
 
 
+class FieldTwice(ValueError):
+    """One field given in both spellings, with two values."""
+
+
 def snake_case(value: Any) -> Any:
-    """Keys of every object turned from lowerCamelCase to snake_case (values untouched)."""
+    """Keys of every object turned from lowerCamelCase to snake_case (values untouched).
+
+    A field given in both spellings with two values ({"merchant_id": "a", "merchantId":
+    "b"}) raises FieldTwice: which one the partner meant is not ours to guess, and the one
+    written last was taken, booking or looking up at another merchant or time than the
+    other spelling said. The same value twice is the same request."""
     if isinstance(value, dict):
-        return {_snake_key(str(k)): snake_case(v) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key, new = _snake_key(str(k)), snake_case(v)
+            if key in out and out[key] != new:
+                raise FieldTwice(f"{key} is given twice (as {key} and in lowerCamelCase)")
+            out[key] = new
+        return out
     if isinstance(value, list):
         return [snake_case(v) for v in value]
     return value
@@ -206,6 +221,8 @@ RequestT = TypeVar("RequestT", bound=BaseModel)
 def parse(model: type[RequestT], payload: Any, *, normalised: bool = False) -> RequestT | Reply:
     try:
         return model.model_validate(payload if normalised else snake_case(payload))
+    except FieldTwice as exc:
+        return problem(replies.BAD_ARGUMENTS, str(exc))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
@@ -736,7 +753,10 @@ class PartnerApi:
             # The plain reader has checked a room_id is None or ASCII text.
             rooms = [(slot[0].get("resource_ids") or {}).get("room_id") for slot in asked_slots]
         else:  # anything unusual: pydantic, for its verdict and its error message
-            normalised = snake_case(payload)
+            try:
+                normalised = snake_case(payload)
+            except FieldTwice as exc:
+                return problem(replies.BAD_ARGUMENTS, str(exc))
             req = parse(LookupRequest, normalised, normalised=True)
             if isinstance(req, Reply):
                 return req

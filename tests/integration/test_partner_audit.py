@@ -259,3 +259,33 @@ def test_the_waitlist_calls_refuse_a_service_the_merchant_does_not_have(
     assert set(v3(server, "BatchGetWaitEstimates", {**estimates, "service_id": "1000"})) >= {
         "waitlist_status"
     }
+
+
+# -- one field in both spellings -------------------------------------------------------------
+
+
+def test_a_field_given_in_both_spellings_with_two_values_is_400_and_changes_nothing(
+    server: ServerProcess,
+) -> None:
+    """snake_case and lowerCamelCase are both accepted; one field given both ways with two
+    values was read as whichever came last: a lookup answered for another merchant, a
+    booking made at another time than the other spelling said. The same value twice is the
+    same request."""
+    lookup = {
+        "merchant_id": MARLOWES,
+        "merchantId": "merch1",
+        "slot_time": [{"start_sec": sec(12, "19:00"), "resource_ids": {"party_size": 2}}],
+    }
+    reply = post(server, "BatchAvailabilityLookup", lookup)
+    assert reply.status_code == 400, reply.text
+    assert "merchant_id is given twice" in reply.json()["error"]["message"]
+    before = store_rows(server)
+    user = {"user_id": f"u-{uuid.uuid4().hex}", "given_name": "Ada"}
+    both = {**slot(sec(12, "21:00"), 2), "startSec": str(sec(12, "21:15"))}
+    reply = post(server, "CreateBooking", {"slot": both, "user_information": user})
+    assert reply.status_code == 400, reply.text
+    assert "start_sec is given twice" in reply.json()["error"]["message"]
+    assert store_rows(server) == before
+    same = {**slot(sec(12, "21:00"), 2), "startSec": str(sec(12, "21:00"))}
+    made = v3(server, "CreateBooking", {"slot": same, "user_information": user})
+    assert made["booking"]["slot"]["start_sec"] == sec(12, "21:00"), made
