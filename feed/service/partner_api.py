@@ -517,6 +517,17 @@ def _stamp(value: Mapping[str, Any]) -> float:
     return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else math.inf
 
 
+def _users_ids(store: LogStore, scope: str, user_id: str) -> list[str]:
+    """The booking (or waitlist entry) ids a user's records in `scope` name: keys
+    "<user id>/<id>". The id is what follows the user's own id, whatever that holds: a user
+    id with a "/" ("accounts/7") was cut at its first "/", so ListBookings showed none of its
+    bookings and the overlap and waiting checks missed them. Our ids hold no "/", so a key
+    of another user whose id goes on after this one's and a "/" is never taken for one."""
+    prefix = f"{user_id}/"
+    ids = (key[len(prefix) :] for key, _value in store.recall_prefix(scope, prefix))
+    return [one for one in ids if one and "/" not in one]
+
+
 def _unknown_service(book: DayBook, service_id: str | None) -> Reply | None:
     """400 for a service the restaurant does not have (dining has one per merchant), as
     CreateBooking answers: the waitlist calls took any service_id for the merchant's."""
@@ -654,8 +665,7 @@ class PartnerApi:
         changing at every read is CHANGED_MEANWHILE (409, the partner retries), not taken
         for cancelled: a booking overlapping it would be accepted."""
         mine = (start_sec, start_sec + _duration(r, start_sec, size))
-        for key, _merchant in self.store.recall_prefix(f"user:{partner.id}", f"{user_id}/"):
-            booking_id = key.split("/", 1)[1]
+        for booking_id in _users_ids(self.store, f"user:{partner.id}", user_id):
             index = self.store.recall(BOOKING_SCOPE, booking_id)
             if (
                 booking_id == ignore
@@ -1163,8 +1173,7 @@ class PartnerApi:
             return req
         now = self.clock()
         bookings = []
-        for key, _merchant in self.store.recall_prefix(f"user:{partner.id}", f"{req.user_id}/"):
-            booking_id = key.split("/", 1)[1]
+        for booking_id in _users_ids(self.store, f"user:{partner.id}", req.user_id):
             index = self.store.recall(BOOKING_SCOPE, booking_id)
             merchant = str(index.get("merchant_id")) if isinstance(index, dict) else ""
             if isinstance(index, dict) and merchant in self.books and partner.may_use(merchant):
@@ -1282,8 +1291,7 @@ class PartnerApi:
         user = req.user_information
         user_scope = f"wluser:{partner.id}"
         stand = book.stand(day)
-        for key_, _v in self.store.recall_prefix(user_scope, f"{user.user_id}/"):
-            other_id = key_.split("/", 1)[1]
+        for other_id in _users_ids(self.store, user_scope, user.user_id):
             party = stand.parties.get(other_id)
             if party is not None and party.state is PartyState.WAITING:
                 other = self.store.recall(WAITLIST_SCOPE, other_id)

@@ -289,3 +289,24 @@ def test_a_field_given_in_both_spellings_with_two_values_is_400_and_changes_noth
     same = {**slot(sec(12, "21:00"), 2), "startSec": str(sec(12, "21:00"))}
     made = v3(server, "CreateBooking", {"slot": same, "user_information": user})
     assert made["booking"]["slot"]["start_sec"] == sec(12, "21:00"), made
+
+
+# -- a user id with a "/" ----------------------------------------------------------------------
+
+
+def test_a_user_id_with_a_slash_lists_its_bookings_and_is_held_to_no_overlap(
+    server: ServerProcess,
+) -> None:
+    """A user id holding a "/" ("accounts/...") was cut at its first "/" when its bookings
+    were read back: ListBookings said it had none, and the same user booked the same time
+    twice (no OVERLAPPING_RESERVATION), holding two tables for one party."""
+    user = f"accounts/{uuid.uuid4().hex[:8]}"
+    body = {"slot": slot(sec(12, "18:30"), 2), "user_information": {"user_id": user}}
+    booking_id = v3(server, "CreateBooking", body)["booking"]["booking_id"]
+    listed = v3(server, "ListBookings", {"user_id": user})["bookings"]
+    assert [b["booking_id"] for b in listed] == [booking_id]
+    before = store_rows(server)
+    again = v3(server, "CreateBooking", body)
+    assert again["booking_failure"]["cause"] == "OVERLAPPING_RESERVATION", again
+    assert store_rows(server) == before
+    assert v3(server, "ListBookings", {"user_id": user.split("/")[0]})["bookings"] == []
