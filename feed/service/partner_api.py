@@ -528,6 +528,29 @@ def _users_ids(store: LogStore, scope: str, user_id: str) -> list[str]:
     return [one for one in ids if one and "/" not in one]
 
 
+def _why_unpublished(
+    r: Restaurant, start_sec: int, size: int, duration_sec: int | None = None
+) -> str:
+    """The booking_failure's description for a slot we do not publish: why, as a webhook's
+    refusal says it (a closed day, outside the booking times, between two slots, a party
+    size partners cannot book, a duration we do not publish for it). It said "not a slot we
+    publish for that party size" alone, leaving the partner to guess which."""
+    if not 1 <= size <= r.online_limit:
+        return f"{r.name} takes online bookings for parties of 1 to {r.online_limit}, not {size}"
+    if spots_total(r.online_floor, size) == 0:
+        return f"{r.name} has no table for a party of {size}"
+    when = datetime.fromtimestamp(start_sec, UTC)
+    found = calendar.slot_at_sec(r, start_sec)
+    if found is None:
+        return f"{when.isoformat()} is not a slot at {r.name}: {calendar.why_not_a_slot(r, when)}"
+    day, slot = found
+    turn = calendar.duration_sec(r, day, slot, size)
+    return (
+        f"a party of {size} at {when.isoformat()} is published with duration_sec {turn},"
+        f" not {duration_sec}"
+    )
+
+
 def _unknown_service(book: DayBook, service_id: str | None) -> Reply | None:
     """400 for a service the restaurant does not have (dining has one per merchant), as
     CreateBooking answers: the waitlist calls took any service_id for the merchant's."""
@@ -889,7 +912,9 @@ class PartnerApi:
             )
         found = self._slot_of(r, slot_in.start_sec, slot_in.duration_sec, size)
         if found is None:
-            return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
+            return failure(
+                SLOT_UNAVAILABLE, _why_unpublished(r, slot_in.start_sec, size, slot_in.duration_sec)
+            )
         day, slot = found
         user = req.user_information
         user_scope = f"user:{partner.id}"
@@ -1063,7 +1088,7 @@ class PartnerApi:
         duration = None
         found = self._slot_of(r, start, duration, size)
         if found is None:
-            return failure(SLOT_UNAVAILABLE, "not a slot we publish for that party size")
+            return failure(SLOT_UNAVAILABLE, _why_unpublished(r, start, size))
         day, slot = found
         user_id = (index.get("user") or {}).get("user_id")
         clash = None

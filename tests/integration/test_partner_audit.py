@@ -310,3 +310,35 @@ def test_a_user_id_with_a_slash_lists_its_bookings_and_is_held_to_no_overlap(
     assert again["booking_failure"]["cause"] == "OVERLAPPING_RESERVATION", again
     assert store_rows(server) == before
     assert v3(server, "ListBookings", {"user_id": user.split("/")[0]})["bookings"] == []
+
+
+# -- why a slot is not published -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("start", "size", "duration", "why"),
+    [
+        (sec(12, "19:05"), 2, None, "slots are every 15 minutes: the nearest are 19:00 and 19:15"),
+        (sec(25, "19:00"), 2, None, "closed on Friday 2026-12-25"),
+        (sec(12, "16:00"), 2, None, "that day's slots run 12:00-14:00 and 17:30-21:30"),
+        (sec(12, "19:00"), 11, None, "online bookings for parties of 1 to 10, not 11"),
+        (sec(12, "19:00"), 2, 999, "published with duration_sec 2700, not 999"),
+    ],
+    ids=["off-grid", "closed-day", "outside-hours", "too-large", "duration"],
+)
+def test_a_slot_we_do_not_publish_fails_saying_why(
+    server: ServerProcess, start: int, size: int, duration: int | None, why: str
+) -> None:
+    """SLOT_UNAVAILABLE for a slot we do not publish said only "not a slot we publish for
+    that party size", whatever was wrong: a closed day, a time off the grid or outside the
+    hours, a size partners cannot book or a duration we do not publish. The description
+    says which, as a webhook's refusal of the same time does; nothing is written."""
+    body = {
+        "slot": {**slot(start, size), "duration_sec": duration},
+        "user_information": {"user_id": f"u-{uuid.uuid4().hex}"},
+    }
+    before = store_rows(server)
+    failed = v3(server, "CreateBooking", body)
+    assert failed["booking_failure"]["cause"] == "SLOT_UNAVAILABLE", failed
+    assert why in failed["booking_failure"]["description"], failed
+    assert store_rows(server) == before
