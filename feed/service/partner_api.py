@@ -158,11 +158,14 @@ def _telephone(value: str) -> str:
 
 
 class UserInformation(_Req):
+    # Names and email within the webhook's and the host's own bounds (a name of 200, an
+    # email of 200): the guest's name is shown on the host's lists and tablet, and a body of
+    # tens of KB of name was taken as it came.
     user_id: str = Field(min_length=1, max_length=200)
-    given_name: str = ""
-    family_name: str = ""
+    given_name: str = Field(default="", max_length=100)
+    family_name: str = Field(default="", max_length=100)
     telephone: Annotated[str, AfterValidator(_telephone)] = ""
-    email: str = ""
+    email: str = Field(default="", max_length=200)
 
 
 class LookupRequest(_Req):

@@ -342,3 +342,44 @@ def test_a_slot_we_do_not_publish_fails_saying_why(
     assert failed["booking_failure"]["cause"] == "SLOT_UNAVAILABLE", failed
     assert why in failed["booking_failure"]["description"], failed
     assert store_rows(server) == before
+
+
+# -- long and unicode names ------------------------------------------------------------------
+
+
+def test_a_guests_name_is_bounded_as_the_webhooks_and_unicode_comes_back_as_sent(
+    server: ServerProcess,
+) -> None:
+    """A v3 guest's names and email had no bound: 30 KB of given_name was booked and shown
+    on the host's lists, where a webhook's name or a phone booking's is 200 at most. Each
+    name is 100 at most now (400, nothing written); a name of that length in any script
+    comes back exactly as sent, to the partner and on the host's list."""
+    user_id = f"u-{uuid.uuid4().hex}"
+    before = store_rows(server)
+    for field in ("given_name", "family_name", "email"):
+        body = {
+            "slot": slot(sec(12, "21:30"), 2),
+            "user_information": {"user_id": user_id, field: "Zoë " * 3000},
+        }
+        reply = post(server, "CreateBooking", body)
+        assert reply.status_code == 400, reply.text[:300]
+        assert field in reply.json()["error"]["message"], reply.text
+    assert store_rows(server) == before
+    given, family = "Zoë 🍷 Åsa" + "\u0640" * 90, "Nguyễn \u202eRTL 山田"
+    body = {
+        "slot": slot(sec(12, "21:30"), 2),
+        "user_information": {"user_id": user_id, "given_name": given, "family_name": family},
+    }
+    made = v3(server, "CreateBooking", body)["booking"]
+    assert made["user_information"]["given_name"] == given
+    [listed] = v3(server, "ListBookings", {"user_id": user_id})["bookings"]
+    assert listed["user_information"] == made["user_information"]
+    rows = requests.get(
+        f"{server.base}{HOST}/reservations",
+        params={"date": "2026-12-12"},
+        headers=HOST_AUTH,
+        timeout=TIMEOUT,
+    ).json()["reservations"]
+    assert [r["name"] for r in rows if r["reservation_id"] == made["booking_id"]] == [
+        f"{given} {family}"
+    ]
