@@ -1305,8 +1305,15 @@ class DayBook:
         if slot.minute <= ts or slot.start_sec <= now.timestamp():
             return Refused(SLOT_IN_PAST, f"{when} has already started")
         if not calendar.within_horizon(r, day, now):
+            # The days count from today's date, today the first: a slot of the last day + 1
+            # can be less than horizon_days x 24 hours ahead, and "more than 30 days ahead"
+            # was untrue of it. Said as the dates it counts.
+            last = calendar.last_bookable_day(r, now)
+            first = last - timedelta(days=r.horizon_days - 1)
             return Refused(
-                BEYOND_HORIZON, f"{when} is more than {r.horizon_days} days ahead: not bookable yet"
+                BEYOND_HORIZON,
+                f"{when} is not bookable yet: bookings open {r.horizon_days} days ahead,"
+                f" {first.isoformat()} to {last.isoformat()}",
             )
         if slot.start_sec < now.timestamp() + r.min_advance_minutes * 60:
             advice = (

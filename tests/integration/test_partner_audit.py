@@ -383,3 +383,26 @@ def test_a_guests_name_is_bounded_as_the_webhooks_and_unicode_comes_back_as_sent
     assert [r["name"] for r in rows if r["reservation_id"] == made["booking_id"]] == [
         f"{given} {family}"
     ]
+
+
+# -- the horizon, said as the days it counts -------------------------------------------------
+
+
+def test_a_slot_past_the_horizon_is_refused_with_the_dates_it_counts(
+    server: ServerProcess,
+) -> None:
+    """horizon_days counts days from today's date (today the first: 2026-12-04 to
+    2027-01-02 for 30 days). A slot on 2027-01-03 at 12:00 is under 30 x 24 hours ahead of
+    18:00 on 2026-12-04, and was refused as "more than 30 days ahead", which is untrue of
+    it; the refusal names the dates instead, for v3 and webhooks alike."""
+    jan3 = sec(4, "12:00") + 30 * 86400
+    assert jan3 - sec(4, "18:00") < 30 * 86400
+    said = "is not bookable yet: bookings open 30 days ahead, 2026-12-04 to 2027-01-02"
+    body = {"slot": slot(jan3, 2), "user_information": {"user_id": f"u-{uuid.uuid4().hex}"}}
+    failed = v3(server, "CreateBooking", body)
+    assert failed["booking_failure"]["cause"] == "SLOT_UNAVAILABLE", failed
+    assert said in failed["booking_failure"]["description"], failed
+    event = booking_event(f"evt-{uuid.uuid4().hex}", 2, jan3)
+    reply = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+    assert reply.status_code == 409, reply.text
+    assert said in reply.json()["error"]["message"], reply.text
