@@ -554,6 +554,35 @@ def _why_unpublished(
     )
 
 
+def _token_reused(req: CreateBookingRequest, stored: Reply) -> Reply | None:
+    """400 when a CreateBooking's idempotency_token was used by a request for another
+    booking (another merchant, start, party size, room or user), else None. The token names
+    one request: a retry gets that request's booking, but a new request under a used token
+    was answered with the old booking, a CONFIRMED for a time and size the partner did not
+    ask for this time (its guest told the wrong booking), where a webhook's event id or the
+    host's Idempotency-Key with another body is refused."""
+    booking = stored.body.get("booking")
+    if not isinstance(booking, dict):
+        return None
+    made = booking.get("slot") or {}
+    resources = made.get("resources") or {}
+    asked = req.slot.resources
+    same = (
+        req.slot.merchant_id == made.get("merchant_id")
+        and req.slot.start_sec == made.get("start_sec")
+        and (asked.party_size if asked else None) == resources.get("party_size")
+        and (asked.room_id if asked else None) == resources.get("room_id")
+        and req.user_information.user_id == (booking.get("user_information") or {}).get("user_id")
+    )
+    if same:
+        return None
+    return problem(
+        replies.BAD_ARGUMENTS,
+        f"idempotency_token {req.idempotency_token!r} was used for another booking request"
+        f" ({booking.get('booking_id')}): a new booking needs a new token",
+    )
+
+
 def _unknown_service(book: DayBook, service_id: str | None) -> Reply | None:
     """400 for a service the restaurant does not have (dining has one per merchant), as
     CreateBooking answers: the waitlist calls took any service_id for the merchant's."""
@@ -866,12 +895,16 @@ class PartnerApi:
         if isinstance(req, Reply):
             return req
         token_scope = f"v3create:{partner.id}"
+
+        def replay(stored: Reply) -> Reply:
+            return _token_reused(req, stored) or self._as_it_now_is(partner, stored)
+
         return self._once(
             token_scope,
             req.idempotency_token,
             "booking",
             lambda: self._create_booking(partner, req, token_scope),
-            lambda stored: self._as_it_now_is(partner, stored),
+            replay,
         )
 
     def _as_it_now_is(self, partner: Partner, reply: Reply) -> Reply:
@@ -961,7 +994,7 @@ class PartnerApi:
                 break
             except DuplicateKey as dup:
                 if dup.scope == token_scope:  # the same token, concurrently: one booking only
-                    return Reply(dup.value)
+                    return _token_reused(req, Reply(dup.value)) or Reply(dup.value)
                 if not clash.lost(dup):
                     raise
         else:

@@ -406,3 +406,33 @@ def test_a_slot_past_the_horizon_is_refused_with_the_dates_it_counts(
     reply = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
     assert reply.status_code == 409, reply.text
     assert said in reply.json()["error"]["message"], reply.text
+
+
+# -- an idempotency token used again for another booking -------------------------------------
+
+
+def test_a_used_token_sent_with_another_booking_request_is_400_not_the_old_booking(
+    server: ServerProcess,
+) -> None:
+    """A retry with the token gets its booking; a request for another time, size or user
+    under a used token was answered with the old booking, CONFIRMED at a time and size the
+    partner had not asked for this time. It is 400 now and books nothing."""
+    token, user = uuid.uuid4().hex, {"user_id": f"u-{uuid.uuid4().hex}", "given_name": "Ada"}
+    first = {
+        "slot": slot(sec(12, "18:00"), 2),
+        "user_information": user,
+        "idempotency_token": token,
+    }
+    made = v3(server, "CreateBooking", first)["booking"]
+    assert v3(server, "CreateBooking", first)["booking"] == made
+    before = store_rows(server)
+    other_user = {**user, "user_id": f"u-{uuid.uuid4().hex}"}
+    for changed in (
+        {**first, "slot": slot(sec(12, "20:45"), 2)},
+        {**first, "slot": slot(sec(12, "18:00"), 4)},
+        {**first, "user_information": other_user},
+    ):
+        reply = post(server, "CreateBooking", changed)
+        assert reply.status_code == 400, reply.text
+        assert made["booking_id"] in reply.json()["error"]["message"], reply.text
+    assert store_rows(server) == before
