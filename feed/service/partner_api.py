@@ -1329,6 +1329,24 @@ class PartnerApi:
             req.idempotency_token,
             "waitlist_entry_id",
             lambda: self._create_waitlist_entry(partner, req, token_scope),
+            lambda stored: self._entry_token_reused(req, stored) or stored,
+        )
+
+    def _entry_token_reused(self, req: CreateWaitlistEntryRequest, stored: Reply) -> Reply | None:
+        """400 when a CreateWaitlistEntry's idempotency_token was used by a request for
+        another entry (another merchant, party size or user), else None: as CreateBooking's
+        (_token_reused), a party of 6 was told it waits under a party of 2's entry."""
+        entry_id = stored.body.get("waitlist_entry_id")
+        index = self.store.recall(WAITLIST_SCOPE, str(entry_id))
+        if not isinstance(index, dict):
+            return None
+        made = (index.get("merchant_id"), index.get("party_size"), index.get("user_id"))
+        if made == (req.merchant_id, req.party_size, req.user_information.user_id):
+            return None
+        return problem(
+            replies.BAD_ARGUMENTS,
+            f"idempotency_token {req.idempotency_token!r} was used for another waitlist entry"
+            f" ({entry_id}): a new entry needs a new token",
         )
 
     def _create_waitlist_entry(
@@ -1413,7 +1431,7 @@ class PartnerApi:
             )
         except DuplicateKey as dup:
             if dup.scope == token_scope:
-                return Reply(dup.value)
+                return self._entry_token_reused(req, Reply(dup.value)) or Reply(dup.value)
             raise
         if (stale := out_of_date(outcome)) is not None:
             return stale

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -436,3 +437,37 @@ def test_a_used_token_sent_with_another_booking_request_is_400_not_the_old_booki
         assert reply.status_code == 400, reply.text
         assert made["booking_id"] in reply.json()["error"]["message"], reply.text
     assert store_rows(server) == before
+
+
+def test_a_used_waitlist_token_sent_for_another_party_is_400_not_the_old_entry(
+    tmp_path: Path,
+) -> None:
+    """As CreateBooking's: a party of 6 sent under a party of 2's token was told it waits,
+    under the party of 2's entry id. It is 400 now and adds nobody to the queue."""
+    with running_server(tmp_path / "hoststand.db") as fresh:
+        for size in (4, 2, 6, 2, 4, 4):  # every table taken: a party of 2 waits
+            walked = requests.post(
+                f"{fresh.base}{HOST}/walk-ins",
+                json={"size": size},
+                headers=HOST_AUTH,
+                timeout=TIMEOUT,
+            )
+            assert walked.status_code == 200, walked.text
+        token, user = uuid.uuid4().hex, {"user_id": "waiting-user", "given_name": "Ada"}
+        body = {
+            "merchant_id": MARLOWES,
+            "party_size": 2,
+            "user_information": user,
+            "idempotency_token": token,
+        }
+        entry = v3(fresh, "CreateWaitlistEntry", body)
+        assert v3(fresh, "CreateWaitlistEntry", body) == entry
+        before = store_rows(fresh, date(2026, 12, 4))
+        for changed in (
+            {**body, "party_size": 6},
+            {**body, "user_information": {**user, "user_id": "another-user"}},
+        ):
+            reply = post(fresh, "CreateWaitlistEntry", changed)
+            assert reply.status_code == 400, reply.text
+            assert entry["waitlist_entry_id"] in reply.json()["error"]["message"], reply.text
+        assert store_rows(fresh, date(2026, 12, 4)) == before
