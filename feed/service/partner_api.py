@@ -1023,8 +1023,17 @@ class PartnerApi:
             "CANCELED",
             "CANCELLED",
         )
-        if not cancel and req.booking.status not in (None, CONFIRMED):
-            return problem(replies.BAD_ARGUMENTS, f"cannot set status {req.booking.status}")
+        # Spelled in any case, as CANCELED is: "confirmed" with a new slot is a change.
+        if (
+            not cancel
+            and req.booking.status is not None
+            and req.booking.status.upper() != CONFIRMED
+        ):
+            return problem(
+                replies.BAD_ARGUMENTS,
+                f"cannot set status {req.booking.status}: a partner sets CANCELED, or CONFIRMED"
+                " (or no status) with a new slot",
+            )
         new = req.booking.slot or SlotIn()
         asked_size = new.resources.party_size if new.resources else None
         # 0 is not "unchanged": a field left out is; a zero start or party is a bad argument.

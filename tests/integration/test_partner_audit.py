@@ -471,3 +471,26 @@ def test_a_used_waitlist_token_sent_for_another_party_is_400_not_the_old_entry(
             assert reply.status_code == 400, reply.text
             assert entry["waitlist_entry_id"] in reply.json()["error"]["message"], reply.text
         assert store_rows(fresh, date(2026, 12, 4)) == before
+
+
+def test_an_update_with_status_confirmed_in_any_case_changes_the_booking(
+    server: ServerProcess,
+) -> None:
+    """CANCELED is taken in any case ("canceled"); "confirmed" with a new slot was 400
+    "cannot set status confirmed", which named nothing a partner could set. A status it
+    cannot set says which it can; neither changes anything."""
+    booking_id = booked(server, sec(12, "20:15"), 2)
+    before = store_rows(server)
+    reply = post(
+        server, "UpdateBooking", {"booking": {"booking_id": booking_id, "status": "NO_SHOW"}}
+    )
+    assert reply.status_code == 400, reply.text
+    assert "a partner sets CANCELED" in reply.json()["error"]["message"]
+    assert store_rows(server) == before
+    moved = {
+        "booking_id": booking_id,
+        "status": "confirmed",
+        "slot": {"start_sec": sec(12, "20:30")},
+    }
+    answer = v3(server, "UpdateBooking", {"booking": moved})["booking"]
+    assert (answer["status"], answer["slot"]["start_sec"]) == ("CONFIRMED", sec(12, "20:30"))
