@@ -582,6 +582,9 @@ class _Day:
         self.version: int | None = None  # the store's version when the log was last read
         self.meta: dict[str, dict[str, Any]] = {}  # reservation/party id -> its booking details
         self.switches = list(switches)
+        # The instant from which the replay is on the last floor (the stand's, once replayed):
+        # what is written on it must be received after it (DayBook._received_at).
+        self.floor_from = switches[-1][0] if switches else None
 
     def replay(self, entries: list[LogEntry]) -> None:
         for entry in entries:
@@ -895,7 +898,8 @@ class DayBook:
                 if gone is not None:
                     self._days.pop(day, None)  # the operation ran in memory only
                     return gone
-                entry = NewEntry(operation, json_result(result), now.timestamp(), dict(meta or {}))
+                stamp = self._received_at([(state, lacking)], now)
+                entry = NewEntry(operation, json_result(result), stamp, dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
                 taken = not isinstance(result, Rejected)
                 over = put(operation) if put is not None and taken else ()
@@ -949,6 +953,25 @@ class DayBook:
             return None
         gone = removed_units(self.store, self.restaurant.merchant_id, onto)
         return removed_refusal(gone) if gone else None
+
+    def _received_at(self, states: Sequence[tuple[_Day, frozenset[str]]], now: datetime) -> float:
+        """The instant an entry worked out on `states` (each day's, with the units the floor
+        in force lacks that `_on_floor_in_force` took off it) is received at: `now`, or just
+        after the instant its floor holds from, if `now` is not later. The replay puts an
+        entry on the floor of when it was received (`refloor_before`), and `now` is read when
+        the request came: one written after a reload (another server's, whose floor this
+        write read from the store, or this server's own) by a request that came before it
+        was replayed on the floor before the reload. A pass that seated nobody at T5 in
+        memory (T5 removed) seated a waiting party there in every replay: the host told W
+        waits, the other servers and any restart showing W seated at a removed table."""
+        after = max((s.floor_from for s, _ in states if s.floor_from is not None), default=None)
+        if any(lacking for _, lacking in states):  # read on a server on an old file only
+            last, _kept = kept_floor(self.store, self.restaurant.merchant_id)
+            at = last.get("at") if isinstance(last, dict) else None
+            if isinstance(at, int | float) and not isinstance(at, bool):
+                after = float(at) if after is None else max(after, float(at))
+        stamp = now.timestamp()
+        return math.nextafter(after, math.inf) if after is not None and stamp <= after else stamp
 
     def _on_floor_in_force(self, day: date, stand: HostStand) -> frozenset[str]:
         """Put `stand` (the day's, about to take a write) on the day's floor without the
@@ -1736,8 +1759,9 @@ class DayBook:
             self._days.pop(new_day, None)
 
         old_seq, new_seq = old.next_seq, new.next_seq
-        if old_day != new_day:
-            self._on_floor_in_force(old_day, old.stand)  # the passes seat at units in force
+        old_lacking = frozenset[str]()
+        if old_day != new_day:  # the passes seat at units in force
+            old_lacking = self._on_floor_in_force(old_day, old.stand)
         lacking = self._on_floor_in_force(new_day, new.stand)
         refused = check() if check is not None else None
         if refused is not None:
@@ -1795,7 +1819,7 @@ class DayBook:
         entries = [(reserve, reserved)]
         if arrived:
             entries.append((arrive := ["arrive", ts, new_reservation], new.stand.apply(arrive)))
-        stamp = now.timestamp()
+        stamp = self._received_at([(old, old_lacking), (new, lacking)], now)
         details = {**carried, "party_size": party_size, **meta}
         # Who asked is logged with both halves: a partner is not told of its own change.
         who: dict[str, Any] = {k: meta[k] for k in ("source", "partner") if k in meta}

@@ -633,3 +633,47 @@ def test_a_booking_taken_on_a_removed_table_meanwhile_with_no_other_table_refuse
     finally:
         first.close()
         second.close()
+
+
+def test_a_write_a_reload_overtakes_is_replayed_on_the_floor_it_was_worked_out_on(
+    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Server B (not reloaded) adds walk-in V at 12:31; server A's reload removing T5 lands
+    after B's checks and before its append (the fence entry makes the append lose), so B
+    works V out again on the floor in force: W (waiting half an hour) is not seated at
+    T5, V is added, both wait. Every replay must say the same: B's entry, stamped with
+    the request's clock (not after the reload's instant), was replayed on the floor before
+    the reload, whose pass seated W at T5: server A, and any server started afresh, showed
+    W sitting at a removed table while B's host was told W waits."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second = open_store(any_db), open_store(any_db)
+    note_floor(first, MID, load_restaurant(path).floor, clock[0].timestamp())
+    a = Receiver([load_restaurant(path)], first, Settings(), lambda: clock[0])
+    b = Receiver([load_restaurant(path)], second, Settings(), lambda: clock[0])
+    try:
+        for party, size in (("A", 2), ("B", 2), ("W", 1), ("X", 4), ("Y", 4), ("Z", 6)):
+            assert b.host_operation(MID, "walk_in", party, size).code is None
+        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        clock[0] = at(12, 31)
+        remove_t5(path)
+        outbox = DayBook._outbox
+
+        def meanwhile(book: DayBook, *args: Any, **kw: Any) -> Any:  # B checked; A reloads
+            found = outbox(book, *args, **kw)
+            if book is b.books[MID]:
+                monkeypatch.setattr(DayBook, "_outbox", outbox)
+                assert Reloader([path], a).reload().applied
+            return found
+
+        monkeypatch.setattr(DayBook, "_outbox", meanwhile)
+        added = b.host_operation(MID, "walk_in", "V", 2)
+        assert added.code is None, added.body
+        assert "T5" not in kept_floor(first, MID)[1]  # the reload applied meanwhile
+        assert waiting(b) == ["W", "V"]
+        assert waiting(a) == waiting(b) and sitting(a) == sitting(b)
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert waiting(again) == waiting(b) and sitting(again) == sitting(b)
+    finally:
+        first.close()
+        second.close()
