@@ -897,6 +897,14 @@ class DayBook:
                 )  # fmt: skip
                 if gone is not None:
                     self._days.pop(day, None)  # the operation ran in memory only
+                    if self._in_force_changed(day, lacking):
+                        # A reload elsewhere removed the unit after this attempt read the
+                        # floor in force, and the pass seated somebody there: worked out
+                        # again on the floor in force (the reload's fence entry makes this
+                        # append lose anyway), as a write a moment later is. The refusal
+                        # blamed a table the write never named (a walk-in told to choose
+                        # another table; a partner's event answered 503, send it again).
+                        continue
                     return gone
                 stamp = self._received_at([(state, lacking)], now)
                 entry = NewEntry(operation, json_result(result), stamp, dict(meta or {}))
@@ -953,6 +961,13 @@ class DayBook:
             return None
         gone = removed_units(self.store, self.restaurant.merchant_id, onto)
         return removed_refusal(gone) if gone else None
+
+    def _in_force_changed(self, day: date, lacking: frozenset[str]) -> bool:
+        """Whether the units the floor in force lacks on `day` are no longer `lacking` (what
+        `_on_floor_in_force` read): read on a refusal only, not on a write's way."""
+        base = calendar.floor_of_day(self.restaurant, day)
+        now_lacking = removed_units(self.store, self.restaurant.merchant_id, unit_ids(base))
+        return frozenset(now_lacking) != lacking
 
     def _received_at(self, states: Sequence[tuple[_Day, frozenset[str]]], now: datetime) -> float:
         """The instant an entry worked out on `states` (each day's, with the units the floor
