@@ -112,12 +112,15 @@ def refuse_moved_openings(
         more = f" (and {len(moved) - 1} more like it)" if len(moved) > 1 else ""
         fail(moved[0] + more)
     from feed.service.config_reload import recover_removed_units
-    from feed.service.days import note_floor
+    from feed.service.days import kept_floor, note_floor
 
     try:  # a table removed while no server ran: kept for the replay of the days it served
         for _path, r in configs:
             recover_removed_units(store, r, now)  # a store that never kept its floor
-            note_floor(store, r.merchant_id, r.floor, now.timestamp())  # a command's: the same
+            # A command's floor is the one in force, or one listing its tables otherwise
+            # with the same ties (days.floor_drift): the one in force is kept as it is.
+            if start or not kept_floor(store, r.merchant_id)[1]:
+                note_floor(store, r.merchant_id, r.floor, now.timestamp())
     except StoreError as exc:
         store.close()
         fail(f"cannot keep the floor plan: {exc}")

@@ -423,9 +423,29 @@ def floor_drift(store: LogStore, merchant_id: str, floor: FloorPlan) -> str | No
     if changed := [u for u in both if not _same(mine[u], kept[u], ("at", "place"))]:
         verb = "is" if len(changed) == 1 else "are"
         parts.append(f"{', '.join(changed)} {verb} defined otherwise")
-    if not parts and not all(_same(mine[u], kept[u]) for u in both):
+    if not parts and _tie_order(mine) != _tie_order(kept):
         parts.append("its tables are in another order")
     return "; ".join(parts) or None
+
+
+def _tie_order(units: Mapping[str, Mapping[str, Any]]) -> list[tuple[bool, int, str]]:
+    """The units (their records) in the order the rules break ties in: the seating pass and
+    a booking's choice take the fewest seats (capacity for a combination), then floor
+    order. Only that is the floor's: a file listing a 2-top after a 6-top instead of before
+    (or moving a table on the tablet's map) seats every party as before, and a command
+    run with it was refused, a server running it said out of date."""
+    return [
+        (combo, size, unit)
+        for combo, size, _place, unit in sorted(
+            (
+                "tables" in u,
+                int(u.get("capacity") or 0) if "tables" in u else int(u.get("seats") or 0),
+                int(u.get("place") or 0),
+                str(name),
+            )
+            for name, u in units.items()
+        )
+    ]
 
 
 def floor_drifts(store: LogStore, floors: Mapping[str, FloorPlan]) -> dict[str, str | None]:

@@ -86,3 +86,42 @@ def test_a_command_with_an_older_copy_of_the_file_is_refused_and_puts_no_removed
             store.close()
     finally:
         server.stop()
+
+
+def test_a_command_with_a_file_listing_its_tables_otherwise_with_the_same_ties_is_done(
+    any_db: str, tmp_path: Path
+) -> None:
+    """The floor in force is Marlowe's file. A copy listing the 6-top T3 before the 2-top
+    T2, or with T1 drawn elsewhere on the tablet's map, seats every party as the file does
+    (the rules take the fewest seats, then floor order among equal tables): a command run
+    with it is done and keeps the floor in force as it is. It was refused ('its tables are
+    in another order'). A copy listing the 4-top T5 before the 4-top T1, which changes
+    which of them a party of 3 gets, is still refused."""
+    text = MARLOWES.read_text(encoding="utf-8")
+    t1 = '[[tables]]\nid = "T1"\nx = 0\ny = 0\nseats = 4\n\n'
+    t2 = '[[tables]]\nid = "T2"\nx = 0\ny = 1\nseats = 2\n\n'
+    t3 = '[[tables]]\nid = "T3"\nx = 1\ny = 0\nseats = 6\n\n'
+    assert t1 + t2 + t3 in text and T5 in text
+    copies = {
+        "order.toml": text.replace(t2 + t3, t3 + t2),
+        "map.toml": text.replace(t1, t1.replace("x = 0\ny = 0", "x = 5\ny = 5")),
+        "ties.toml": text.replace(T5, "").replace(t1, T5 + t1),
+    }
+    for name, copy in copies.items():
+        assert copy != text, name
+        (tmp_path / name).write_text(copy, encoding="utf-8")
+    day = ["--date", "2026-12-05", "--db", any_db]
+    assert hoststand("slots", "--config", str(MARLOWES), *day).exit_code == 0
+    store = open_store(any_db)
+    try:
+        kept = kept_floor(store, MID)
+        for name in ("order.toml", "map.toml"):
+            result = hoststand("slots", "--config", str(tmp_path / name), *day)
+            assert result.exit_code == 0, (name, result.output)
+            assert kept_floor(store, MID) == kept, name
+        result = hoststand("slots", "--config", str(tmp_path / "ties.toml"), *day)
+        assert result.exit_code == 2, result.output
+        assert "(its tables are in another order)" in result.stderr, result.stderr
+        assert kept_floor(store, MID) == kept
+    finally:
+        store.close()

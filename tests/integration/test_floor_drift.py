@@ -37,9 +37,13 @@ def test_the_drift_names_tables_kept_lacking_redefined_and_a_new_order(any_db: s
         assert floor_drift(store, MID, floor) == "it has T2, the floor in force does not"
         assert floor_drift(store, MID, no_t2) is None
 
+        # T1 (4) and T3 (6) swapped: the same ties (fewest seats, then floor order).
         swapped = dataclasses.replace(no_t2, tables=(no_t2.tables[1], no_t2.tables[0],
                                                      *no_t2.tables[2:]))  # fmt: skip
-        assert floor_drift(store, MID, swapped) == "its tables are in another order"
+        assert floor_drift(store, MID, swapped) is None
+        t1, t3, t4, t5, t6 = no_t2.tables  # T5 (4) before T1 (4): a party of 3 gets T5
+        ties = dataclasses.replace(no_t2, tables=(t5, t3, t4, t1, t6))
+        assert floor_drift(store, MID, ties) == "its tables are in another order"
         fewer = dataclasses.replace(no_t2, tables=no_t2.tables[:-1], combos=())
         said = floor_drift(store, MID, fewer)
         assert said is not None and said.startswith("the floor in force has T6, "), said
