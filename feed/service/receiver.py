@@ -354,7 +354,10 @@ class Receiver:
                 "notes": data.notes,
                 "event_id": event.id,
             }
-            if data.reservation_id is None:
+            # An empty (or blank) reservation_id names no reservation: a partner without
+            # ids of its own may send "" for it, and every request of its sharing that id
+            # was answered with the first one's booking (or 409), booking nothing.
+            if data.reservation_id is None or not data.reservation_id.strip():
                 return self._book(book, start, data.party_size, now, meta, record, data.room_id)
             return self._book_once(book, partner, data, start, now, meta, record)
         name = "check_in" if event.type == "reservation.checked_in" else "cancel"

@@ -182,6 +182,26 @@ def test_one_partner_reservation_sent_at_once_under_many_event_ids_is_booked_onc
     assert [r["reservation_id"] for r in reservations_on(server, "2026-12-22")] == list(ids)
 
 
+def test_an_empty_partner_reservation_id_is_none_and_each_request_is_booked(
+    server: ServerProcess,
+) -> None:
+    """A partner that has no reservation id of its own may send "" for it: that names no
+    reservation, so two guests asking for the same time each get their own table. The
+    first booking made with "" took that id for the partner's restaurant, and every later
+    request with "" for the same time and size was answered with the first guest's booking
+    (200, its table and our id: a booking the partner had not made), and for any other
+    time 409 'reservation id reused', booking nothing."""
+    first = requested(server, "", "2026-12-28T19:00:00+00:00")
+    assert first.status_code == 200, first.text
+    second = requested(server, "", "2026-12-28T19:00:00+00:00")
+    assert second.status_code == 200, second.text
+    other = requested(server, "", "2026-12-28T20:00:00+00:00", size=4)
+    assert other.status_code == 200, other.text
+    ids = [reply.json()["reservation_id"] for reply in (first, second, other)]
+    assert len(set(ids)) == 3, ids
+    assert sorted(r["reservation_id"] for r in reservations_on(server, "2026-12-28")) == sorted(ids)
+
+
 # -- UpdateBooking naming another merchant or service ----------------------------------------
 
 
