@@ -44,6 +44,7 @@ from feed.service.days import (
     new_booking_id,
 )
 from feed.service.replies import Reply, changed_meanwhile, problem
+from feed.service.rules import online_sizes
 from feed.settings import Partner
 from feed.venue import calendar
 from feed.venue.calendar import Slot
@@ -127,7 +128,10 @@ JsonInt = Annotated[int, BeforeValidator(_json_int)]
 
 
 class Resources(_Req):
-    party_size: JsonInt | None = Field(default=None, ge=0, le=1000)
+    # No bound here: the bound a partner is told is the restaurant's (rules.online_sizes),
+    # checked once the merchant is known; "greater than or equal to 0" named a size no
+    # booking takes. The plain lookup reader reads 0..1000 itself and leaves the rest here.
+    party_size: JsonInt | None = None
     room_id: str | None = None
     staff_id: str | None = None
 
@@ -841,6 +845,15 @@ class PartnerApi:
         if isinstance(book, Reply):
             return book
         r, now = book.restaurant, self.clock()
+        for i, asked in enumerate(asked_slots):
+            # A negative size is no number of guests: a bad argument, told the sizes taken.
+            # 0 is proto3's unset, read as a size left out: not available, as one above the
+            # online limit is (a slot we do not publish); each slot gets its answer.
+            if asked[4] is not None and asked[4] < 0:
+                return problem(
+                    replies.BAD_ARGUMENTS,
+                    f"slot_time.{i}.resource_ids.party_size {online_sizes(r, asked[4])}",
+                )
         available = [False] * len(asked_slots)
         # A room_id asks within that area (an unknown one: nothing open).
         known = r.memo.setdefault("v3_slot_of", {})  # see _slot_of
@@ -944,7 +957,7 @@ class PartnerApi:
             return problem(replies.BAD_ARGUMENTS, "slot.resources.party_size is required")
         if size < 1:
             return problem(
-                replies.BAD_ARGUMENTS, f"slot.resources.party_size must be at least 1, not {size}"
+                replies.BAD_ARGUMENTS, f"slot.resources.party_size {online_sizes(r, size)}"
             )
         found = self._slot_of(r, slot_in.start_sec, slot_in.duration_sec, size)
         if found is None:
@@ -1037,17 +1050,17 @@ class PartnerApi:
         new = req.booking.slot or SlotIn()
         asked_size = new.resources.party_size if new.resources else None
         # 0 is not "unchanged": a field left out is; a zero start or party is a bad argument.
+        now = self.clock()
+        book = self.books[str(index["merchant_id"])]
         if not cancel and asked_size is not None and asked_size < 1:
             return problem(
                 replies.BAD_ARGUMENTS,
-                f"slot.resources.party_size must be at least 1, not {asked_size}",
+                f"slot.resources.party_size {online_sizes(book.restaurant, asked_size)}",
             )
         if not cancel and new.start_sec is not None and new.start_sec <= 0:
             return problem(
                 replies.BAD_ARGUMENTS, f"slot.start_sec must be a Unix time, not {new.start_sec}"
             )
-        now = self.clock()
-        book = self.books[str(index["merchant_id"])]
         # A change stays at the booking's restaurant and service: naming another one is a
         # bad argument (as CreateBooking's unknown service), not a change made where the
         # booking is, whose time would be read on another restaurant's clock and grid.
@@ -1373,7 +1386,8 @@ class PartnerApi:
             return failure("MERCHANT_CLOSED", f"{r.name} is not serving now", key)
         size = req.party_size
         if size < 1:
-            return failure("BELOW_MIN_PARTY_SIZE", "a party has at least one guest", key)
+            why = f"party_size {online_sizes(r, size, r.max_party_size)}"
+            return failure("BELOW_MIN_PARTY_SIZE", why, key)
         if size > r.max_party_size or spots_total(r.floor, size) == 0:
             return failure("ABOVE_MAX_PARTY_SIZE", f"{r.name} cannot seat {size}", key)
         user = req.user_information

@@ -50,6 +50,7 @@ from feed.service.events import Events
 from feed.service.floorview import reservation_rows, status_word
 from feed.service.notify import Notifier
 from feed.service.replies import Reply, changed_meanwhile, error_body, problem
+from feed.service.rules import online_sizes
 from feed.service.signing import SignatureError, verify
 from feed.settings import Partner, Settings
 from feed.venue import calendar
@@ -72,7 +73,9 @@ class WebhookEvent(_Lenient):
 
 
 class RequestedData(_Lenient):
-    party_size: int = Field(ge=1, le=20)
+    # Bounded by the restaurant (rules.online_sizes), not here: "greater than or equal to
+    # 1" and "less than or equal to 20" named neither end of the sizes it takes.
+    party_size: int
     start: str | int
     reservation_id: str | None = Field(default=None, max_length=200)
     name: str = Field(default="", max_length=200)
@@ -344,6 +347,11 @@ class Receiver:
         except ValueError as exc:
             return problem(replies.INVALID_REQUEST, f"data.start: {exc}"), False
         if event.type == "reservation.requested":
+            r = book.restaurant
+            if not 1 <= data.party_size <= r.max_party_size:
+                # Above the online limit but within the restaurant's: 409 (they call).
+                why = f"data.party_size {online_sizes(r, data.party_size)}"
+                return problem(BAD_PARTY_SIZE, why), False
             meta = {
                 "source": "partner",
                 "partner": partner.id,

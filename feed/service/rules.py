@@ -35,6 +35,15 @@ def party_limit(r: Restaurant, host: bool) -> int:
     return r.max_party_size if host else r.online_limit
 
 
+def online_sizes(r: Restaurant, size: int, limit: int | None = None) -> str:
+    """What a partner is told of a party size that is no number of guests (below 1), or one
+    above what it may book: the sizes it may send, 1 to the restaurant's online limit (or
+    `limit`). Every partner route says the same bound, v3 and webhooks alike: the parser's
+    own bound (0 or 1000) named a size no booking takes."""
+    top = r.online_limit if limit is None else limit
+    return f"must be from 1 to {top} (the party sizes {r.name} takes online), not {size}"
+
+
 def seats_of(r: Restaurant, unit: str) -> int:
     """A unit's seats (a combo: its capacity): a reservation's covers when its size is unknown."""
     combo = r.floor.combo(unit)

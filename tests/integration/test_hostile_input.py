@@ -227,7 +227,7 @@ def test_create_booking_for_a_party_of_0_says_the_party_size_is_the_problem(
         "user_information": {"user_id": "u-zero"},
     }
     message = assert_error(v3(server, "CreateBooking", body), 400, "bad arguments")
-    assert "party_size must be at least 1" in message
+    assert "party_size must be from 1 to 10" in message
 
 
 # -- v3 changes to bookings made by webhook -------------------------------------------------

@@ -1,0 +1,111 @@
+"""A booking partner's integration engineer against a real `hoststand serve` on 127.0.0.1,
+the loose ends of the partner audit (tests/integration/test_partner_audit.py): every error
+says what to send instead, agrees across routes, and changes nothing."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from tests.integration.postgres import BACKENDS, database
+from tests.integration.server_process import (
+    SECRETS,
+    ServerProcess,
+    booking_event,
+    running_server,
+    signed_post,
+)
+from tests.integration.test_partner_audit import post, store_rows
+from tests.integration.test_partner_v3 import MARLOWES, booked, sec, slot, v3
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """One server per store (SQLite, PostgreSQL); each test uses its own users and slots."""
+    workdir = tmp_path_factory.mktemp("ends")
+    with (
+        database(request.param, workdir, "ends") as db,
+        running_server(db, workdir=workdir) as running,
+    ):
+        yield running
+
+
+def user() -> dict[str, str]:
+    return {"user_id": f"u-{uuid.uuid4().hex}", "given_name": "Ada"}
+
+
+def webhook(server: ServerProcess, **data: Any) -> requests.Response:
+    event = booking_event(f"evt-{uuid.uuid4().hex}", **data)
+    return signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+
+
+# -- a party size below 1 --------------------------------------------------------------------
+
+BOUND = "must be from 1 to 10 (the party sizes Marlowe's Kitchen takes online), not"
+
+
+def test_a_party_size_below_one_is_told_the_sizes_taken_on_every_route(
+    server: ServerProcess,
+) -> None:
+    """-1 was told "greater than or equal to 0", where CreateBooking refuses 0 (and a
+    webhook's 21 "less than or equal to 20"): bounds no booking keeps. Every partner route
+    now says the sizes the restaurant takes online, 1 to 10, for the plain lookup reader
+    and pydantic's alike, and the waitlist's BELOW_MIN_PARTY_SIZE too; nothing is written."""
+    booking_id = booked(server, sec(12, "12:30"), 2)
+    before = store_rows(server)
+    for size in (-1, 0, "-1", "0"):
+        for key in ("party_size", "partySize"):  # the plain lookup reader, then pydantic
+            if size in (0, "0"):
+                continue  # proto3's unset in a lookup: that slot is not available (below)
+            lookup = {
+                "merchant_id": MARLOWES,
+                "slot_time": [{"start_sec": sec(12, "19:00"), "resource_ids": {key: size}}],
+            }
+            reply = post(server, "BatchAvailabilityLookup", lookup)
+            assert reply.status_code == 400, reply.text
+            assert reply.json()["error"]["message"] == (
+                f"slot_time.0.resource_ids.party_size {BOUND} {size}"
+            )
+        create = {"slot": slot(sec(12, "19:00"), 2), "user_information": user()}
+        create["slot"]["resources"] = {"party_size": size}
+        reply = post(server, "CreateBooking", create)
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["error"]["message"] == f"slot.resources.party_size {BOUND} {size}"
+        change = {"booking_id": booking_id, "slot": {"resources": {"party_size": size}}}
+        reply = post(server, "UpdateBooking", {"booking": change})
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["error"]["message"] == f"slot.resources.party_size {BOUND} {size}"
+    for size in (-1, 0, 11, 21, 40):  # 40: 'bad party size' now, not 'invalid request'
+        reply = webhook(server, party_size=size, start="2026-12-12T19:00:00+00:00")
+        assert reply.status_code == 422, reply.text
+        assert reply.json()["error"] == {
+            "code": "bad party size",
+            "message": f"data.party_size {BOUND} {size}",
+        }
+    entry = {"merchant_id": MARLOWES, "party_size": -1, "user_information": user()}
+    below = v3(server, "CreateWaitlistEntry", entry)["waitlist_business_logic_failure"]
+    assert below == {"cause": "BELOW_MIN_PARTY_SIZE", "description": f"party_size {BOUND} -1"}
+    assert store_rows(server) == before
+    # A size above the online limit is a slot we do not publish, and 0 (proto3's unset) a
+    # size left out: not available, each slot answered, not 400.
+    lookup = {
+        "merchant_id": MARLOWES,
+        "slot_time": [
+            {"start_sec": sec(12, "19:00"), "resource_ids": {"party_size": size}}
+            for size in (1001, 0, "0")
+        ],
+    }
+    answers = v3(server, "BatchAvailabilityLookup", lookup)["slot_time_availability"]
+    assert [a["available"] for a in answers] == [False, False, False]
+    failed = v3(
+        server, "CreateBooking", {"slot": slot(sec(12, "19:00"), 1001), "user_information": user()}
+    )
+    assert failed["booking_failure"]["cause"] == "SLOT_UNAVAILABLE", failed
+    assert "parties of 1 to 10, not 1001" in failed["booking_failure"]["description"]
+    assert store_rows(server) == before
