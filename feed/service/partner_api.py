@@ -953,6 +953,14 @@ class PartnerApi:
         room = slot_in.resources.room_id if slot_in.resources else None
         if slot_in.start_sec is None:
             return problem(replies.BAD_ARGUMENTS, "slot.start_sec is required")
+        # 0 is proto3's unset (a client that never filled the field in): a bad argument, as
+        # UpdateBooking answers it, not SLOT_UNAVAILABLE, which tells the partner a time was
+        # asked and is taken (partner-formats.md: business failures are for the slot asked).
+        if slot_in.start_sec <= 0:
+            return problem(
+                replies.BAD_ARGUMENTS,
+                f"slot.start_sec must be a Unix time, not {slot_in.start_sec}",
+            )
         if size is None:
             return problem(replies.BAD_ARGUMENTS, "slot.resources.party_size is required")
         if size < 1:

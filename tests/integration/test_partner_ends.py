@@ -109,3 +109,32 @@ def test_a_party_size_below_one_is_told_the_sizes_taken_on_every_route(
     assert failed["booking_failure"]["cause"] == "SLOT_UNAVAILABLE", failed
     assert "parties of 1 to 10, not 1001" in failed["booking_failure"]["description"]
     assert store_rows(server) == before
+
+
+# -- a start of 0 ------------------------------------------------------------------------------
+
+
+def test_a_start_of_zero_is_400_for_create_booking_as_for_update_booking(
+    server: ServerProcess,
+) -> None:
+    """start_sec 0 (proto3's unset: a client that never filled it in) was SLOT_UNAVAILABLE
+    from CreateBooking, a business failure about a time nobody asked for, and 400 from
+    UpdateBooking. Both say it is a bad argument now; nothing is written. A real time in the
+    past is still SLOT_UNAVAILABLE from both."""
+    booking_id = booked(server, sec(12, "13:00"), 2)
+    before = store_rows(server)
+    for start in (0, "0"):
+        body = {"slot": {**slot(sec(12, "19:00"), 2), "start_sec": start}}
+        reply = post(server, "CreateBooking", {**body, "user_information": user()})
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["error"]["message"] == "slot.start_sec must be a Unix time, not 0"
+        change = {"booking_id": booking_id, "slot": {"start_sec": start}}
+        reply = post(server, "UpdateBooking", {"booking": change})
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["error"]["message"] == "slot.start_sec must be a Unix time, not 0"
+    past = {"slot": {**slot(sec(12, "19:00"), 2), "start_sec": "1000"}, "user_information": user()}
+    assert v3(server, "CreateBooking", past)["booking_failure"]["cause"] == "SLOT_UNAVAILABLE"
+    moved = {"booking_id": booking_id, "slot": {"start_sec": "1000"}}
+    changed = v3(server, "UpdateBooking", {"booking": moved})
+    assert changed["booking_failure"]["cause"] == "SLOT_UNAVAILABLE"
+    assert store_rows(server) == before
