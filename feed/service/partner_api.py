@@ -168,7 +168,9 @@ class UserInformation(_Req):
     user_id: str = Field(min_length=1, max_length=200)
     given_name: str = Field(default="", max_length=100)
     family_name: str = Field(default="", max_length=100)
-    telephone: Annotated[str, AfterValidator(_telephone)] = ""
+    # 50 at most, as a webhook's phone and the host's: 5 KB of digits was read through
+    # (and echoed back whole in the refusal).
+    telephone: Annotated[str, AfterValidator(_telephone)] = Field(default="", max_length=50)
     email: str = Field(default="", max_length=200)
 
 

@@ -12,9 +12,9 @@ import hmac
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from engine import FloorPlan, Rejected
 from engine.config import HOLD_BEFORE_MINUTES
@@ -55,6 +55,7 @@ from feed.service.signing import SignatureError, verify
 from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
+from feed.venue.telephone import e164
 from store.log import DuplicateKey, LogStore, Remember
 
 # -- webhook payloads (pydantic at the edge) ------------------------------------------------
@@ -72,6 +73,13 @@ class WebhookEvent(_Lenient):
     data: dict[str, Any]
 
 
+def _telephone(value: str) -> str:
+    """A guest's phone (or none), kept as written once it is known to reduce to E.164."""
+    if value:
+        e164(value)
+    return value
+
+
 class RequestedData(_Lenient):
     # Bounded by the restaurant (rules.online_sizes), not here: "greater than or equal to
     # 1" and "less than or equal to 20" named neither end of the sizes it takes.
@@ -79,7 +87,11 @@ class RequestedData(_Lenient):
     start: str | int
     reservation_id: str | None = Field(default=None, max_length=200)
     name: str = Field(default="", max_length=200)
-    phone: str = Field(default="", max_length=50)
+    # The number the host calls the guest on, from a partner: E.164 (written with spaces or
+    # dashes if it likes), as v3's telephone is; "call me" or a local number was taken and
+    # shown to the host as the guest's phone. Kept as written. (The host's own phone
+    # bookings stay free text: the host writes what it will dial itself.)
+    phone: Annotated[str, AfterValidator(_telephone)] = Field(default="", max_length=50)
     email: str = Field(default="", max_length=200)
     notes: str = Field(default="", max_length=1000, description="The guest's request")
     room_id: str | None = Field(

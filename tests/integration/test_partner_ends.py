@@ -138,3 +138,39 @@ def test_a_start_of_zero_is_400_for_create_booking_as_for_update_booking(
     changed = v3(server, "UpdateBooking", {"booking": moved})
     assert changed["booking_failure"]["cause"] == "SLOT_UNAVAILABLE"
     assert store_rows(server) == before
+
+
+# -- a webhook's phone -------------------------------------------------------------------------
+
+
+def test_a_webhook_phone_the_host_cannot_call_is_422_as_v3s_telephone_is(
+    server: ServerProcess,
+) -> None:
+    """data.phone is the number the host calls the guest on. "call me" (or a national
+    number) was booked and shown to the host as the guest's phone, where v3 refuses a
+    telephone that is not E.164. The webhook says so now and books nothing; a number written
+    with spaces is kept as written. (5 KB of text was already refused: 50 characters.)"""
+    before = store_rows(server)
+    for phone, said in (
+        ("call me", "E.164"),
+        ("020 7946 0000", "E.164"),
+        ("+44 (0)20 7946 0000", "national trunk prefix"),
+        ("9" * 5000, "at most 50 characters"),
+    ):
+        reply = webhook(server, party_size=2, start="2026-12-12T19:00:00+00:00", phone=phone)
+        assert reply.status_code == 422, reply.text
+        error = reply.json()["error"]
+        assert error["code"] == "invalid request", error
+        assert error["message"].startswith("data.phone: ") and said in error["message"], error
+        v3_body = {
+            "slot": slot(sec(12, "19:00"), 2),
+            "user_information": {**user(), "telephone": phone},
+        }
+        reply = post(server, "CreateBooking", v3_body)
+        assert reply.status_code == 400, reply.text
+        assert said in reply.json()["error"]["message"], reply.text
+    assert store_rows(server) == before
+    made = webhook(
+        server, party_size=2, start="2026-12-12T19:00:00+00:00", phone="+44 20 7946 0000"
+    )
+    assert made.status_code == 200, made.text
