@@ -16,6 +16,7 @@ UNAUTHORIZED = "unauthorized"
 BAD_JSON = "bad json"
 INVALID_REQUEST = "invalid request"
 BODY_TOO_LARGE = "body too large"
+UNSUPPORTED_ENCODING = "unsupported content encoding"  # a gzip body, say: sent uncompressed
 UNKNOWN_MERCHANT = "unknown merchant"
 EVENT_ID_REUSED = "event id reused"
 IDEMPOTENCY_KEY_REUSED = "idempotency key reused"

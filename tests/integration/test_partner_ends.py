@@ -4,6 +4,8 @@ says what to send instead, agrees across routes, and changes nothing."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -11,8 +13,11 @@ from typing import Any
 import pytest
 import requests
 
+from feed.service.signing import HEADER, sign
 from tests.integration.postgres import BACKENDS, database
 from tests.integration.server_process import (
+    HOST_TOKENS,
+    NOW_T,
     SECRETS,
     ServerProcess,
     booking_event,
@@ -20,7 +25,7 @@ from tests.integration.server_process import (
     signed_post,
 )
 from tests.integration.test_partner_audit import post, store_rows
-from tests.integration.test_partner_v3 import MARLOWES, booked, sec, slot, v3
+from tests.integration.test_partner_v3 import BASIC, HOST, MARLOWES, booked, sec, slot, v3
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -174,3 +179,61 @@ def test_a_webhook_phone_the_host_cannot_call_is_422_as_v3s_telephone_is(
         server, party_size=2, start="2026-12-12T19:00:00+00:00", phone="+44 20 7946 0000"
     )
     assert made.status_code == 200, made.text
+
+
+# -- a compressed body -------------------------------------------------------------------------
+
+
+def test_a_compressed_body_is_415_naming_content_encoding_on_every_route(
+    server: ServerProcess,
+) -> None:
+    """A gzip body was refused as "not JSON: not UTF-8", which sent an integration engineer
+    to look at the JSON rather than the header. Every route that takes a body (v3, webhooks,
+    the host API, the operator's reload) says the encoding is not accepted, 415 with
+    Accept-Encoding: identity, and nothing is written; identity is the body as it is."""
+    before = store_rows(server)
+    create = {"slot": slot(sec(12, "20:00"), 2), "user_information": user()}
+    event = booking_event(f"evt-{uuid.uuid4().hex}", 2, "2026-12-12T20:00:00+00:00")
+    host = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+    calls: list[tuple[str, Any, dict[str, str], Any]] = [
+        ("/v3/CreateBooking", create, {}, BASIC),
+        ("/v3/BatchAvailabilityLookup", {"merchant_id": MARLOWES, "slot_time": []}, {}, BASIC),
+        ("/webhooks/tablefinder", event, {}, None),
+        (f"{HOST}/reservations", {"party_size": 2, "start": "2026-12-12T20:00"}, host, None),
+        (f"{HOST}/walk-ins", {"size": 2}, host, None),
+        (
+            "/api/v1/admin/reload",
+            {},
+            {"Authorization": "Bearer sample-admin-token-change-me"},
+            None,
+        ),
+    ]
+    for path, body, headers, auth in calls:
+        for coding in ("gzip", "GZIP", "deflate", "br", "identity, gzip"):
+            data = json.dumps(body).encode()
+            if path.startswith("/webhooks/"):
+                headers = {HEADER: sign(SECRETS["tablefinder"], NOW_T, data)}
+            reply = requests.post(
+                f"{server.base}{path}",
+                data=gzip.compress(data),
+                headers={**headers, "Content-Encoding": coding},
+                auth=auth,
+                timeout=10,
+            )
+            assert reply.status_code == 415, (path, coding, reply.text)
+            assert reply.headers["Accept-Encoding"] == "identity"
+            error = reply.json()["error"]
+            assert error["code"] == "unsupported content encoding", error
+            assert error["message"] == (
+                f"Content-Encoding {coding!r} is not accepted: send the body uncompressed"
+                " (no Content-Encoding, or identity)"
+            )
+    assert store_rows(server) == before
+    reply = requests.post(
+        f"{server.base}/v3/CreateBooking",
+        json=create,
+        headers={"Content-Encoding": "identity"},
+        auth=BASIC,
+        timeout=10,
+    )
+    assert reply.status_code == 200 and "booking" in reply.json(), reply.text
