@@ -78,6 +78,20 @@ def too_large(limit: int) -> Answer:
     return problem(statuses.BODY_TOO_LARGE, f"bodies are {limit} bytes at most"), None
 
 
+def _without_trailing_slash(scope: Scope) -> None:
+    """A write to a path with a trailing slash ("/v3/CreateBooking/") is answered as the
+    path without it: FastAPI answered a 307 to it, which a partner's client need not follow
+    for a POST (many do not, or follow it as a GET), so the booking was neither made nor
+    refused. GET keeps the redirect: a browser follows it, and the tablet's page resolves
+    its relative links against the path it is shown at."""
+    path = scope["path"]
+    if len(path) > 1 and path.endswith("/"):
+        scope["path"] = path.rstrip("/") or "/"
+        raw = scope.get("raw_path")
+        if isinstance(raw, bytes) and raw.endswith(b"/"):
+            scope["raw_path"] = raw.rstrip(b"/") or b"/"
+
+
 def encoded(scope: Scope) -> Answer | None:
     """415 for a body sent with a Content-Encoding (gzip, deflate, br): bodies are read as
     they come, and a gzip body was refused as "not JSON: not UTF-8", which sent a partner's
@@ -95,6 +109,29 @@ def encoded(scope: Scope) -> Answer | None:
             )
             return problem(statuses.UNSUPPORTED_ENCODING, message), {"Accept-Encoding": "identity"}
     return None
+
+
+def write_request(scope: Scope) -> Answer | None:
+    """What every write (a request that is not a GET, HEAD or OPTIONS) goes through before
+    it is routed: its path without a trailing slash, and a 415 for a compressed body."""
+    _without_trailing_slash(scope)
+    return encoded(scope)
+
+
+class WriteRequests:
+    """ASGI middleware of the FastAPI app: `write_request` for its own routes, so it answers
+    as HotPaths (which does the same for the hot routes before they reach FastAPI)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD", "OPTIONS"):
+            refused = write_request(scope)
+            if refused is not None:
+                await _respond(send, *refused)
+                return
+        await self.app(scope, receive, send)
 
 
 class HotPaths:
@@ -128,7 +165,7 @@ class HotPaths:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = None
         if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD", "OPTIONS"):
-            refused = encoded(scope)  # every route's body, the hot ones' and FastAPI's
+            refused = write_request(scope)  # as WriteRequests does for FastAPI's routes
             if refused is not None:
                 await _respond(send, *refused)
                 return

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from feed.http import admin, health, statuses, tablet, v3
 from feed.http.auth import bearer
-from feed.http.hotpaths import HotPaths, Route, busy, too_large
+from feed.http.hotpaths import HotPaths, Route, WriteRequests, busy, too_large
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
 from feed.service import bodies
@@ -357,6 +357,7 @@ def create_app(
         redoc_url=None,
     )
     _docs(app)
+    app.add_middleware(WriteRequests)  # trailing slashes and compressed bodies of writes
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
