@@ -1331,10 +1331,12 @@ class PartnerApi:
         day = calendar.in_service(r, now)
         if day is None:  # a status other than OPEN: no other field
             return Reply({"waitlist_status": "CLOSED_OTHER"})
+        # Sizes above max_online_party_size are no partner's to queue (see
+        # create_waitlist_entry): left out, as a size the restaurant cannot serve is.
         sizes = [
             n
             for n in dict.fromkeys(req.party_size)
-            if 1 <= n <= r.max_party_size and spots_total(r.floor, n) > 0
+            if 1 <= n <= r.online_limit and spots_total(r.floor, n) > 0
         ]
         quotes = book.peek(day, now, [["quote", n] for n in sizes])
         # A wait that runs past the service's close is no estimate (nobody is seated after
@@ -1396,9 +1398,16 @@ class PartnerApi:
             return failure("MERCHANT_CLOSED", f"{r.name} is not serving now", key)
         size = req.party_size
         if size < 1:
-            why = f"party_size {online_sizes(r, size, r.max_party_size)}"
-            return failure("BELOW_MIN_PARTY_SIZE", why, key)
-        if size > r.max_party_size or spots_total(r.floor, size) == 0:
+            return failure("BELOW_MIN_PARTY_SIZE", f"party_size {online_sizes(r, size)}", key)
+        # max_online_party_size bounds a partner's waitlist as it bounds its bookings: a
+        # restaurant whose parties above 8 book by phone would not expect a party of 12 in
+        # its queue from an app, told a seat time the host never gave it. The host's own
+        # walk-ins go up to max_party_size; the queue seats on every table (walk-in ones
+        # included), so the floor stays the whole floor.
+        if size > r.online_limit:
+            why = f"parties above {r.online_limit} join the waitlist at {r.name}, not online"
+            return failure("ABOVE_MAX_PARTY_SIZE", why, key)
+        if spots_total(r.floor, size) == 0:
             return failure("ABOVE_MAX_PARTY_SIZE", f"{r.name} cannot seat {size}", key)
         user = req.user_information
         user_scope = f"wluser:{partner.id}"

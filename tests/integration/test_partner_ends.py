@@ -8,6 +8,8 @@ import gzip
 import json
 import uuid
 from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,11 +20,13 @@ from tests.integration.postgres import BACKENDS, database
 from tests.integration.server_process import (
     HOST_TOKENS,
     NOW_T,
+    SAMPLES,
     SECRETS,
     ServerProcess,
     booking_event,
     running_server,
     signed_post,
+    start_server,
 )
 from tests.integration.test_partner_audit import post, store_rows
 from tests.integration.test_partner_v3 import BASIC, HOST, MARLOWES, booked, sec, slot, v3
@@ -302,3 +306,50 @@ def test_a_write_to_a_path_with_a_trailing_slash_is_answered_as_the_path_without
     assert unknown.status_code == 404, unknown.text
     page = requests.get(f"{server.base}/host/{MARLOWES}/", allow_redirects=False, timeout=10)
     assert page.status_code == 307, page.text
+
+
+# -- the waitlist and max_online_party_size ----------------------------------------------------
+
+
+def test_the_waitlist_stops_at_max_online_party_size_as_bookings_do(tmp_path: Path) -> None:
+    """A restaurant whose parties above 4 book by phone (max_online_party_size = 4) had a
+    partner's party of 6 joining its queue online and estimates for it, where a booking
+    for 6 is refused. The waitlist stops at the same size now (ABOVE_MAX_PARTY_SIZE, the size
+    left out of the estimates), adding nobody; the host still adds a party of 6."""
+    source = (SAMPLES / "marlowes.toml").read_text(encoding="utf-8")
+    config = tmp_path / "marlowes.toml"
+    config.write_text(
+        source.replace("max_party_size = 10\n", "max_party_size = 10\nmax_online_party_size = 4\n"),
+        encoding="utf-8",
+    )
+    fresh = start_server(tmp_path / "hoststand.db", configs=[config])
+    try:
+        host = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+        for size in (4, 2, 6, 2, 4, 4):  # every table taken: parties wait
+            walked = requests.post(
+                f"{fresh.base}{HOST}/walk-ins", json={"size": size}, headers=host, timeout=10
+            )
+            assert walked.status_code == 200, walked.text
+        before = store_rows(fresh, date(2026, 12, 4))
+        estimates = v3(
+            fresh,
+            "BatchGetWaitEstimates",
+            {"merchant_id": MARLOWES, "party_size": [2, 4, 5, 6]},
+        )
+        assert estimates["waitlist_status"] == "OPEN", estimates
+        assert [e["party_size"] for e in estimates["wait_estimate"]] == [2, 4]
+        entry = {"merchant_id": MARLOWES, "party_size": 6, "user_information": user()}
+        refused = v3(fresh, "CreateWaitlistEntry", entry)["waitlist_business_logic_failure"]
+        assert refused == {
+            "cause": "ABOVE_MAX_PARTY_SIZE",
+            "description": "parties above 4 join the waitlist at Marlowe's Kitchen, not online",
+        }
+        assert store_rows(fresh, date(2026, 12, 4)) == before
+        four = v3(fresh, "CreateWaitlistEntry", {**entry, "party_size": 4})
+        assert "waitlist_entry_id" in four, four
+        walked = requests.post(
+            f"{fresh.base}{HOST}/walk-ins", json={"size": 6}, headers=host, timeout=10
+        )
+        assert walked.status_code == 200, walked.text
+    finally:
+        fresh.stop()
