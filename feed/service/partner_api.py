@@ -26,6 +26,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    model_validator,
 )
 
 from engine import Party, PartyState
@@ -151,6 +152,19 @@ class SlotTime(_Req):
     duration_sec: JsonInt | None = Field(default=None, ge=0, le=10**9)
     availability_tag: str | None = None
     resource_ids: Resources | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_resources(cls, data: Any) -> Any:
+        """A SlotTime's party size is in `resource_ids`; `resources` is a Slot's name (in
+        CreateBooking). Taken as an unknown field, it left the lookup without a size, so
+        every slot read not available and the partner showed the restaurant full."""
+        if isinstance(data, dict) and "resources" in data and "resource_ids" not in data:
+            raise ValueError(
+                "a lookup's slot_time names its party size in resource_ids, not resources"
+                " (a booking's slot calls it resources)"
+            )
+        return data
 
 
 def _telephone(value: str) -> str:

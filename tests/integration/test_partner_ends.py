@@ -353,3 +353,32 @@ def test_the_waitlist_stops_at_max_online_party_size_as_bookings_do(tmp_path: Pa
         assert walked.status_code == 200, walked.text
     finally:
         fresh.stop()
+
+
+# -- a lookup's resources ----------------------------------------------------------------------
+
+
+def test_a_lookup_naming_its_party_size_in_resources_is_400_not_all_unavailable(
+    server: ServerProcess,
+) -> None:
+    """A SlotTime calls its resources resource_ids; a partner sending a booking's name for
+    it (resources) had it ignored as an unknown field, so every slot read not available and
+    the restaurant looked full. It is 400 naming the field now, in either spelling; a
+    CreateBooking with resource_ids already names slot.resources.party_size."""
+    for key in ("resources", "Resources"):
+        slot_time = {"start_sec": str(sec(12, "19:00")), key: {"party_size": 2}}
+        lookup = {"merchant_id": MARLOWES, "slot_time": [slot_time]}
+        reply = post(server, "BatchAvailabilityLookup", lookup)
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["error"]["message"] == (
+            "slot_time.0: Value error, a lookup's slot_time names its party size in"
+            " resource_ids, not resources (a booking's slot calls it resources)"
+        )
+    fine = {"start_sec": str(sec(12, "19:00")), "resourceIds": {"partySize": 2}}
+    answer = v3(server, "BatchAvailabilityLookup", {"merchantId": MARLOWES, "slotTime": [fine]})
+    assert answer["slot_time_availability"][0]["available"] is True
+    create = {"slot": {**slot(sec(12, "19:00"), 2)}, "user_information": user()}
+    create["slot"]["resource_ids"] = create["slot"].pop("resources")
+    reply = post(server, "CreateBooking", create)
+    assert reply.status_code == 400, reply.text
+    assert reply.json()["error"]["message"] == "slot.resources.party_size is required"
