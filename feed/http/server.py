@@ -231,8 +231,8 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": ErrorBody} for code in codes}
 
 
-HOST_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
-WEBHOOK_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
+HOST_ERRORS = _errors(400, 401, 404, 409, 413, 415, 422, 503)
+WEBHOOK_ERRORS = _errors(400, 401, 404, 409, 413, 415, 422, 503)
 
 
 def _no_control_characters(value: str) -> str:

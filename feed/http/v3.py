@@ -53,6 +53,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _ERROR,
     401: _ERROR,
     413: _ERROR,
+    415: _ERROR,  # a compressed body (feed.http.hotpaths.encoded)
     503: _ERROR,
 }
 

@@ -382,3 +382,10 @@ def test_a_lookup_naming_its_party_size_in_resources_is_400_not_all_unavailable(
     reply = post(server, "CreateBooking", create)
     assert reply.status_code == 400, reply.text
     assert reply.json()["error"]["message"] == "slot.resources.party_size is required"
+
+
+def test_the_api_document_lists_the_415_of_a_compressed_body(server: ServerProcess) -> None:
+    paths = requests.get(f"{server.base}/openapi.json", timeout=10).json()["paths"]
+    for path in ("/v3/CreateBooking", "/webhooks/{partner_id}", f"{HOST}/walk-ins"):
+        template = path.replace(MARLOWES, "{merchant_id}")
+        assert "415" in paths[template]["post"]["responses"], template
