@@ -51,7 +51,7 @@ from feed.service.floorview import reservation_rows, status_word
 from feed.service.notify import Notifier
 from feed.service.replies import Reply, changed_meanwhile, error_body, problem
 from feed.service.rules import online_sizes
-from feed.service.signing import SignatureError, verify
+from feed.service.signing import SignatureError, UnusableSignature, usable_timestamp, verify
 from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
@@ -284,6 +284,13 @@ class Receiver:
 
     def webhook(self, partner_id: str, signature: str | None, body: bytes) -> Reply:
         now = self.clock()
+        try:
+            # What is wrong with the header itself is said, before the partner is looked
+            # up (so it says nothing of which partners exist); a wrong partner or MAC is not.
+            usable_timestamp(signature, now.timestamp())
+        except UnusableSignature as exc:
+            self.events.signature_refused(partner_id, str(exc))
+            return problem(replies.UNAUTHORIZED, str(exc))
         partner = self.settings.partners.get(partner_id)
         if partner is None or partner.secret is None:
             self.events.signature_refused(partner_id, "unknown partner")

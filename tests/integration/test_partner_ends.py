@@ -389,3 +389,43 @@ def test_the_api_document_lists_the_415_of_a_compressed_body(server: ServerProce
     for path in ("/v3/CreateBooking", "/webhooks/{partner_id}", f"{HOST}/walk-ins"):
         template = path.replace(MARLOWES, "{merchant_id}")
         assert "415" in paths[template]["post"]["responses"], template
+
+
+# -- what is wrong with a webhook's signature header ---------------------------------------------
+
+
+def test_a_webhook_signature_header_that_signs_nothing_now_says_what_is_wrong(
+    server: ServerProcess,
+) -> None:
+    """Every refused signature was "unknown partner or bad signature": a sender whose clock
+    runs six minutes off, or who sends no header or no t=, could not tell what to fix. What
+    is wrong with the header itself is said now, the same for every partner id (known or
+    not, so nothing is told of which exist); a wrong secret or an unknown partner with a
+    usable header still says only "unknown partner or bad signature". Nothing is written."""
+    before = store_rows(server)
+    data = json.dumps(
+        booking_event(f"evt-{uuid.uuid4().hex}", 2, "2026-12-12T21:00:00+00:00")
+    ).encode()
+    stale = sign(SECRETS["tablefinder"], NOW_T - 360, data)
+    cases = [
+        ({}, "no Hoststand-Signature header: sign each request, Hoststand-Signature: t="),
+        ({HEADER: "v1=abc"}, "Hoststand-Signature needs one t=<unix seconds>: t=<unix"),
+        ({HEADER: stale}, f"Hoststand-Signature t={NOW_T - 360} is 360 seconds from our clock"),
+    ]
+    for partner in ("tablefinder", "nobody"):
+        for headers, said in cases:
+            reply = requests.post(
+                f"{server.base}/webhooks/{partner}", data=data, headers=headers, timeout=10
+            )
+            assert reply.status_code == 401, reply.text
+            error = reply.json()["error"]
+            assert error["code"] == "unauthorized" and error["message"].startswith(said), error
+    assert "check the sender's clock" in error["message"]
+    for partner, secret in (("tablefinder", SECRETS["dinerly"]), ("nobody", "x")):
+        headers = {HEADER: sign(secret, NOW_T, data)}
+        reply = requests.post(
+            f"{server.base}/webhooks/{partner}", data=data, headers=headers, timeout=10
+        )
+        assert reply.status_code == 401, reply.text
+        assert reply.json()["error"]["message"] == "unknown partner or bad signature"
+    assert store_rows(server) == before
