@@ -126,6 +126,18 @@ def _json_int(value: Any) -> Any:
 
 
 JsonInt = Annotated[int, BeforeValidator(_json_int)]
+MAX_UNIX_SECONDS = 10**11  # the year 5138: anything above is milliseconds, not seconds
+
+
+def _unix_seconds(value: int) -> int:
+    """A start in Unix seconds: one in milliseconds (13 digits, what many clients write by
+    default) was told "less than or equal to 100000000000", a bound with no reason given."""
+    if value > MAX_UNIX_SECONDS:
+        raise ValueError(f"{value} is not a Unix time in seconds (milliseconds?)")
+    return value
+
+
+UnixSeconds = Annotated[int, BeforeValidator(_json_int), AfterValidator(_unix_seconds)]
 
 
 class Resources(_Req):
@@ -140,7 +152,9 @@ class Resources(_Req):
 class SlotIn(_Req):
     merchant_id: str | None = None
     service_id: str | None = None
-    start_sec: JsonInt | None = Field(default=None, ge=0, le=10**11)
+    start_sec: UnixSeconds | None = Field(
+        default=None, ge=0, json_schema_extra={"maximum": MAX_UNIX_SECONDS}
+    )
     duration_sec: JsonInt | None = Field(default=None, ge=0, le=10**9)
     availability_tag: str | None = None
     resources: Resources | None = None
@@ -148,7 +162,7 @@ class SlotIn(_Req):
 
 class SlotTime(_Req):
     service_id: str | None = None
-    start_sec: JsonInt = Field(ge=0, le=10**11)
+    start_sec: UnixSeconds = Field(ge=0, json_schema_extra={"maximum": MAX_UNIX_SECONDS})
     duration_sec: JsonInt | None = Field(default=None, ge=0, le=10**9)
     availability_tag: str | None = None
     resource_ids: Resources | None = None

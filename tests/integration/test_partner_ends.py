@@ -429,3 +429,32 @@ def test_a_webhook_signature_header_that_signs_nothing_now_says_what_is_wrong(
         assert reply.status_code == 401, reply.text
         assert reply.json()["error"]["message"] == "unknown partner or bad signature"
     assert store_rows(server) == before
+
+
+# -- a start in milliseconds -------------------------------------------------------------------
+
+
+def test_a_start_in_milliseconds_is_told_it_is_not_seconds(server: ServerProcess) -> None:
+    """Many clients write times in milliseconds; such a start_sec was told "less than or
+    equal to 100000000000", a bound with no reason. It says seconds were expected now, in a
+    lookup (either reader) and a booking alike, as a webhook's start does; nothing is
+    written."""
+    before = store_rows(server)
+    millis = sec(12, "19:00") * 1000
+    for start in (millis, str(millis)):
+        for key in ("start_sec", "startSec"):
+            lookup = {
+                "merchant_id": MARLOWES,
+                "slot_time": [{key: start, "resource_ids": {"party_size": 2}}],
+            }
+            reply = post(server, "BatchAvailabilityLookup", lookup)
+            assert reply.status_code == 400, reply.text
+            assert reply.json()["error"]["message"] == (
+                f"slot_time.0.start_sec: Value error, {millis} is not a Unix time in seconds"
+                " (milliseconds?)"
+            )
+        create = {"slot": {**slot(sec(12, "19:00"), 2), "start_sec": start}}
+        reply = post(server, "CreateBooking", {**create, "user_information": user()})
+        assert reply.status_code == 400, reply.text
+        assert "is not a Unix time in seconds (milliseconds?)" in reply.json()["error"]["message"]
+    assert store_rows(server) == before
