@@ -55,7 +55,7 @@ from feed.service.signing import SignatureError, UnusableSignature, usable_times
 from feed.settings import Partner, Settings
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
-from feed.venue.telephone import e164
+from feed.venue.telephone import diallable
 from store.log import DuplicateKey, LogStore, Remember
 
 # -- webhook payloads (pydantic at the edge) ------------------------------------------------
@@ -74,9 +74,9 @@ class WebhookEvent(_Lenient):
 
 
 def _telephone(value: str) -> str:
-    """A guest's phone (or none), kept as written once it is known to reduce to E.164."""
+    """A guest's phone (or none), kept as written once it is known the host can dial it."""
     if value:
-        e164(value)
+        diallable(value)
     return value
 
 
@@ -87,10 +87,13 @@ class RequestedData(_Lenient):
     start: str | int
     reservation_id: str | None = Field(default=None, max_length=200)
     name: str = Field(default="", max_length=200)
-    # The number the host calls the guest on, from a partner: E.164 (written with spaces or
-    # dashes if it likes), as v3's telephone is; "call me" or a local number was taken and
-    # shown to the host as the guest's phone. Kept as written. (The host's own phone
-    # bookings stay free text: the host writes what it will dial itself.)
+    # The number the host calls the guest on, from a partner: digits the host can dial
+    # (`telephone.diallable`: a national number too, which the restaurant's phone dials; an
+    # international one in E.164 form); "call me" was taken and shown to the host as the
+    # guest's phone. Kept as written. Looser than v3's telephone (E.164, the partner
+    # format's rule): this webhook took any phone until now, and a partner's booking is not
+    # refused for a good national number. (The host's own phone bookings stay free text:
+    # the host writes what it will dial itself.)
     phone: Annotated[str, AfterValidator(_telephone)] = Field(default="", max_length=50)
     email: str = Field(default="", max_length=200)
     notes: str = Field(default="", max_length=1000, description="The guest's request")

@@ -28,3 +28,25 @@ def e164(text: str) -> str:
             f"number, 7 to 15 digits in all, such as '+44 20 7946 0000' (got {text!r})"
         )
     return reduced
+
+
+# What a host can dial from the restaurant's own phone: a number written in digits (with the
+# same separators), 6 to 15 of them, "+" and the country code for one abroad.
+_DIALLABLE = re.compile(r"\+?[0-9]{6,15}")
+
+
+def diallable(text: str) -> str:
+    """`text` kept as written when it is a number the host can dial from the restaurant
+    (national, or international in E.164 once reduced: `e164`'s checks), or ValueError.
+    Looser than `e164` on purpose: a national number is callable from the restaurant, and a
+    partner's booking is not refused for the way its guest wrote a good number."""
+    if text.lstrip().startswith("+"):
+        e164(text)
+        return text
+    if not _DIALLABLE.fullmatch(_SEPARATORS.sub("", text)):
+        raise ValueError(
+            "must be a telephone number the host can call: 6 to 15 digits, written with"
+            " spaces, dashes, dots or brackets if you like, '+' and the country code for a"
+            f" number abroad, such as '020 7946 0000' or '+44 20 7946 0000' (got {text!r})"
+        )
+    return text
