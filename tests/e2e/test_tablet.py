@@ -8,6 +8,7 @@ Without Chromium the tests skip, except on CI (CI=true), where they fail.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -1069,10 +1070,10 @@ def test_an_open_change_of_another_days_booking_follows_it(
     _list_day(tablet, "2026-12-08")
     tablet.wait(lambda: _row(tablet, bo) is not None, message="Bo on Tuesday")
     tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
-    heading = "Change Bo, party of 2 at 19:30 on 2026-12-08"
+    heading = "Change Bo, party of 2 at 19:30 on Tue 8 Dec"
     tablet.wait(lambda: _change_form(tablet)[0] == heading)
     api(server, "POST", f"/reservations/{bo}/change", {"party_size": 3})  # another tablet
-    now = ("Change Bo, party of 3 at 19:30 on 2026-12-08", "3", "2026-12-08T19:30")
+    now = ("Change Bo, party of 3 at 19:30 on Tue 8 Dec", "3", "2026-12-08T19:30")
     tablet.wait(lambda: _change_form(tablet) == now, message=str(now))
     assert tablet.errors() == []
 
@@ -1106,11 +1107,11 @@ def test_an_open_change_of_a_booking_moved_to_another_day_elsewhere_says_where_i
 
     bo, tablet = _bos_change_open(server, browser)
     api(server, "POST", f"/reservations/{bo}/change", {"start": "2026-12-05T20:00"})
-    heading = "Change Bo, party of 2 at 19:00 — moved to 2026-12-05 20:00 meanwhile"
+    heading = "Change Bo, party of 2 at 19:00 — moved to Sat 5 Dec 20:00 meanwhile"
     tablet.wait(lambda: _change_form(tablet)[0] == heading, message="the heading")
     said = tablet.text("#banner-text")
     assert said == (
-        "The booking of Bo, party of 2 was moved to 2026-12-05 20:00 meanwhile"
+        "The booking of Bo, party of 2 was moved to Sat 5 Dec 20:00 meanwhile"
         " (on another tablet or online)."
     ), said
     assert tablet.errors() == []
@@ -1251,7 +1252,7 @@ def test_a_live_update_never_changes_the_time_the_host_chose_for_a_phone_booking
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
-    assert said.startswith("no table for 6 at 2026-12-04 19:00; open for 6 that day: 20:30"), said
+    assert said.startswith("no table for 6 at Fri 4 Dec 19:00; open for 6 that day: 20:30"), said
     names = [r["name"] for r in api(server, "GET", "/reservations")["reservations"]]
     assert names == ["Other tablet"]
     assert tablet.errors() == []
@@ -1284,8 +1285,8 @@ def test_a_change_to_another_day_leaves_that_days_times_as_they_now_are(
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
-    assert said.startswith("Bo is now booked at 19:30 on 2026-12-08, party of 2 ("), said
-    assert tablet.text("#book-h") == "Phone booking on 2026-12-08"  # still on Tuesday
+    assert said.startswith("Bo is now booked at 19:30 on Tue 8 Dec, party of 2 ("), said
+    assert tablet.text("#book-h") == "Phone booking on Tue 8 Dec"  # still on Tuesday
     assert form.find_element("name", "day").get_attribute("value") == "2026-12-08"
     spots = [
         s for s in api(server, "GET", "/slots?date=2026-12-08")["slots"] if s["start"] == tuesday
@@ -1322,7 +1323,7 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     list_day("2026-12-08")
     tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Tuesday's list")
     assert "Di" not in tablet.text("#reservations")
-    assert tablet.text("#res-h") == "Reservations on 2026-12-08"
+    assert tablet.text("#res-h") == "Reservations on Tue 8 Dec"
     buttons = tablet.js(
         "return [...document.querySelectorAll(arguments[0] + ' button')].map(b => b.innerText)",
         f'[data-reservation="{bo}"]',
@@ -1331,7 +1332,7 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     tablet.shot("another-days-list")
 
     tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Change…")
-    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:30 on 2026-12-08")
+    tablet.wait(lambda: tablet.text("#book-h") == "Change Bo, party of 2 at 19:30 on Tue 8 Dec")
     form = tablet.el("#book-form")
     assert form.find_element("name", "day").get_attribute("value") == "2026-12-08"
 
@@ -1343,7 +1344,7 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
-    assert said.startswith("Bo is now booked at 21:00 on 2026-12-08, party of 2 ("), said
+    assert said.startswith("Bo is now booked at 21:00 on Tue 8 Dec, party of 2 ("), said
     tablet.wait(lambda: "21:00 · Bo" in tablet.text("#reservations"), message="Bo at 21:00")
 
     said = tablet.banner_after(
@@ -1352,7 +1353,7 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
             _confirm(tablet, accept=True),
         )
     )
-    assert said == "Cy, party of 2 at 20:00 on 2026-12-08 cancelled", said
+    assert said == "Cy, party of 2 at 20:00 on Tue 8 Dec cancelled", said
     rows = api(server, "GET", "/reservations?date=2026-12-08")["reservations"]
     assert sorted((r["name"], r["start"][11:16], r["status"]) for r in rows) == [
         ("Bo", "21:00", "booked"),
@@ -1365,6 +1366,46 @@ def test_a_booking_of_another_day_is_listed_changed_and_cancelled_from_that_days
     list_day("2026-12-04")
     tablet.wait(lambda: "Di" in tablet.text("#reservations"), message="today's list again")
     assert tablet.text("#res-h") == "Reservations today"
+    assert tablet.errors() == []
+
+
+def test_every_date_on_the_page_reads_as_its_day_whatever_the_browsers_locale(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Headless Chromium's locale orders a date picker's day the US way: 12/08/2026, which a
+    London host reads as the 12th of August. Beside each Day picker its day reads in words
+    ("Tue 8 Dec", its year when not this service's), and so does every date the page
+    shows: headings, rows, banners (the server's ISO dates too). No date on the page is in
+    digits, in any order."""
+    body = {"party_size": 2, "start": "2026-12-08T19:30", "name": "Bo"}
+    bo = str(api(server, "POST", "/reservations", body)["reservation_id"])
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.text("#res-day-words") == "Fri 4 Dec (today)", message="today")
+    _list_day(tablet, "2026-12-08")
+    tablet.wait(lambda: tablet.text("#res-h") == "Reservations on Tue 8 Dec", message="Tuesday")
+    tablet.js(
+        "const d = document.querySelector('#book-form [name=day]');"
+        " d.value = '2027-01-02'; d.dispatchEvent(new Event('change'));"
+    )
+    tablet.wait(lambda: tablet.text("#book-h") == "Phone booking on Sat 2 Jan 2027")
+    tablet.el("#res-day").find_element("xpath", "..").screenshot(
+        str(tablet.artefacts / "day-picker.png")
+    )
+    words, other, shown = tablet.js(
+        "return [document.getElementById('res-day-words').textContent,"
+        " document.getElementById('book-day-words').textContent, document.body.innerText]"
+    )
+    assert (words, other) == ("Tue 8 Dec", "Sat 2 Jan 2027")
+    said = tablet.banner_after(
+        lambda: (
+            tablet.tap_row(f'#reservations [data-reservation="{bo}"]', "Cancel"),
+            _confirm(tablet, accept=True),
+        )
+    )
+    assert said == "Bo, party of 2 at 19:30 on Tue 8 Dec cancelled", said
+    shown = tablet.text("body")
+    assert not re.search(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}", shown), shown
+    tablet.shot("dates-in-words")
     assert tablet.errors() == []
 
 
@@ -1414,7 +1455,7 @@ def test_another_days_list_follows_bookings_and_cancellations_made_elsewhere(
     tablet.wait(lambda: _row(tablet, cy) is not None, message="Cy booked elsewhere")
     api(server, "POST", f"/reservations/{bo}/cancel")  # another tablet
     tablet.wait(lambda: _row(tablet, bo) == ("cancelled", []), message="Bo cancelled elsewhere")
-    assert tablet.text("#res-h") == "Reservations on 2026-12-08"
+    assert tablet.text("#res-h") == "Reservations on Tue 8 Dec"
     tablet.shot("another-days-list-live")
     _list_day(tablet, "2026-12-04")
     tablet.wait(lambda: tablet.text("#res-h") == "Reservations today", message="today's list")
@@ -1509,15 +1550,15 @@ def test_the_phone_booking_says_the_day_it_books_on_when_not_today(
 
     assert tablet.text("#book-h") == "Phone booking"
     pick("2026-12-08")
-    tablet.wait(lambda: tablet.text("#book-h") == "Phone booking on 2026-12-08")
+    tablet.wait(lambda: tablet.text("#book-h") == "Phone booking on Tue 8 Dec")
     tablet.wait(lambda: tablet.chosen_time()[0].startswith("2026-12-08"), message="Tuesday")
     form = tablet.el("#book-form")
     form.find_element("name", "name").send_keys("Tu")
     said = tablet.banner_after(
         lambda: tablet.press(lambda: form.find_element("css selector", "button[type=submit]"))
     )
-    assert said.startswith("Booked Tu, party of 2, at ") and " on 2026-12-08 (" in said, said
-    assert tablet.text("#book-h") == "Phone booking on 2026-12-08"
+    assert said.startswith("Booked Tu, party of 2, at ") and " on Tue 8 Dec (" in said, said
+    assert tablet.text("#book-h") == "Phone booking on Tue 8 Dec"
     # The open spots beside the form are tonight's, whatever day the form is on.
     assert tablet.text("#spots-h") == "Open spots today, next slots"
     pick("2026-12-04")
@@ -1541,7 +1582,7 @@ def test_a_day_whose_times_cannot_be_read_leaves_the_phone_booking_on_its_day(
         )
     )
     assert said == (
-        "The tablet cannot reach the server: the times of 2026-12-08 were not read."
+        "The tablet cannot reach the server: the times of Tue 8 Dec were not read."
         " Pick the day again."
     )
     form = tablet.js(
@@ -1586,7 +1627,7 @@ def test_a_booking_moved_to_another_day_shows_where_it_went(
     tablet = browser(server.base)
     row = f'#reservations [data-reservation="{bo}"]'
     tablet.wait(lambda: "Bo" in tablet.text("#reservations"), message="Bo's row")
-    assert tablet.text(f"{row} .badge") == "moved to 2026-12-05 20:00"
+    assert tablet.text(f"{row} .badge") == "moved to Sat 5 Dec 20:00"
     assert tablet.errors() == []
 
 
@@ -1740,10 +1781,10 @@ def test_a_change_into_a_slot_at_its_pacing_cap_asks_and_goes_over_pacing_once_a
     tablet.js("document.getElementById('banner').hidden = true")
     submit()
     question = _confirm(tablet, accept=False)
-    assert question.startswith("over pacing: 2026-12-04 20:00 already has 4 bookings"), question
+    assert question.startswith("over pacing: Fri 4 Dec 20:00 already has 4 bookings"), question
     assert question.endswith(". Change Bo to 20:00, party of 2, over pacing anyway?"), question
     tablet.wait(lambda: tablet.el("#banner").is_displayed(), message="the refusal")
-    assert tablet.text("#banner-text").startswith("over pacing: 2026-12-04 20:00 already has")
+    assert tablet.text("#banner-text").startswith("over pacing: Fri 4 Dec 20:00 already has")
     assert mine() == ("21:30", "H1", False)
     assert tablet.text("#book-h") == "Change Bo, party of 2 at 21:30"
     assert tablet.chosen_time()[0] == "2026-12-04T20:00"
@@ -1787,7 +1828,7 @@ def test_a_phone_booking_beyond_pacing_is_made_only_when_the_host_says_so(
         return [(r["start"][11:16], r["over_pacing"]) for r in rows if r["name"] == "Cy"]
 
     said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=False)))
-    assert said.startswith("over pacing: 2026-12-04 20:00 already has 4 bookings"), said
+    assert said.startswith("over pacing: Fri 4 Dec 20:00 already has 4 bookings"), said
     assert cys() == []
     said = tablet.banner_after(lambda: (submit(), _confirm(tablet, accept=True)))
     assert said == "Booked Cy, party of 2, at 20:00 (H4), over pacing", said
@@ -1948,8 +1989,8 @@ def test_the_phone_booking_reads_whole_on_a_phone(
     """On a phone 390 or 360 px wide, with a long restaurant name: the bar's name, clock,
     live sign and Sign out stay on screen side by side; the Time, closed, reads the longest
     option the form makes whole ("00:30 (12 open, over pacing)": a closed select cannot
-    wrap); the heading's day ("Phone booking on 2026-12-08") is never split at its
-    hyphens across two lines; and each table's seats read on one line."""
+    wrap); the heading's day ("Phone booking on Tue 8 Dec") is never split across two
+    lines; and each table's seats read on one line."""
     config = tmp_path / "harbour.toml"
     config.write_text(
         (SAMPLES / "harbour.toml")
@@ -1971,7 +2012,7 @@ def test_the_phone_booking_reads_whole_on_a_phone(
             "const d = document.querySelector('#book-form [name=day]');"
             " d.value = '2026-12-08'; d.dispatchEvent(new Event('change'));"
         )
-        tablet.wait(lambda: tablet.text("#book-h") == "Phone booking on 2026-12-08")
+        tablet.wait(lambda: tablet.text("#book-h") == "Phone booking on Tue 8 Dec")
         tablet.js("document.getElementById('book-h').scrollIntoView({block: 'start'})")
         found = tablet.js(
             """const vw = document.documentElement.clientWidth;
@@ -1991,11 +2032,11 @@ def test_the_phone_booking_reads_whole_on_a_phone(
                                                       NodeFilter.SHOW_TEXT);
                let lines = 0;
                while (walk.nextNode()) {
-                 const at = walk.currentNode.data.indexOf('2026-12-08');
+                 const at = walk.currentNode.data.indexOf('Tue 8 Dec');
                  if (at < 0) continue;
                  const range = document.createRange();
                  range.setStart(walk.currentNode, at);
-                 range.setEnd(walk.currentNode, at + 10);
+                 range.setEnd(walk.currentNode, at + 9);
                  lines = new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
                }
                return [document.documentElement.scrollWidth <= vw,
@@ -2117,7 +2158,7 @@ def test_a_phone_booking_for_another_day_offers_that_days_open_slots(
     form.find_element("name", "name").send_keys("Tue")
     form.find_element("name", "notes").send_keys("window table")
     said = tablet.banner_after(lambda: form.find_element("css selector", "button").click())
-    assert said.startswith("Booked Tue, party of 2, at 19:30 on 2026-12-08"), said
+    assert said.startswith("Booked Tue, party of 2, at 19:30 on Tue 8 Dec"), said
     rows = api(server, "GET", "/reservations?date=2026-12-08")["reservations"]
     assert [(r["name"], r["notes"], r["start"][11:16]) for r in rows] == [
         ("Tue", "window table", "19:30")

@@ -48,12 +48,38 @@
   // the tablet is forgotten, and signing in again needs the current one.
   const REFUSED = "The host token was refused (changed or revoked): sign in with the current host token.";
   const UNREACHABLE = "The tablet cannot reach the server: check its Wi-Fi, then tap Sign in again.";
-  // Text with a date in it ("Phone booking on 2026-12-08"): the date is kept on one line, as
-  // a narrow screen broke it at its hyphen ("2026-" / "12-08"), which reads as two things.
+  // A day as a host reads it, whatever the browser's locale: "Tue 8 Dec" (its year too when
+  // not the year of the service day). The browser's own format followed its locale, and a
+  // London restaurant's 12/08/2026 (US order) reads as the 12th of August; words cannot be
+  // misread. Every date the page shows says it so (headings, rows, banners, beside the Day
+  // pickers), the server's messages' ISO dates ("2026-12-08") included.
+  const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  function dayWords(iso) {
+    const [y, m, d] = iso.split("-").map(Number);
+    const weekday = WEEKDAYS[new Date(Date.UTC(y, m - 1, d)).getUTCDay()];
+    const year = st.floor && Number(st.floor.day.slice(0, 4)) !== y ? ` ${y}` : "";
+    return `${weekday} ${d} ${MONTHS[m - 1]}${year}`;
+  }
+  // ISO dates in a text, in words ("moved to 2026-12-05 20:00": "moved to Sat 5 Dec 20:00");
+  // a date and time run together ("2026-12-08T19:30", a value, not text) is left alone.
+  const dated = (text) => text.replace(/\b\d{4}-\d{2}-\d{2}\b(?!T)/g, dayWords);
+  const IN_WORDS = /((?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) \d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?: \d{4})?)/;
+  // Text with a date in it ("Phone booking on Tue 8 Dec"): the date is kept on one line, as a
+  // narrow screen broke it ("Tue 8" / "Dec"), which reads as two things.
   function setText(el, text) {
+    text = dated(text);
     if (el.textContent === text) return;
-    el.replaceChildren(...text.split(/(\d{4}-\d{2}-\d{2})/)
+    el.replaceChildren(...text.split(IN_WORDS)
       .map((part, i) => (i % 2 ? h("span", { class: "nobr" }, part) : part)).filter(Boolean));
+  }
+  // Beside each Day picker (whose own text is the browser's locale's), its day in words.
+  function showDays() {
+    for (const [input, words] of [["res-day", "res-day-words"], ["book-day", "book-day-words"]]) {
+      const v = $(input).value;
+      const text = v ? `${dayWords(v)}${st.floor && v === st.floor.day ? " (today)" : ""}` : "";
+      if ($(words).textContent !== text) $(words).textContent = text;
+    }
   }
 
   function saved() {
@@ -264,6 +290,7 @@
     follow();
     fillSlots();
     recheckChooser();
+    showDays();
     seatedByTheClock(before, floor);
   }
   // The clock seats parties with nobody's tap: a booking past its hold becomes a no-show
@@ -443,6 +470,7 @@
     const pick = $("res-day");  // shows the day listed (today's moves on at midnight)
     if (today && pick.value !== floor.day && document.activeElement !== pick) pick.value = floor.day;
     setText($("res-h"), today ? "Reservations today" : `Reservations on ${listed.day}`);
+    showDays();
     const all = today ? floor.reservations : listed.rows;
     const shown = all.filter((r) => matches(r, query));
     const items = shown.map((r) => {
@@ -452,7 +480,7 @@
         h("div", { class: "main" },
           h("span", { class: "name" }, `${r.time} · ${who(r)}`), " ",
           h("span", { class: "meta" }, [r.size ? `party of ${r.size}` : "", r.unit, unbroken(r.phone), r.notes].filter(Boolean).join(" · ")), " ",
-          h("span", { class: `badge ${r.status}` }, r.moved_to ? `moved to ${r.moved_to}`
+          h("span", { class: `badge ${r.status}` }, r.moved_to ? dated(`moved to ${r.moved_to}`)
             : r.status + (r.seated_at ? ` at ${r.seated_at}` : "")),
           // Still booked past its time: the host calls them before the hold runs out.
           today && r.status === "booked" && floor.minute > r.at
@@ -468,7 +496,7 @@
           today ? h("button", { type: "button", "data-focus": `seatr-${r.reservation_id}`, on: () => seatMenu(r, "seat") }, "Seat…") : null,
           b("Cancel", "danger", () => cancel(r))) : null);
     });
-    const when = today ? "today" : `on ${listed.day}`;
+    const when = today ? "today" : `on ${dayWords(listed.day)}`;
     const none = all.length ? `No booking ${when} matches “${query.trim()}”.` : `No reservations ${when}.`;
     $("reservations").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, none)]));
   }
@@ -507,12 +535,14 @@
       data = await r.json().catch(() => ({}));
     } catch {
       form.day.value = formDay();
+      showDays();
       say(`The tablet cannot reach the server: the times of ${day} were not read. Pick the day again.`, "bad");
       return;
     }
     if (r.status === 401) { signOut(REFUSED); return; }
     if (!r.ok) {
       form.day.value = formDay();
+      showDays();
       say(data.error?.message || `Something went wrong (${r.status})`, "bad");
       return;
     }
@@ -561,6 +591,7 @@
     // options say no date, and the form stays on a day picked (for that guest's next
     // call) until the host picks today again, while most calls are about tonight.
     if (!st.changing) setText($("book-h"), other.day ? `Phone booking on ${other.day}` : "Phone booking");
+    showDays();
   }
   // The start of the booking being changed: its own local date and time (after midnight,
   // a late service's booking is on the next calendar day).
@@ -799,7 +830,7 @@
     const early = st.floor && r.at - 15 > st.floor.minute;
     say(`${party(r)} marked arrived: their table ${early ? `is held for them from ${minutesBefore(r.time, 15)}` : "stays held"}`, "");
   }
-  const onDay = (r) => (r.day ? ` on ${r.day}` : "");  // a booking of another day's list
+  const onDay = (r) => (r.day ? ` on ${dayWords(r.day)}` : "");  // a booking of another day's list
   async function cancel(r) {
     if (!confirm(`Cancel the booking of ${party(r)} at ${r.time}${onDay(r)}?`)) return;
     const res = await onChanging(r.reservation_id, () => act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/cancel`));
@@ -941,7 +972,7 @@
     let res = await act("POST", path, body);
     res.over = "";
     if (res.ok || res.data?.error?.code !== "over pacing" ||
-        !confirm(`${res.data.error.message}. ${doing} over pacing anyway?`)) return res;
+        !confirm(dated(`${res.data.error.message}. ${doing} over pacing anyway?`))) return res;
     res = await act("POST", path, { ...body, over_pacing: true });
     res.over = res.ok && await markedOver(res.data, day) ? ", over pacing" : "";
     return res;
@@ -1046,9 +1077,11 @@
     walkin.addEventListener("submit", (e) => { e.preventDefault(); tap(walkin.querySelector("button"), () => addWalkIn(walkin)); });
     $("res-find").addEventListener("input", () => { if (st.floor) drawReservations(st.floor); });
     $("res-day").addEventListener("change", listDay);
+    $("res-day").addEventListener("input", showDays);
+    $("book-day").addEventListener("input", showDays);
     const bookForm = $("book-form");
     bookForm.size.addEventListener("input", () => { st.touched.size = true; fillSlots(); });
-    bookForm.day.addEventListener("change", pickDay);
+    bookForm.day.addEventListener("change", () => { showDays(); pickDay(); });
     bookForm.start.addEventListener("change", () => {
       chooseTime(bookForm.start.value, formDay());
       // Their own time chosen again is no choice of the host's: it follows the booking.
