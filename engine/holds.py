@@ -36,6 +36,7 @@ class Reservation:
     status: ReservationStatus = ReservationStatus.BOOKED
     status_ts: int | None = None  # minute of the last status change
     arrived: bool = False  # its guests are at the door: it is never a no-show
+    arrived_ts: int | None = None  # the minute they were first marked at the door
 
     @property
     def still_booked(self) -> bool:
@@ -117,9 +118,12 @@ class ReservationBook:
         reservation.status = status
         reservation.status_ts = ts
 
-    def arrive(self, reservation: Reservation) -> None:
-        """The guests of a still-booked reservation are here: its hold lasts until it ends."""
+    def arrive(self, reservation: Reservation, ts: int | None = None) -> None:
+        """The guests of a still-booked reservation are here: its hold lasts until it ends.
+        `ts`: the minute they came (a second arrive keeps the first)."""
         reservation.arrived = True
+        if reservation.arrived_ts is None:
+            reservation.arrived_ts = ts
 
     def expire(self, ts: int) -> list[Reservation]:
         """Turn every still-booked reservation with `ts >= at + 15` whose guests have not

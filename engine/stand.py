@@ -437,7 +437,7 @@ class HostStand:
         reservation = self._still_booked(reservation_id)
         if isinstance(reservation, Rejected):
             return reservation
-        self.book.arrive(reservation)
+        self.book.arrive(reservation, ts)
         return True
 
 

@@ -113,6 +113,18 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
     def who(party_id: str) -> dict[str, Any]:
         return meta.get(party_id, {})
 
+    # The minute each booking's guests were first marked at the door: a change of the
+    # booking on its own day books it again, marked arrived at the change's minute, and
+    # the guests have waited since the first.
+    here_since: dict[str, int] = {}
+    for res in stand.reservations():
+        if res.arrived_ts is not None:
+            booking = str(who(res.id).get("booking_id", res.id))
+            here_since[booking] = min(here_since.get(booking, res.arrived_ts), res.arrived_ts)
+
+    def arrived_minute(res: Reservation) -> int | None:
+        return here_since.get(str(who(res.id).get("booking_id", res.id))) if res.arrived else None
+
     occupants: dict[str, dict[str, Any]] = {}
     for s in stand.sittings():
         unit = "+".join(s.tables)
@@ -151,6 +163,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
             "unit": res.unit,
             "at": hhmm(res.at),
             "arrived": res.arrived,
+            "arrived_minute": arrived_minute(res),
             "until": None if res.arrived else hhmm(res.at + 15),
         }
 
@@ -170,6 +183,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
                     "at": hhmm(res.at),
                     "in_minutes": res.at - ts,
                     "arrived": res.arrived,
+                    "arrived_minute": arrived_minute(res),
                 }
 
     # Tables a reservation holds now (its guests due, or at the door): not the waitlist's.
@@ -214,7 +228,15 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "tables": tables,
         "combos": combos,
         "queue": _queue(book, stand, ts, meta, quotes, set(occupants) | held),
-        "reservations": reservation_rows(book, day, stand, meta, opening),
+        "reservations": [
+            {
+                **row,
+                "arrived_minute": here_since.get(row["reservation_id"])
+                if row["status"] == "arrived"
+                else None,
+            }
+            for row in reservation_rows(book, day, stand, meta, opening)
+        ],
         "slots": _slots(book, day, now),
     }
 

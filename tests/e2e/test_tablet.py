@@ -639,7 +639,7 @@ def test_the_tables_offered_to_seat_a_party_name_the_booking_due_next_there(
     menu = _chooser(tablet)
     assert menu is not None and [label for label, _ in menu[1]] == [
         "T1 · 4 seats · next: Ben (4) at 18:30",
-        "T3 · 6 seats · next: Cat (6) at 19:00, here, waiting",
+        "T3 · 6 seats · next: Cat (6) at 19:00, here 0 min, waiting",
         "T1+T3 · 10 seats · next: Ben (4) at 18:30",
     ], menu
     tablet.shot("seat-menu-next-bookings")
@@ -822,6 +822,55 @@ def test_a_booking_past_its_time_and_not_yet_here_says_how_late_it_is(
             message="no longer late once arrived",
         )
         assert tablet.errors() == []
+
+
+def test_guests_waiting_at_the_door_say_how_long_and_turn_amber_then_red(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Cy (18:00) came at 17:57 and was marked arrived, but Wu still sits at Cy's T1: the
+    row and T1's card say how long Cy has been at the door, minute by minute, amber from
+    10 minutes past Cy's time and red from 20 (the door promise: a party on time finds its
+    table free)."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    with running_server(db, NOW - timedelta(hours=1)) as earlier:
+        cy = _book(earlier, 4, "18:00", "Cy")  # T1
+    with running_server(db, NOW - timedelta(minutes=20)) as opened:
+        api(opened, "POST", "/walk-ins", {"size": 2, "party_id": "W", "name": "Wu"})
+        api(opened, "POST", "/parties/W/move", {"unit": "T1"})
+    with running_server(db, NOW - timedelta(minutes=3)) as door:
+        api(door, "POST", f"/reservations/{cy}/arrive", None)
+    row = f'#reservations [data-reservation="{cy}"]'
+
+    def shown() -> tuple[str, str, str]:
+        found = tablet.js(
+            "const b = document.querySelector(arguments[0] + ' .badge.here');"
+            " const n = document.querySelector('#floor [data-table=\"T1\"] .next');"
+            " return b && n ? [b.textContent, b.className, n.textContent] : null",
+            row,
+        )
+        return (str(found[0]), str(found[1]), str(found[2])) if found else ("", "", "")
+
+    server = start_server(db, NOW + timedelta(minutes=8), port=port)
+    try:
+        tablet = browser(server.base)
+        for minutes, here, worry in (
+            (8, "here 11 min", ""),  # 8 minutes past Cy's time
+            (12, "here 15 min", " worry"),
+            (25, "here 28 min", " worry long"),
+        ):
+            if minutes != 8:
+                server.stop()
+                server = start_server(db, NOW + timedelta(minutes=minutes), port=port)
+            tablet.wait(lambda here=here: shown()[0] == here, message=here)
+            assert shown() == (
+                here,
+                f"badge here{worry}",
+                f"next: Cy (4) at 18:00 · {here}, waiting",
+            )
+            tablet.shot(f"at-the-door-{minutes}")
+        assert tablet.errors() == []
+    finally:
+        server.stop()
 
 
 def test_a_party_the_clock_seats_at_a_no_shows_table_is_announced(

@@ -262,6 +262,7 @@ def test_the_tablets_tables_say_the_booking_due_next_and_whether_the_party_will_
         "at": "19:00",
         "in_minutes": 45,
         "arrived": False,
+        "arrived_minute": None,
     }
     assert all(t["next"] is None for t in tables.values() if t["id"] != table)
     # The host moves a walk-in there anyway (the host is not stopped by protection): it

@@ -311,6 +311,20 @@
     say(`Seat now: ${seated.map(({ p, o }) => `${party(p)} at ${o.unit}`).join("; ")}${why}`, "seat");
   }
 
+  // Guests marked arrived whose table is not ready wait at the door: how long ("here 12
+  // min"), from the minute they were marked, redrawn with the floor every minute. Amber
+  // from 10 minutes past their booked time (past their arrival, when they came late), red
+  // from 20. The door promise (PRODUCT.md) is that a party on time finds its table free:
+  // every minute past their time is ours, and 10 is where a restaurant worries (the host
+  // goes to them, apologises, offers the bar); 20, the evening is going wrong. Minutes
+  // early for their own time are theirs, not counted. `r`: the floor's row of the booking.
+  function hereFor(id) {
+    const f = st.floor;
+    const r = f && f.reservations.find((x) => x.reservation_id === id);
+    if (!r || r.status !== "arrived" || r.arrived_minute === null || r.arrived_minute === undefined) return null;
+    const over = f.minute - Math.max(r.arrived_minute, r.at);
+    return { text: `here ${f.minute - r.arrived_minute} min`, cls: over >= 20 ? "worry long" : over >= 10 ? "worry" : "" };
+  }
   function tableText(t, unit) {
     const seats = unit ? unit.seats : t.seats;
     const kids = [
@@ -326,18 +340,20 @@
       kids.push(h("span", { class: "when" }, `${o.seated_for} min seated · ${left}`));
     } else if (t.hold) {
       const hd = t.hold;
-      const until = hd.until ? `until ${hd.until}` : "guests here";
+      const here = hd.arrived ? hereFor(hd.reservation_id) : null;
+      const until = hd.until ? `until ${hd.until}` : `guests ${here ? here.text : "here"}`;
       kids.push(h("span", { class: "state" }, "Held"));
       kids.push(h("span", { class: "who" }, party(hd)));
-      kids.push(h("span", { class: "when" }, `${hd.at} · ${until}`));
+      kids.push(h("span", { class: `when ${here ? here.cls : ""}` }, `${hd.at} · ${until}`));
     } else {
       kids.push(h("span", { class: "state" }, "Free"));
     }
     const nx = t.next;
     if (nx && !t.hold) {  // the booking due next here: why a free table is kept, by when to be done
       const tight = o && o.turn_left > nx.in_minutes;
-      const late = nx.arrived ? " · here, waiting" : nx.in_minutes <= 0 ? " · due now" : tight ? " · still eating then" : "";
-      kids.push(h("span", { class: tight || nx.arrived ? "next tight" : "next" },
+      const here = nx.arrived ? hereFor(nx.reservation_id) : null;
+      const late = nx.arrived ? ` · ${here ? `${here.text}, waiting` : "here, waiting"}` : nx.in_minutes <= 0 ? " · due now" : tight ? " · still eating then" : "";
+      kids.push(h("span", { class: (tight || nx.arrived ? "next tight" : "next") + (here?.cls ? ` ${here.cls}` : "") },
         `next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${late}`));
     }
     return kids;
@@ -485,6 +501,9 @@
           // Still booked past its time: the host calls them before the hold runs out.
           today && r.status === "booked" && floor.minute > r.at
             ? h("span", { class: "badge late" }, `${floor.minute - r.at} min late`) : null,
+          // At the door, their table not ready: how long they have waited (hereFor).
+          ...(today ? [hereFor(r.reservation_id)].filter(Boolean).map((here) =>
+            h("span", { class: `badge here${here.cls ? ` ${here.cls}` : ""}` }, here.text)) : []),
           r.over_pacing ? h("span", { class: "badge over" }, "over pacing") : null,
           // A reload found it outside the rules (kept): the host moves or cancels it.
           r.attention ? h("span", { class: "badge attention" }, r.attention) : null),
@@ -683,7 +702,7 @@
   function dueNext(u, p) {
     const nx = u.next;
     if (u.hold || !nx || nx.reservation_id === p.reservation_id) return "";
-    return ` · next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${nx.arrived ? ", here, waiting" : ""}`;
+    return ` · next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${nx.arrived ? `, ${hereFor(nx.reservation_id)?.text || "here"}, waiting` : ""}`;
   }
   function seatMenu(p, kind) {
     const size = p.size || 0;
