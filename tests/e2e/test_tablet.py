@@ -2253,6 +2253,43 @@ def test_the_page_never_scrolls_sideways_and_its_targets_are_large(
     assert tablet.errors() == []
 
 
+def test_a_field_brought_into_view_on_a_phone_is_never_under_the_sticky_bar(
+    server: ServerProcess, browser: Open
+) -> None:
+    """On a phone (390x844) the bar at the top stays on screen: a field the browser brings
+    into view (focused, as Tab or Shift+Tab does, or the first one a submit finds empty)
+    shows whole below it, not under it; nor under the message at the bottom."""
+    tablet = browser(server.base, 390, 844)
+    tablet.walk_in(2, "Al")  # a message up at the bottom
+
+    def clear_of_the_bars(field: str, above: bool) -> list[float]:
+        """Scroll so the field sits under the bar (or partly under the message), focus it: where it
+        shows, and where the bar ends and the message starts, read in one script."""
+        return [
+            float(v)
+            for v in tablet.js(
+                """const f = document.querySelector(arguments[0]);
+                   document.activeElement.blur();  // focus() on a focused field does nothing
+                   const y = f.getBoundingClientRect().top + window.scrollY;
+                   window.scrollTo(0, arguments[1] ? y - 40 : y - window.innerHeight + 30);
+                   f.focus();
+                   const r = f.getBoundingClientRect();
+                   return [r.top, r.bottom,
+                           document.querySelector('header.bar').getBoundingClientRect().bottom,
+                           document.getElementById('banner').getBoundingClientRect().top]""",
+                field,
+                above,
+            )
+        ]
+
+    for field in ("#book-form [name=notes]", "#book-form [name=size]", "#walkin-form [name=phone]"):
+        for above in (True, False):
+            top, bottom, bar, banner = clear_of_the_bars(field, above)
+            assert top >= bar and bottom <= banner, (field, above, top, bottom, bar, banner)
+    tablet.shot("focused-below-the-bar")
+    assert tablet.errors() == []
+
+
 @pytest.mark.parametrize("width,height", [(1024, 768), (390, 844)], ids=["tablet", "phone"])
 def test_the_answer_to_a_tap_shows_where_the_host_is(
     server: ServerProcess, browser: Open, width: int, height: int

@@ -200,10 +200,12 @@
     $("banner").className = `banner ${kind || ""}`;
     $("banner").hidden = false;
     $("stand").style.paddingBottom = `${$("banner").offsetHeight + 24}px`;
+    keepClear();
   }
   function unsay() {
     $("banner").hidden = true;
     $("stand").style.paddingBottom = "";
+    keepClear();
   }
 
   // -- live -----------------------------------------------------------------------------
@@ -1078,7 +1080,23 @@
     showSignIn(message);
   }
 
+  // The room the sticky bar and the message take (tablet.css's scroll-padding): a field
+  // brought into view shows between them, whatever their heights (the bar wraps on a phone).
+  function keepClear() {
+    const root = document.documentElement.style;
+    root.setProperty("--bar-room", `${document.querySelector("header.bar").offsetHeight + 8}px`);
+    const banner = $("banner");
+    root.setProperty("--banner-room", banner.hidden ? "0px" : `${window.innerHeight - banner.getBoundingClientRect().top + 8}px`);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    if (window.ResizeObserver) {
+      const watch = new ResizeObserver(keepClear);
+      watch.observe(document.querySelector("header.bar"));
+      watch.observe($("banner"));
+    }
+    window.addEventListener("resize", keepClear);
+    keepClear();
     $("signin-form").addEventListener("submit", async (e) => {
       e.preventDefault();
       const msg = await signIn($("merchant").value, $("token").value.trim());
