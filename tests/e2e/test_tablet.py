@@ -2031,7 +2031,7 @@ def test_the_time_chosen_reads_whole_in_the_closed_select(
     assert tablet.errors() == []
 
 
-@pytest.mark.parametrize("width", [390, 360], ids=["phone", "narrow-phone"])
+@pytest.mark.parametrize("width", [390, 360, 320], ids=["phone", "narrow-phone", "narrowest-phone"])
 def test_the_phone_booking_reads_whole_on_a_phone(
     tmp_path: Path, browser: Open, width: int
 ) -> None:
