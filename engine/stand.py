@@ -92,6 +92,10 @@ class HostStand:
         self.book = ReservationBook()
         self.occupant: dict[str, str | None] = {t.id: None for t in floor.tables}
         self._free: set[str] = {t.id for t in floor.tables}
+        # The parties the clock seated, told to nobody (an operation's pass before its own
+        # work: a no-show's table or a long wait gave them one; a tap's own seatings are in
+        # its answer): (ts, party id, unit, the reservations that became no-shows then).
+        self.by_clock: list[tuple[int, str, str, tuple[str, ...]]] = []
 
     def __deepcopy__(self, memo: dict[int, object]) -> HostStand:
         """An independent copy (what a board read or a tablet's snapshot works on), made
@@ -110,7 +114,7 @@ class HostStand:
                     k: parties[k] if self.parties.get(k) is p else copy.copy(p)
                     for k, p in value.items()
                 }
-            elif name in ("occupant", "_free"):
+            elif name in ("occupant", "_free", "by_clock"):  # by_clock: tuples of values
                 value = value.copy()
             elif name not in ("floor", "last_ts"):
                 value = copy.deepcopy(value, memo)
@@ -127,8 +131,12 @@ class HostStand:
         assert isinstance(operation, list)
         name, ts = operation[0], operation[1]
         self.last_ts = ts
-        self.book.expire(ts)  # no-shows end before the pass of the same operation
+        expired = self.book.expire(ts)  # no-shows end before the pass of the same operation
         seated = self._seating_pass(ts)
+        for seating in seated:
+            party = cast(Party, seating.party)
+            gone = tuple(r.id for r in expired)
+            self.by_clock.append((ts, party.id, unit_name(seating.tables), gone))
         return _HANDLERS[name](self, ts, seated, *operation[2:])
 
     def check_shape(self, operation: object) -> Rejected | None:

@@ -228,6 +228,17 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "tables": tables,
         "combos": combos,
         "queue": _queue(book, stand, ts, meta, quotes, set(occupants) | held),
+        # Every party the clock seated today (time's own change, told to no tap): the
+        # tablet says each once, however late it learns of it (offline across it).
+        "clock_seated": [
+            {
+                "party_id": str(who(pid).get("booking_id", pid)),
+                "unit": unit,
+                "at": hhmm(at),
+                "no_shows": [str(who(rid).get("booking_id", rid)) for rid in gone],
+            }
+            for at, pid, unit, gone in stand.by_clock
+        ],
         "reservations": [
             {
                 **row,

@@ -907,6 +907,52 @@ def test_a_party_the_clock_seats_at_a_no_shows_table_is_announced(
         server.stop()
 
 
+def test_a_party_the_clock_seats_while_the_tablet_is_offline_is_announced_once_back(
+    tmp_path: Path, browser: Open
+) -> None:
+    """The tablet is offline from 18:00 (its server down); meanwhile Gus walks in at another
+    stand (18:10) and Lou (18:15) never comes, so at 18:30 the clock gives Lou's T2 to Gus.
+    Back online at 18:31, the tablet says whom to fetch, though it never saw Gus wait and
+    the log grew with other changes; said once: the next live update and the host's own
+    tap do not say it again."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    with running_server(db, NOW - timedelta(hours=1)) as earlier:
+        lou = _book(earlier, 2, "18:15", "Lou")  # T2
+    server = start_server(db, NOW, port=port)
+    try:
+        for size, pid in ((4, "al"), (2, "bea"), (4, "cam"), (6, "dee"), (4, "ed")):
+            api(server, "POST", "/walk-ins", {"size": size, "party_id": pid, "name": pid.title()})
+        tablet = browser(server.base)
+        tablet.wait(lambda: "Ed" in tablet.text("#queue") or "Ed" in tablet.text("#floor"))
+        server.stop()  # the tablet is offline from here
+        with running_server(db, NOW + timedelta(minutes=10)) as elsewhere:
+            api(elsewhere, "POST", "/walk-ins", {"size": 2, "party_id": "gus", "name": "Gus"})
+            _book(elsewhere, 4, "21:00", "Max")  # and another change
+        server = start_server(db, NOW + timedelta(minutes=31), port=port)
+
+        def banner() -> str | None:
+            return tablet.js(  # type: ignore[no-any-return]
+                "const b = document.getElementById('banner');"
+                " return b.hidden ? null : document.getElementById('banner-text').textContent"
+            )
+
+        said = tablet.wait(banner, message="the banner")
+        assert said == "Seat now: Gus, party of 2 at T2 — Lou, party of 2 (18:15) did not come"
+        assert _row(tablet, lou) == ("no-show", [])
+        tablet.shot("seated-by-the-clock-while-offline")
+        tablet.js("document.getElementById('banner-close').click()")
+        api(server, "POST", "/walk-ins", {"size": 2, "party_id": "hal", "name": "Hal"})
+        tablet.wait(lambda: "Hal" in tablet.text("#queue"), message="Hal waiting")
+        assert banner() is None  # Gus is not said again
+        said = tablet.tap_table("T4", "free")  # Bea leaves: Hal gets T4, this tap's own
+        assert said == "Seat now: Hal, party of 2 at T4", said
+        tablet.wait(lambda: "Hal, party of 2" in tablet.table("T4"), message="Hal at T4")
+        assert banner() == said
+        assert tablet.errors() == []
+    finally:
+        server.stop()
+
+
 def test_a_booking_is_changed_from_its_row_under_the_same_id(
     server: ServerProcess, browser: Open
 ) -> None:

@@ -279,7 +279,6 @@
     if (key) document.querySelector(`[data-focus="${CSS.escape(key)}"]`)?.focus();
   }
   function draw(floor) {
-    const before = st.floor;
     st.floor = floor;
     $("title").textContent = floor.name;
     $("clock").textContent = floor.clock;
@@ -293,24 +292,34 @@
     fillSlots();
     recheckChooser();
     showDays();
-    seatedByTheClock(before, floor);
+    seatedByTheClock(floor);
   }
   // The clock seats parties with nobody's tap: a booking past its hold becomes a no-show
   // and the waitlist's pass gives its table to the next party, or a wait reaches its limit.
   // The host is told whom to fetch, as after a Free (the floor drew Gus seated while Gus
-  // still stood at the bar). Known by the day's log not having grown (no tap anywhere: the
-  // floor reads what time changes before the sweep writes it) or by a no-show of this
-  // update whose table the party now has (the sweep wrote it first).
-  function seatedByTheClock(before, floor) {
-    if (!before || before.day !== floor.day) return;
-    const was = new Map(before.reservations.map((r) => [r.reservation_id, r.status]));
-    const gone = floor.reservations.filter((r) => r.status === "no-show" && was.get(r.reservation_id) === "booked");
-    const freed = new Set(gone.flatMap((r) => (r.unit || "").split("+")));
-    const seated = before.queue.map((p) => ({ p, o: floor.tables.find((t) => t.occupant?.party_id === p.party_id)?.occupant }))
-      .filter(({ o }) => o && (floor.version === before.version || o.unit.split("+").some((id) => freed.has(id))));
+  // still stood at the bar). The floor lists every party the clock seated today
+  // (`clock_seated`; a tap's own seatings are never in it, its answer said them): each is
+  // said once here, while it still sits where the clock put it, however this tablet learns
+  // of it. Coming back after being offline across it, with the log grown meanwhile by other
+  // changes (a walk-in added elsewhere, the very party seated), it was not said: what was
+  // known then was only the floor before and after.
+  function seatedByTheClock(floor) {
+    const list = floor.clock_seated || [];
+    const key = (c) => `${c.party_id}@${c.unit}`;
+    if (!st.clockSaid || st.clockSaid.day !== floor.day) {
+      // Signed in, or a new day: what the clock did before is no news to say now.
+      st.clockSaid = { day: floor.day, keys: new Set(list.map(key)) };
+      return;
+    }
+    const fresh = list.filter((c) => !st.clockSaid.keys.has(key(c)));
+    fresh.forEach((c) => st.clockSaid.keys.add(key(c)));
+    const seated = fresh.map((c) => ({ c, o: floor.tables.find((t) => t.occupant?.party_id === c.party_id)?.occupant }))
+      .filter(({ c, o }) => o && o.unit === c.unit);
     if (!seated.length) return;
+    const gone = [...new Set(seated.flatMap(({ c }) => c.no_shows || []))]
+      .map((id) => floor.reservations.find((r) => r.reservation_id === id)).filter(Boolean);
     const why = gone.length ? ` — ${gone.map((r) => `${party(r)} (${r.time})`).join(" and ")} did not come` : "";
-    say(`Seat now: ${seated.map(({ p, o }) => `${party(p)} at ${o.unit}`).join("; ")}${why}`, "seat");
+    say(`Seat now: ${seated.map(({ o }) => `${party(o)} at ${o.unit}`).join("; ")}${why}`, "seat");
   }
 
   // Guests marked arrived whose table is not ready wait at the door: how long ("here 12
@@ -1076,7 +1085,7 @@
     const all = saved();
     if (all.tokens && st.merchant) delete all.tokens[st.merchant];
     save(all);
-    st.token = null; st.floor = null;
+    st.token = null; st.floor = null; st.clockSaid = null;
     showSignIn(message);
   }
 
