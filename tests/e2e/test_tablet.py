@@ -2085,7 +2085,8 @@ def test_the_phone_booking_reads_whole_on_a_phone(
     live sign and Sign out stay on screen side by side; the Time, closed, reads the longest
     option the form makes whole ("00:30 (12 open, over pacing)": a closed select cannot
     wrap); the heading's day ("Phone booking on Tue 8 Dec") is never split across two
-    lines; and each table's seats read on one line."""
+    lines; the sticky bar stays one line (the name cut, whole in its tooltip); and each
+    table's seats read on one line."""
     config = tmp_path / "harbour.toml"
     config.write_text(
         (SAMPLES / "harbour.toml")
@@ -2136,7 +2137,10 @@ def test_the_phone_booking_reads_whole_on_a_phone(
                }
                return [document.documentElement.scrollWidth <= vw,
                        bar.every(r => r.left >= 0 && r.right <= vw), apart,
-                       need, s.getBoundingClientRect().width, lines]"""
+                       need, s.getBoundingClientRect().width, lines,
+                       document.querySelector('header.bar').getBoundingClientRect().height,
+                       new Set(bar.slice(1).map(r => Math.round(r.top + r.height / 2))).size,
+                       document.getElementById('title').title]"""
         )
         # Each table's seats read on one line, its number first ("6 ●●●●●●"): a narrow card
         # wrapped the dots of a 6-top into a row of 4 and a row of 2.
@@ -2149,12 +2153,16 @@ def test_the_phone_booking_reads_whole_on_a_phone(
                })"""
         )
         assert all(n == 1 and text.split(" ")[0].isdigit() for text, n in seats), seats
-        fits, on_screen, apart, need, has, lines = found
+        fits, on_screen, apart, need, has, lines, bar_height, rows, whole = found
         tablet.el("#book-form").screenshot(str(tablet.artefacts / f"book-form-{width}.png"))
         tablet.shot(f"long-name-{width}")
         assert fits and on_screen and apart, found
         assert need <= has, (need, has)
         assert lines == 1, "the day is split across lines"
+        # The sticky bar is one line (two covered 109 px of the screen for good), the name
+        # cut if need be and whole in its tooltip.
+        assert bar_height <= 64 and rows == 1, (bar_height, rows)
+        assert whole == "The Harbour Room & Oyster Bar, Dublin"
         assert tablet.errors() == []
     finally:
         server.stop()

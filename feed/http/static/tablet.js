@@ -281,6 +281,7 @@
   function draw(floor) {
     st.floor = floor;
     $("title").textContent = floor.name;
+    $("title").title = floor.name;  // whole, where a phone's bar cuts it
     $("clock").textContent = floor.clock;
     keepFocus(() => {
       drawFloor(floor);
