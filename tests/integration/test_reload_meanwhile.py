@@ -114,6 +114,31 @@ def two_servers(
     return first, second, a, b
 
 
+def all_but_t5_taken(receiver: Receiver) -> None:
+    """Walk-ins A, B (2), W (1), X, Y (4) and Z (6): every table but T5 is taken (Y moved
+    from T5 to T6), and W waits, kept from T5 (4 seats) by roominess until 12:30."""
+    for party, size in (("A", 2), ("B", 2), ("W", 1), ("X", 4), ("Y", 4), ("Z", 6)):
+        assert receiver.host_operation(MID, "walk_in", party, size).code is None
+    assert receiver.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+
+
+def reload_after(
+    monkeypatch: pytest.MonkeyPatch, method: str, b: Receiver, a: Receiver, path: Path
+) -> None:
+    """Server A reloads `path` once, the moment server B's day book has done
+    `DayBook.<method>` on its next write."""
+    original = getattr(DayBook, method)
+
+    def meanwhile(book: DayBook, *args: Any, **kw: Any) -> Any:
+        found = original(book, *args, **kw)
+        if book is b.books[MID]:
+            monkeypatch.setattr(DayBook, method, original)
+            assert Reloader([path], a).reload().applied
+        return found
+
+    monkeypatch.setattr(DayBook, method, meanwhile)
+
+
 def test_a_server_on_the_old_file_is_refused_a_seat_at_a_table_a_reload_removed(
     any_db: str, tmp_path: Path
 ) -> None:
@@ -339,25 +364,14 @@ def test_a_partners_event_on_a_server_on_the_old_file_while_a_reload_runs_is_don
         return receiver.webhook("p", sign(secret, int(clock[0].timestamp()), body), body)
 
     try:
-        for party, size in (("A", 2), ("B", 2), ("W", 1), ("X", 4), ("Y", 4), ("Z", 6)):
-            assert b.host_operation(MID, "walk_in", party, size).code is None
-        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        all_but_t5_taken(b)
         asked = {"party_size": 2, "start": "2026-12-04T19:00:00+00:00", "name": "Ada"}
         made = send(a, {"id": "e1", "type": "reservation.requested", "merchant_id": MID,
                         "data": asked})  # fmt: skip
         booking = made.body["reservation_id"]
         clock[0] = at(12, 31)
         remove_t5(path)
-        on_floor = DayBook._on_floor_in_force
-
-        def meanwhile(book: DayBook, *args: Any) -> Any:  # B read the floor; A reloads
-            found = on_floor(book, *args)
-            if book is b.books[MID]:
-                monkeypatch.setattr(DayBook, "_on_floor_in_force", on_floor)
-                assert Reloader([path], a).reload().applied
-            return found
-
-        monkeypatch.setattr(DayBook, "_on_floor_in_force", meanwhile)
+        reload_after(monkeypatch, "_on_floor_in_force", b, a, path)  # B read the floor
         cancel = {"id": "e2", "type": "reservation.cancelled", "merchant_id": MID,
                   "data": {"reservation_id": booking}}  # fmt: skip
         done = send(b, cancel)
@@ -651,21 +665,10 @@ def test_a_write_a_reload_overtakes_is_replayed_on_the_floor_it_was_worked_out_o
     a = Receiver([load_restaurant(path)], first, Settings(), lambda: clock[0])
     b = Receiver([load_restaurant(path)], second, Settings(), lambda: clock[0])
     try:
-        for party, size in (("A", 2), ("B", 2), ("W", 1), ("X", 4), ("Y", 4), ("Z", 6)):
-            assert b.host_operation(MID, "walk_in", party, size).code is None
-        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        all_but_t5_taken(b)
         clock[0] = at(12, 31)
         remove_t5(path)
-        outbox = DayBook._outbox
-
-        def meanwhile(book: DayBook, *args: Any, **kw: Any) -> Any:  # B checked; A reloads
-            found = outbox(book, *args, **kw)
-            if book is b.books[MID]:
-                monkeypatch.setattr(DayBook, "_outbox", outbox)
-                assert Reloader([path], a).reload().applied
-            return found
-
-        monkeypatch.setattr(DayBook, "_outbox", meanwhile)
+        reload_after(monkeypatch, "_outbox", b, a, path)  # B checked its write
         added = b.host_operation(MID, "walk_in", "V", 2)
         assert added.code is None, added.body
         assert "T5" not in kept_floor(first, MID)[1]  # the reload applied meanwhile
@@ -695,21 +698,10 @@ def test_a_walk_in_on_a_server_on_the_old_file_while_a_reload_runs_is_added(
     a = Receiver([load_restaurant(path)], first, Settings(), lambda: clock[0])
     b = Receiver([load_restaurant(path)], second, Settings(), lambda: clock[0])
     try:
-        for party, size in (("A", 2), ("B", 2), ("W", 1), ("X", 4), ("Y", 4), ("Z", 6)):
-            assert b.host_operation(MID, "walk_in", party, size).code is None
-        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        all_but_t5_taken(b)
         clock[0] = at(12, 31)
         remove_t5(path)
-        on_floor = DayBook._on_floor_in_force
-
-        def meanwhile(book: DayBook, *args: Any) -> Any:  # B read the floor; A reloads
-            found = on_floor(book, *args)
-            if book is b.books[MID]:
-                monkeypatch.setattr(DayBook, "_on_floor_in_force", on_floor)
-                assert Reloader([path], a).reload().applied
-            return found
-
-        monkeypatch.setattr(DayBook, "_on_floor_in_force", meanwhile)
+        reload_after(monkeypatch, "_on_floor_in_force", b, a, path)  # B read the floor
         added = b.host_operation(MID, "walk_in", "V", 2)
         assert added.code is None, added.body
         assert "T5" not in kept_floor(first, MID)[1]  # the reload applied meanwhile
