@@ -648,49 +648,28 @@ def test_a_booking_taken_on_a_removed_table_meanwhile_with_no_other_table_refuse
         second.close()
 
 
-def test_a_write_a_reload_overtakes_is_replayed_on_the_floor_it_was_worked_out_on(
-    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Server B (not reloaded) adds walk-in V at 12:31; server A's reload removing T5 lands
-    after B's checks and before its append (the fence entry makes the append lose), so B
-    works V out again on the floor in force: W (waiting half an hour) is not seated at
-    T5, V is added, both wait. Every replay must say the same: B's entry, stamped with
-    the request's clock (not after the reload's instant), was replayed on the floor before
-    the reload, whose pass seated W at T5: server A, and any server started afresh, showed
-    W sitting at a removed table while B's host was told W waits."""
-    path = marlowes(tmp_path)
-    clock = [at(12)]
-    first, second = open_store(any_db), open_store(any_db)
-    note_floor(first, MID, load_restaurant(path).floor, clock[0].timestamp())
-    a = Receiver([load_restaurant(path)], first, Settings(), lambda: clock[0])
-    b = Receiver([load_restaurant(path)], second, Settings(), lambda: clock[0])
-    try:
-        all_but_t5_taken(b)
-        clock[0] = at(12, 31)
-        remove_t5(path)
-        reload_after(monkeypatch, "_outbox", b, a, path)  # B checked its write
-        added = b.host_operation(MID, "walk_in", "V", 2)
-        assert added.code is None, added.body
-        assert "T5" not in kept_floor(first, MID)[1]  # the reload applied meanwhile
-        assert waiting(b) == ["W", "V"]
-        assert waiting(a) == waiting(b) and sitting(a) == sitting(b)
-        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
-        assert waiting(again) == waiting(b) and sitting(again) == sitting(b)
-    finally:
-        first.close()
-        second.close()
-
-
-def test_a_walk_in_on_a_server_on_the_old_file_while_a_reload_runs_is_added(
-    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "hook",
+    [
+        pytest.param("_outbox", id="after-its-checks"),
+        pytest.param("_on_floor_in_force", id="after-its-floor-read"),
+    ],
+)
+def test_a_walk_in_a_reload_overtakes_is_added_and_replayed_on_the_floor_in_force(
+    any_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str
 ) -> None:
     """Server B (not reloaded) adds walk-in V at 12:31 while server A's reload removes T5,
-    between B's read of the floor in force and its seating pass, which then seats W
-    (waiting half an hour) at T5. V names no table: B works the walk-in out again on the
-    floor in force (the reload's fence entry makes its append lose anyway) and adds V, W
-    waiting, on every server. It was refused 409 `table removed` (reload this server, then
-    choose another table) for a table the host never named, where a moment later the same
-    walk-in on B is added."""
+    landing either after B's checks and before its append (the fence entry makes the
+    append lose), or between B's read of the floor in force and its seating pass (which
+    then seats W, waiting half an hour, at T5). V names no table: B works it out again on
+    the floor in force and adds V, W waiting, and every replay says the same.
+    - After its checks: B's entry, stamped with the request's clock (not after the
+      reload's instant), was replayed on the floor before the reload, whose pass seated W
+      at T5: server A, and any server started afresh, showed W sitting at a removed table
+      while B's host was told W waits.
+    - After its floor read: the walk-in was refused 409 `table removed` (reload this
+      server, then choose another table) for a table the host never named, where a moment
+      later the same walk-in on B is added."""
     path = marlowes(tmp_path)
     clock = [at(12)]
     first, second = open_store(any_db), open_store(any_db)
@@ -701,7 +680,7 @@ def test_a_walk_in_on_a_server_on_the_old_file_while_a_reload_runs_is_added(
         all_but_t5_taken(b)
         clock[0] = at(12, 31)
         remove_t5(path)
-        reload_after(monkeypatch, "_on_floor_in_force", b, a, path)  # B read the floor
+        reload_after(monkeypatch, hook, b, a, path)
         added = b.host_operation(MID, "walk_in", "V", 2)
         assert added.code is None, added.body
         assert "T5" not in kept_floor(first, MID)[1]  # the reload applied meanwhile
