@@ -19,7 +19,6 @@ from feed.service.days import BOOKING_SCOPE
 from store import open_store
 from tests.integration.postgres import BACKENDS, database
 from tests.integration.server_process import (
-    HOST_TOKENS,
     SECRETS,
     TIMEOUT,
     ServerProcess,
@@ -28,10 +27,16 @@ from tests.integration.server_process import (
     running_server,
     signed_post,
 )
-from tests.integration.test_partner_v3 import BASIC, MARLOWES, booked, sec, slot, v3
-
-HOST = f"/api/v1/restaurants/{MARLOWES}"
-HOST_AUTH = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+from tests.integration.test_partner_v3 import (
+    BASIC,
+    HOST,
+    HOST_AUTH,
+    MARLOWES,
+    booked,
+    sec,
+    slot,
+    v3,
+)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

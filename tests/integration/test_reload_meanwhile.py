@@ -139,6 +139,27 @@ def reload_after(
     monkeypatch.setattr(DayBook, method, meanwhile)
 
 
+def units(receiver: Receiver, day: date = date(2026, 12, 5)) -> dict[str, tuple[str, Any]]:
+    """Each booked reservation of `day` (Saturday) by name: its unit and its attention."""
+    rows = receiver.host_reservations(MID, day).body["reservations"]
+    return {r["name"]: (r["unit"], r["attention"]) for r in rows if r["status"] == "booked"}
+
+
+def book_bo_while_the_reload_rehomes(monkeypatch: pytest.MonkeyPatch, b: Receiver) -> list[Any]:
+    """Server B books Bo (4) for Saturday 19:00 once, when the next reload has made its
+    checks and is about to re-home (config_reload._rehome); the list gets B's answer."""
+    rehome = config_reload._rehome
+    said: list[Any] = []
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:  # after the checks, before the switch
+        monkeypatch.setattr(config_reload, "_rehome", rehome)
+        said.append(b.host_book(MID, 4, "2026-12-05T19:00", "Bo", ""))
+        return rehome(*args, **kwargs)
+
+    monkeypatch.setattr(config_reload, "_rehome", meanwhile)
+    return said
+
+
 def test_a_server_on_the_old_file_is_refused_a_seat_at_a_table_a_reload_removed(
     any_db: str, tmp_path: Path
 ) -> None:
@@ -520,26 +541,12 @@ def test_a_booking_taken_on_a_removed_table_for_a_day_ahead_while_the_reload_run
     path = marlowes(tmp_path)
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
-    saturday = date(2026, 12, 5)
-
-    def units(receiver: Receiver) -> dict[str, tuple[str, Any]]:
-        rows = receiver.host_reservations(MID, saturday).body["reservations"]
-        return {r["name"]: (r["unit"], r["attention"]) for r in rows if r["status"] == "booked"}
-
     try:
         ann = b.host_book(MID, 4, "2026-12-05T19:00", "Ann", "")
         assert ann.body["unit"] == "T1", ann.body
         clock[0] = at(12, 5)
         remove_t5(path)
-        rehome = config_reload._rehome
-        said: list[Any] = []
-
-        def meanwhile(*args: Any, **kwargs: Any) -> Any:  # after the checks, before the switch
-            monkeypatch.setattr(config_reload, "_rehome", rehome)
-            said.append(b.host_book(MID, 4, "2026-12-05T19:00", "Bo", ""))
-            return rehome(*args, **kwargs)
-
-        monkeypatch.setattr(config_reload, "_rehome", meanwhile)
+        said = book_bo_while_the_reload_rehomes(monkeypatch, b)
         outcome = Reloader([path], a).reload()
         assert outcome.applied, outcome.problems
         assert said[0].body["unit"] == "T5", said[0].body
@@ -610,12 +617,6 @@ def test_a_booking_taken_on_a_removed_table_meanwhile_with_no_other_table_refuse
     path = marlowes(tmp_path)
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
-    saturday = date(2026, 12, 5)
-
-    def units(receiver: Receiver) -> dict[str, tuple[str, Any]]:
-        rows = receiver.host_reservations(MID, saturday).body["reservations"]
-        return {r["name"]: (r["unit"], r["attention"]) for r in rows if r["status"] == "booked"}
-
     try:
         booked = {n: b.host_book(MID, 4, "2026-12-05T19:00", n, "").body for n in "PQRS"}
         on_t5 = [body["reservation_id"] for body in booked.values() if body["unit"] == "T5"]
@@ -623,15 +624,7 @@ def test_a_booking_taken_on_a_removed_table_meanwhile_with_no_other_table_refuse
         assert b.host_operation(MID, "cancel", on_t5[0]).code is None
         clock[0] = at(12, 5)
         remove_t5(path)
-        rehome = config_reload._rehome
-        said: list[Any] = []
-
-        def meanwhile(*args: Any, **kwargs: Any) -> Any:  # after the checks, before the switch
-            monkeypatch.setattr(config_reload, "_rehome", rehome)
-            said.append(b.host_book(MID, 4, "2026-12-05T19:00", "Bo", ""))
-            return rehome(*args, **kwargs)
-
-        monkeypatch.setattr(config_reload, "_rehome", meanwhile)
+        said = book_bo_while_the_reload_rehomes(monkeypatch, b)
         outcome = Reloader([path], a).reload()
         assert said[0].body["unit"] == "T5", said[0].body
         assert [p.split(": ", 2)[2].split(",")[0] for p in outcome.problems] == [
@@ -642,7 +635,7 @@ def test_a_booking_taken_on_a_removed_table_meanwhile_with_no_other_table_refuse
         assert units(a) == units(b)
         assert units(a)["Bo"] == ("T5", None)
         assert a.attention_now(MID) == b.attention_now(MID) == []
-        assert "T5" in a.books[MID].stand(saturday).floor.table_rank
+        assert "T5" in a.books[MID].stand(date(2026, 12, 5)).floor.table_rank
     finally:
         first.close()
         second.close()
