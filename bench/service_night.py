@@ -26,7 +26,8 @@ The model (every number is a constant below or an argument):
   17:30-21:30. Party sizes: 2 50%, 4 30%, 3 10%, 5 3.5%, 6 3.5%, 7-10 3% (0.75% each).
   A request finds its slot through the rule's `choose_unit`; when the slot is full it
   tries the nearest open slot within +/-30 minutes (15 before 30; a coin per request says
-  earlier or later first) and otherwise gives up.
+  earlier or later first) and otherwise gives up. `--flex M` lets it reach M minutes
+  instead (the partner shows the evening's open times; some guests take 18:00 for 19:30).
 - 10% of booked parties never come. The others arrive at `at` plus round(N(0, 3))
   minutes, clipped to +/-10. A booked party's wait is measured from max(arrival, at); the
   door promise holds when it is seated within 10 minutes of that.
@@ -95,12 +96,14 @@ covers within 5% of the old rule's.
 `--sweep` prints, instead of the full table, one row per setting of the levers a restaurant
 has against broken promises (a changeover of 5-20 minutes; turn times set 11-25% above the
 median stay), each with the door promise, both rules' covers and which target it meets:
-the trade-off the product owner chooses on, in one run (about 3 minutes). Four "(model)"
+the trade-off the product owner chooses on, in one run (about 4 minutes). Seven "(model)"
 rows then change the model's assumptions instead (half and a third of the demand; the
-dwell's sigma x0.6 and x0.4): how far from a busy night both targets are met.
+dwell's sigma x0.6 and x0.4; guests who take a time up to two hours from the one they
+asked, alone and with turns set above the median stay): how far from a busy night both
+targets are met.
 
 Run: `.venv/bin/python bench/service_night.py [--nights 200] [--nights-40 50] [--seed 1]
-[--sigma 0.25] [--demand 1.0] [--changeover 0] [--dwell-median 1.0]
+[--sigma 0.25] [--demand 1.0] [--changeover 0] [--dwell-median 1.0] [--flex 30]
 [--host board|api|turn|look|look-late|look-walk|look-late-walk]
 [--choice contract|slack|slack-both|pack|unstack] [--check-choice] [--sweep]` (about 15 s
 by default; the "-walk" hosts about 45 s).
@@ -133,7 +136,8 @@ OPEN, LAST_SEATING, CLOSE = 0, 240, 330  # 17:30, 21:30, 23:00 in minutes of the
 SLOT_MINUTES = 15
 SLOTS = range(OPEN, LAST_SEATING + 1, SLOT_MINUTES)
 PEAK, PEAK_SD = 120, 60.0  # demand: normal around 19:30, sd 60 minutes
-NEARBY = (15, 30)  # a full slot: try these offsets, earlier or later first
+# A full slot: try these offsets, earlier or later first (set by --flex)
+NEARBY: tuple[int, ...] = (15, 30)
 SIZE_MIX = {2: 0.50, 4: 0.30, 3: 0.10, 5: 0.035, 6: 0.035}  # party size -> share
 SIZE_MIX |= {n: 0.03 / 4 for n in (7, 8, 9, 10)}  # large parties: 3% in all
 NO_SHOW = 0.10
@@ -1199,19 +1203,23 @@ def walk_in_row(t: Tally) -> str:
 # then the model's own assumptions (demand, the dwell's spread) that are not levers.
 # (label, changeover minutes, median dwell / turn, demand factor, sigma factor); a row per
 # setting, both rules each time. Demand and sigma multiply the run's own --demand, --sigma.
-SWEEP: tuple[tuple[str, int, float, float, float], ...] = (
-    ("none: turns = median stay", 0, 1.0, 1.0, 1.0),
-    ("changeover 5 min", 5, 1.0, 1.0, 1.0),
-    ("changeover 10 min", 10, 1.0, 1.0, 1.0),
-    ("changeover 15 min", 15, 1.0, 1.0, 1.0),
-    ("changeover 20 min", 20, 1.0, 1.0, 1.0),
-    ("turns 11% above the median stay", 0, 0.9, 1.0, 1.0),
-    ("turns 18% above the median stay", 0, 0.85, 1.0, 1.0),
-    ("turns 25% above the median stay", 0, 0.8, 1.0, 1.0),
-    ("(model) demand x0.5", 0, 1.0, 0.5, 1.0),
-    ("(model) demand x0.3", 0, 1.0, 0.3, 1.0),
-    ("(model) dwell spread x0.6", 0, 1.0, 1.0, 0.6),
-    ("(model) dwell spread x0.4", 0, 1.0, 1.0, 0.4),
+# label, changeover, median stay / turn, demand, dwell spread, a guest's reach (minutes)
+SWEEP: tuple[tuple[str, int, float, float, float, int], ...] = (
+    ("none: turns = median stay", 0, 1.0, 1.0, 1.0, 30),
+    ("changeover 5 min", 5, 1.0, 1.0, 1.0, 30),
+    ("changeover 10 min", 10, 1.0, 1.0, 1.0, 30),
+    ("changeover 15 min", 15, 1.0, 1.0, 1.0, 30),
+    ("changeover 20 min", 20, 1.0, 1.0, 1.0, 30),
+    ("turns 11% above the median stay", 0, 0.9, 1.0, 1.0, 30),
+    ("turns 18% above the median stay", 0, 0.85, 1.0, 1.0, 30),
+    ("turns 25% above the median stay", 0, 0.8, 1.0, 1.0, 30),
+    ("(model) demand x0.5", 0, 1.0, 0.5, 1.0, 30),
+    ("(model) demand x0.3", 0, 1.0, 0.3, 1.0, 30),
+    ("(model) dwell spread x0.6", 0, 1.0, 1.0, 0.6, 30),
+    ("(model) dwell spread x0.4", 0, 1.0, 1.0, 0.4, 30),
+    ("(model) guests take +/-2 h", 0, 1.0, 1.0, 1.0, 120),
+    ("(model) +/-2 h, turns 18% above", 0, 0.85, 1.0, 1.0, 120),
+    ("(model) +/-2 h, turns 25% above", 0, 0.8, 1.0, 1.0, 120),
 )
 
 
@@ -1221,16 +1229,19 @@ def sweep(venues: Sequence[tuple[Venue, int]], seed: int, sigma: float, host: st
     met. A changeover only changes the new rule; a median stay below the turn changes the
     guests, so both rules (the old one ignores turns). The "(model)" rows change what the
     restaurant cannot: fewer requests, or stays closer to their median; they show how far
-    from the model's busy night the two targets meet, not a setting to choose."""
-    global CHANGEOVER, DWELL_MEDIAN
+    from the model's busy night the two targets meet, not a setting to choose. "+/-2 h":
+    a guest whose time is full takes the nearest open slot up to two hours away (the
+    partner shows the evening's open times) instead of giving up after 30 minutes."""
+    global CHANGEOVER, DWELL_MEDIAN, NEARBY
     for venue, nights in venues:
         if nights <= 0:
             continue
         print(f"\n{venue.name}: {nights} nights")
         print(f"  {'lever':34s} {'door promise (new)':>18s}   {'covers/night old, new':>25s}")
         both: list[str] = []
-        for label, changeover, median, demand, spread in SWEEP:
+        for label, changeover, median, demand, spread, reach in SWEEP:
             CHANGEOVER, DWELL_MEDIAN = changeover, median
+            NEARBY = tuple(range(SLOT_MINUTES, reach + 1, SLOT_MINUTES))
             scaled = dataclasses.replace(venue, requests=venue.requests * demand)
             totals = simulate(scaled, nights, seed, sigma * spread, host)
             old, new = totals[OLD.name], totals[NEW.name]
@@ -1270,6 +1281,13 @@ def main() -> None:
         "dwell; both rules)",
     )
     parser.add_argument(
+        "--flex",
+        type=int,
+        default=30,
+        help="minutes from the asked time a guest still takes when it is full (default 30; "
+        "nearest first)",
+    )
+    parser.add_argument(
         "--host",
         choices=HOSTS,
         default=HOST_BOARD,
@@ -1293,9 +1311,12 @@ def main() -> None:
         help="assert the what-if choices start from choose_unit's own pick (slower)",
     )
     args = parser.parse_args()
-    global CHANGEOVER, CHOICE, CHECK_CHOICE, DWELL_MEDIAN
+    global CHANGEOVER, CHOICE, CHECK_CHOICE, DWELL_MEDIAN, NEARBY
     if not 0.2 <= args.dwell_median <= 2.0:
         parser.error("--dwell-median is a share of the turn time: 0.2 to 2.0")
+    if not 0 <= args.flex <= LAST_SEATING - OPEN:
+        parser.error(f"--flex is minutes from the asked time: 0 to {LAST_SEATING - OPEN}")
+    NEARBY = tuple(range(SLOT_MINUTES, args.flex + 1, SLOT_MINUTES))
     CHANGEOVER = args.changeover
     DWELL_MEDIAN = args.dwell_median
     CHOICE = args.choice
@@ -1312,7 +1333,8 @@ def main() -> None:
         + (
             "changeover and median dwell: per row (--sweep)"
             if args.sweep
-            else f"changeover {args.changeover} min, median dwell {args.dwell_median:g} x turn"
+            else f"changeover {args.changeover} min, median dwell {args.dwell_median:g} x turn, "
+            f"a full slot: guests take another up to {args.flex} min away"
         )
         + ("" if args.choice == CHOICE_CONTRACT else f", booking table choice: {args.choice}")
     )
