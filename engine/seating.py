@@ -60,6 +60,11 @@ def seating_pass(
         waited = ts - party.arrival
         patient = waited >= config.ROOMY_AFTER_MINUTES
         # Part 3 rule 4: a claim keeps the pair from every later party under 30 minutes.
+        # Reading (the text says only "may not use the two claimed tables"): a claimed
+        # table is unusable for that party as a held one is ("the waitlist may not use
+        # it", Part 2 rule 1), so its best table is chosen among the others and may be
+        # another table of the same size (a claimed T1 leaves a party of 2 the free T5),
+        # rather than the party waiting because the claimed table would have been its best.
         blocked = claim if not patient else ()
         # Protection: a party is done at ts + turn; a reservation starting before that keeps
         # it off the table. No wait lifts this, and it does not change what a party claims.
@@ -144,7 +149,13 @@ def _best_combo(
 
 
 def _claim_target(size: int, ranked: Sequence[Combo]) -> Combo | None:
-    """The pair a large party claims: fewest combined seats that fit it, free or not."""
+    """The pair a large party claims: fewest combined seats that fit it, free or not.
+
+    Reading: "whether or not its tables are free right now" (Part 3 rule 4) is taken as
+    written, so a pair with a table held by a reservation is claimed too (as protection
+    does not change the pair either, PRODUCT.md 1): the claim may keep later parties
+    under 30 minutes off the pair's other table until the hold ends. Picking the next
+    pair instead would be a second rule the text does not give."""
     for combo in ranked:
         if combo.capacity >= size:
             return combo

@@ -23,7 +23,10 @@ from engine.seating import Seating, Waiting, seating_pass
 
 Result = Any  # True | int | str | list[str] | dict | Rejected: JSON values at the boundary
 
-# Number of elements of each operation, its name and `ts` included.
+# Number of elements of each operation, its name and `ts` included. The seed names the
+# first six; cancel, leave, seat, move and arrive are PRODUCT.md 1's extensions, so they
+# are operations (not "unknown operation") even on the seed's floor, where a log of only
+# the seed's operations gives exactly the seed's results.
 ARITY = {
     "walk_in": 4,
     "free": 3,
@@ -300,6 +303,10 @@ class HostStand:
         return self._seated_list(seated + self._seating_pass(ts))
 
     def _board(self, ts: int, seated: list[Seating]) -> Result:
+        # A party id may be any non-empty string (the seed), "free" and "held:R1" included:
+        # the board then shows it as the text says (the id of the party sitting there),
+        # though it reads like a free or held table. Refusing such ids would refuse ids the
+        # contract accepts; the service names its own parties and need not use them.
         tables: dict[str, str] = {}
         for table in self.floor.tables:
             party_id = self.occupant[table.id]
@@ -356,6 +363,9 @@ class HostStand:
         return f"seated {unit_name(reservation.tables)}"
 
     def _quote(self, ts: int, seated: list[Seating], size: object) -> Result:
+        # "It changes nothing" (seed Part 2 rule 6) is the quote's own work: the pass at the
+        # start of the operation has run (Part 1 rule 4: every operation of valid shape,
+        # as board's does in the seed's Part 1 example), and the quote is of the room after it.
         if not is_int(size) or not 1 <= size <= self.floor.max_party:  # type: ignore[operator]
             return Rejected(errors.INVALID_ARGUMENTS)
         assert isinstance(size, int)

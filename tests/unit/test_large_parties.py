@@ -187,6 +187,29 @@ def test_a_claim_leaves_other_tables_to_later_parties() -> None:
     assert run(ops)[-1] == ["I@T1"]
 
 
+def test_a_party_behind_a_claim_takes_its_best_unclaimed_table() -> None:
+    """Reading of rule 4 ("may not use the two claimed tables", engine/seating.py): a
+    claimed table is unusable as a held one is (Part 2 rule 1), so the best table is the
+    best of the others. G (9) claims T1+T3 at 20; I (2, waited 19) is kept off T1 but
+    takes T5, rather than waiting because T1 (floor order before T5) was its best."""
+    ops = [*FULL_ROOM, ["walk_in", 0, "G", 9], ["walk_in", 1, "I", 2]]
+    ops += [["free", 20, "T1"], ["free", 20, "T5"], ["board", 20]]
+    assert run(ops)[-3:] == [[], ["I@T5"], {"tables": full(T1="free", T5="I"), "waiting": ["G"]}]
+
+
+def test_a_claim_takes_its_pair_even_with_a_table_held_for_a_reservation() -> None:
+    """Reading of rule 4 ("whether or not its tables are free right now", taken as written;
+    engine/seating.py _claim_target): G (8) claims T5+T6 though R1 holds T5 from 20, so I
+    (4, waited 19) is kept off the free T6; the claim does not move to T3+T4."""
+    ops = [*FULL_ROOM, ["reserve", 0, "R1", "T5", 35], ["walk_in", 0, "G", 8]]
+    ops += [["walk_in", 1, "I", 4], ["free", 20, "T5"], ["free", 20, "T6"], ["board", 20]]
+    assert run(ops)[-3:] == [
+        [],
+        [],
+        {"tables": full(T5="held:R1", T6="free"), "waiting": ["G", "I"]},
+    ]
+
+
 def test_a_large_party_that_is_seated_does_not_claim_and_the_next_one_may() -> None:
     ops = [
         *FULL_ROOM,

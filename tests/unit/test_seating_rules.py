@@ -215,3 +215,11 @@ def test_walk_in_reports_only_its_own_party_even_when_the_start_pass_seats_other
 def test_a_new_walk_in_joins_the_end_of_the_queue() -> None:
     ops = [*FULL_ROOM, ["walk_in", 1, "P", 2], ["walk_in", 2, "Q", 2], ["board", 2]]
     assert run(ops)[-1]["waiting"] == ["P", "Q"]
+
+
+def test_a_party_id_that_reads_like_a_board_word_is_still_a_party_id() -> None:
+    """Seed, "How your code is run": a party id is any non-empty string, and board shows
+    "the id of the party sitting there"; "free" and "held:R1" are such ids (engine/stand.py
+    _board says why they are not refused)."""
+    ops = [["walk_in", 0, "free", 2], ["walk_in", 0, "held:R1", 2], ["board", 0]]
+    assert run(ops)[-1] == board([], T2="free", T4="held:R1")
