@@ -52,16 +52,22 @@ class Context:
     pinned: bool = False  # --now given: the server's clock stands still at `now`
 
     def store(
-        self, db: str, configs: Sequence[tuple[str, Restaurant]] = (), *, start: bool = False
+        self,
+        db: str,
+        configs: Sequence[tuple[str, Restaurant]] = (),
+        *,
+        start: bool = False,
+        restore: bool = False,
     ) -> LogStore:
         """The store `db` names; with `configs` (each restaurant and its file), refused
         when a file moved the opening of a day the store has entries for, and (unless
-        `start`: `serve`'s) when a file's floor plan is not the one in force there."""
+        `start`: `serve`'s) when a file's floor plan is not the one in force there; a
+        start, when it is an older one the store replaced (unless `restore`)."""
         try:
             store = open_store(db)
         except StoreError as exc:
             fail(f"{redact(db)}: cannot open the database ({exc})")
-        refuse_moved_openings(store, configs, self.now, start=start)
+        refuse_moved_openings(store, configs, self.now, start=start, restore=restore)
         return store
 
 
@@ -71,6 +77,7 @@ def refuse_moved_openings(
     now: datetime,
     *,
     start: bool = False,
+    restore: bool = False,
 ) -> None:
     """Exit 2 (one line) when a restaurant file moved the opening of a day whose log already
     has entries: its times count from the opening, so every stored booking would be read
@@ -80,9 +87,11 @@ def refuse_moved_openings(
     or one a party sits at now: the replay would seat it nowhere, or at another table.
 
     A start (`start`: `serve`) then keeps its files' floors as the floors in force; a
-    command does not (`refuse_other_floor`)."""
+    command does not (`refuse_other_floor`). A start on a floor the store replaced (an
+    older copy of the file) is refused unless `restore` (config_reload.stored_floor_replaced)."""
     from feed.service.config_reload import (
         record_zone,
+        stored_floor_replaced,
         stored_openings_moved,
         stored_parties_removed,
         stored_units_removed,
@@ -99,6 +108,9 @@ def refuse_moved_openings(
             moved += changed + [line for f in found for line in f(store, r, Path(path), now)]
         if not moved and not start:
             moved = refuse_other_floor(store, configs)
+        if start and not restore:  # named first: what else is found may follow from it
+            older = [line for p, r in configs for line in stored_floor_replaced(store, r, Path(p))]
+            moved = older + moved
         if not moved:
             # The zone the logs are written under from now on: a store from before these
             # records gets the file's, which the opening check above found agreeing.
@@ -112,7 +124,14 @@ def refuse_moved_openings(
         more = f" (and {len(moved) - 1} more like it)" if len(moved) > 1 else ""
         fail(moved[0] + more)
     from feed.service.config_reload import recover_removed_units
-    from feed.service.days import kept_floor, note_floor
+    from feed.service.days import (
+        BY_COMMAND,
+        BY_RESTORE,
+        BY_START,
+        kept_floor,
+        note_floor,
+        replaced_floor,
+    )
 
     try:  # a table removed while no server ran: kept for the replay of the days it served
         for _path, r in configs:
@@ -120,7 +139,10 @@ def refuse_moved_openings(
             # A command's floor is the one in force, or one listing its tables otherwise
             # with the same ties (days.floor_drift): the one in force is kept as it is.
             if start or not kept_floor(store, r.merchant_id)[1]:
-                note_floor(store, r.merchant_id, r.floor, now.timestamp())
+                how = BY_START if start else BY_COMMAND
+                if start and restore and replaced_floor(store, r.merchant_id, r.floor):
+                    how = BY_RESTORE
+                note_floor(store, r.merchant_id, r.floor, now.timestamp(), how)
     except StoreError as exc:
         store.close()
         fail(f"cannot keep the floor plan: {exc}")
@@ -600,6 +622,13 @@ def _feed_part(
     help="The log on stderr: text lines, or one JSON object per line.",
 )
 @click.option(
+    "--restore-floor",
+    is_flag=True,
+    help="Put each --config file's floor plan back in force even when it is an older one"
+    " the database replaced (a reload or start since): refused without it, as an older"
+    " copy of the file would put removed tables back for every server.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
     default="info",
@@ -616,6 +645,7 @@ def serve_command(
     port: int,
     export: bool,
     log_format: str,
+    restore_floor: bool,
     log_level: str,
 ) -> None:
     """Run the HTTP receiver and its background work.
@@ -628,6 +658,8 @@ def serve_command(
     SIGHUP (or POST /api/v1/admin/reload with the settings' admin_token) reloads the
     --config files: all valid, applied; else refused with every problem in the log.
     Exit status 3 when it cannot listen on --host/--port (before anything is exported).
+    A --config file whose floor plan the database had in force and replaced since (an
+    older copy of the file) is refused, exit 2, unless --restore-floor.
     """
     from feed.http.serving import HeldHangups, build, listen, serve
     from feed.settings import SettingsError, load_settings
@@ -648,7 +680,8 @@ def serve_command(
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_CANNOT_SERVE)
     port = sock.getsockname()[1]  # --port 0: the one the OS chose
     try:
-        store = obj.store(db, list(zip(config_paths, restaurants, strict=True)), start=True)
+        configs = list(zip(config_paths, restaurants, strict=True))
+        store = obj.store(db, configs, start=True, restore=restore_floor)
     except SystemExit:
         sock.close()
         raise

@@ -38,6 +38,8 @@ from feed.service import rules
 from feed.service.attention import Attention, Misfit, reasons
 from feed.service.days import (
     BOOKING_SCOPE,
+    BY_RELOAD,
+    BY_UNDO,
     RETIRED_SCOPE,
     SLOT_IN_PAST,
     SLOT_UNAVAILABLE,
@@ -45,12 +47,14 @@ from feed.service.days import (
     DayBook,
     Refused,
     Retired,
+    floor_drift,
     floor_records,
     guests,
     index_on,
     kept_floor,
     kept_room,
     occupied,
+    replaced_floor,
     retire_record,
     retired_units,
     unit_ids,
@@ -323,7 +327,7 @@ def _retire(
         (RETIRED_SCOPE, *retire_record(merchant_id, unit)) for unit in retired_units(old, gone, at)
     ]
     # The floor a start compares, and the one a server still on the old file reads.
-    records += floor_records(book.store, merchant_id, new.floor, at, gone)[0]
+    records += floor_records(book.store, merchant_id, new.floor, at, gone, BY_RELOAD)[0]
     today = receiver.today(book.restaurant, now)
     if not gone or today is None or _nobody_can_sit(book, today, now):
         for record in records:
@@ -371,7 +375,9 @@ def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
     _last, kept = kept_floor(book.store, merchant_id)
     running = set(unit_ids(floor))
     added = [unit for unit in kept if unit not in running]
-    records, _gone = floor_records(book.store, merchant_id, floor, now.timestamp(), added)
+    records, _gone = floor_records(
+        book.store, merchant_id, floor, now.timestamp(), added, BY_UNDO
+    )  # the reload's floor never took force: a start on it is not one on an older copy
     for record in records:
         book.store.remember(*record)
 
@@ -683,6 +689,34 @@ def _rehome(
             }
         )
     return done, refused
+
+
+def stored_floor_replaced(store: LogStore, r: Restaurant, path: Path) -> list[str]:
+    """A server starting on `r` whose floor plan is one that was in force on the store and
+    was replaced since (days.replaced_floor: a reload, or a start, put another in force
+    after it), and is not the one in force: refused, one line naming the difference and
+    what to do, nothing written. It is an older copy of the file, most likely (a second
+    server, or a restart, still given the file from before a reload): started, it would
+    put the removed tables back in force for every server, the reloaded ones told their
+    floor is out of date and the next walk-in seated at a table the restaurant took
+    away. A floor never kept before still takes force at a start (a floor edited while no
+    server ran); one that only an undone reload kept never took force, and is taken too.
+    To put an older floor back on purpose: `serve --restore-floor`, or a reload of a
+    running server on the file (which re-homes, and checks, as every reload does)."""
+    found = replaced_floor(store, r.merchant_id, r.floor)
+    if found is None:
+        return []
+    _was, then = found
+    drift = floor_drift(store, r.merchant_id, r.floor)
+    by = {"reload": "a reload", "start": "a start", "restore": "a start with --restore-floor"}
+    how = by.get(then.how or "", "a start or reload")
+    when = datetime.fromtimestamp(then.at, r.tz).strftime("%Y-%m-%d %H:%M %Z")
+    return [
+        f"{path}: tables: this file's floor plan is an older one, replaced on the store by"
+        f" {how} at {when} ({drift}): an older copy of the file? Start with the file the"
+        " servers run, or give --restore-floor to put this floor plan back in force on"
+        " purpose (for every server)"
+    ]
 
 
 def stored_units_removed(store: LogStore, r: Restaurant, path: Path, now: datetime) -> list[str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
+import json
 import math
 import secrets
 import threading
@@ -375,6 +377,14 @@ def retired_units(floor: FloorPlan, units: Sequence[str], at: float) -> list[Ret
 
 FLOOR_SCOPE = "floor"  # "<merchant>/<at>" -> the floor a start or reload put in place then
 
+# How a floor record (FLOOR_SCOPE) took force: its "how". The records of a restaurant are
+# the history of its floors in force, in key order (kept_at); the last one is in force.
+BY_START = "start"  # a start of `serve` on a file whose floor differs from the one in force
+BY_RESTORE = "restore"  # a start given --restore-floor: an older floor, back on purpose
+BY_RELOAD = "reload"  # a reload (config_reload._retire)
+BY_UNDO = "undo"  # the running floor kept again: the reload kept just before it was undone
+BY_COMMAND = "command"  # the first command on a store no start kept a floor on yet
+
 
 def kept_floor(store: LogStore, merchant_id: str) -> tuple[Any, dict[str, dict[str, Any]]]:
     """The floor record `note_floor` kept last, and its units' records by unit id."""
@@ -393,6 +403,89 @@ def unit_ids(floor: FloorPlan) -> list[str]:
 def _unit_records(floor: FloorPlan, at: float) -> dict[str, dict[str, Any]]:
     """Each table's and combo's record (its definition) as a floor record keeps it."""
     return {u.unit: u.record() for u in retired_units(floor, unit_ids(floor), at)}
+
+
+def fingerprint(units: Mapping[str, Mapping[str, Any]]) -> str:
+    """What makes two floors (their unit records, `kept_floor`) seat every party alike, as
+    a short digest: each unit's definition (whenever it was kept, wherever it is listed)
+    and the order the rules break ties in. Two floors have one fingerprint exactly when
+    `floor_drift` finds nothing between them."""
+    defs = sorted(
+        (str(name), {k: v for k, v in u.items() if k not in ("at", "place")})
+        for name, u in units.items()
+    )
+    both = {"units": defs, "ties": [unit for _c, _s, unit in _tie_order(units)]}
+    text = json.dumps(both, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class KeptFloor:
+    """One floor of a restaurant's history of floors in force (a FLOOR_SCOPE record)."""
+
+    key: str
+    at: float  # when it took force (Unix seconds, the clock of what kept it)
+    how: str | None  # BY_START, BY_RELOAD...; None: kept before records said how
+    fingerprint: str
+    units: dict[str, dict[str, Any]]
+    undone: bool = False  # a reload's floor, the running one kept again right after it
+
+
+def floor_history(store: LogStore, merchant_id: str) -> list[KeptFloor]:
+    """Every floor the restaurant's starts and reloads kept, oldest first; the last is the
+    floor in force. A reload undone (refused as it wrote, or its partners' replaces
+    refused) kept its floor, then the running one again (BY_UNDO): its floor never took
+    force, and is marked `undone`. A record kept before records said how is read undone
+    when the next one was kept at its very instant and puts the floor before it back
+    (what `_unretire` kept, at the reload's instant)."""
+    out: list[KeptFloor] = []
+    for key, value in store.recall_prefix(FLOOR_SCOPE, f"{merchant_id}/"):
+        if not isinstance(value, dict) or not isinstance(value.get("units"), list):
+            continue
+        units = {u["unit"]: u for u in value["units"] if isinstance(u, dict) and "unit" in u}
+        at = value.get("at")
+        how = value.get("how")
+        out.append(
+            KeptFloor(
+                key,
+                float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
+                how if isinstance(how, str) else None,
+                fingerprint(units),
+                units,
+            )
+        )
+    for i in range(len(out) - 1):
+        this, then = out[i], out[i + 1]
+        undone = then.how == BY_UNDO or (
+            then.how is None
+            and i > 0
+            and then.at == this.at
+            and then.fingerprint == out[i - 1].fingerprint
+        )
+        if undone:
+            out[i] = dataclasses.replace(this, undone=True)
+    return out
+
+
+def replaced_floor(
+    store: LogStore, merchant_id: str, floor: FloorPlan
+) -> tuple[KeptFloor, KeptFloor] | None:
+    """When `floor` (a starting server's) is a floor that was in force on the store and was
+    replaced since (seats alike with it: `fingerprint`), and is not the floor in force:
+    that floor's last record and the one that replaced it. None for the floor in force,
+    one never kept, or one only a reload undone kept (it never took force). A start on
+    it is an older copy of the file, most likely (config_reload.stored_floor_replaced)."""
+    history = floor_history(store, merchant_id)
+    if not history:
+        return None
+    mine = fingerprint(_unit_records(floor, 0.0))
+    if history[-1].fingerprint == mine:
+        return None
+    for i in range(len(history) - 2, -1, -1):
+        found = history[i]
+        if found.fingerprint == mine and not found.undone:
+            return found, history[i + 1]
+    return None
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any], but: tuple[str, ...] = ("at",)) -> bool:
@@ -461,25 +554,35 @@ def floor_drifts(store: LogStore, floors: Mapping[str, FloorPlan]) -> dict[str, 
     return out
 
 
-def note_floor(store: LogStore, merchant_id: str, floor: FloorPlan, at: float) -> list[str]:
+def note_floor(
+    store: LogStore, merchant_id: str, floor: FloorPlan, at: float, how: str = BY_START
+) -> list[str]:
     """Keep the floor a server or command starts on (or a reload puts in place) at `at`,
-    when it is not the one kept last. The tables and combos of the one kept last that
-    `floor` lacks were removed while no server ran (a restart on a file without them):
-    retired as of `at` with their definitions, as a reload retires what it removes (unless
-    one retired them since), so each day's replay keeps them up to now (`Retired`).
-    The units retired so."""
-    records, gone = floor_records(store, merchant_id, floor, at)
+    `how` (BY_START...), when it is not the one kept last. The tables and combos of the
+    one kept last that `floor` lacks were removed while no server ran (a restart on a file
+    without them): retired as of `at` with their definitions, as a reload retires what it
+    removes (unless one retired them since), so each day's replay keeps them up to now
+    (`Retired`). The units retired so."""
+    records, gone = floor_records(store, merchant_id, floor, at, how=how)
     for record in records:
         store.remember(*record)
     return gone
 
 
 def floor_records(
-    store: LogStore, merchant_id: str, floor: FloorPlan, at: float, retiring: Sequence[str] = ()
+    store: LogStore,
+    merchant_id: str,
+    floor: FloorPlan,
+    at: float,
+    retiring: Sequence[str] = (),
+    how: str = BY_START,
 ) -> tuple[list[Remember], list[str]]:
     """What `note_floor` writes (the retirements first, the floor record last; none when
     `floor` is the one kept last) and the units it retires; `retiring`: units the caller
-    retires itself in the same write (a reload's), left to it."""
+    retires itself in the same write (a reload's), left to it. The floor record says when
+    and `how` the floor took force, and its `fingerprint`: the records are the history of
+    the floors in force (`floor_history`), by which a start on an older copy of the file
+    is told from an edit (`replaced_floor`)."""
     now = _unit_records(floor, at)
     last, before = kept_floor(store, merchant_id)
     if before and before.keys() == now.keys() and all(_same(before[u], now[u]) for u in now):
@@ -504,7 +607,12 @@ def floor_records(
         if found is not None:
             records.append((RETIRED_SCOPE, *retire_record(merchant_id, found)))
             gone.append(unit)
-    kept: dict[str, Any] = {"at": at, "units": list(now.values())}
+    kept: dict[str, Any] = {
+        "at": at,
+        "units": list(now.values()),
+        "how": how,
+        "fingerprint": fingerprint(now),
+    }
     # Two starts at one instant (clocks pinned with --now) with two floors: the later one
     # is kept after the other (key order is the order kept_floor reads), not dropped.
     key = f"{merchant_id}/{at:020.6f}"

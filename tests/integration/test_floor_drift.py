@@ -7,7 +7,14 @@ import dataclasses
 from pathlib import Path
 
 from engine.floor import Table
-from feed.service.days import floor_drift, note_floor
+from feed.service.days import (
+    BY_RELOAD,
+    floor_drift,
+    floor_history,
+    floor_records,
+    note_floor,
+    replaced_floor,
+)
 from feed.venue.restaurant import load_restaurant
 from store import open_store
 
@@ -47,5 +54,50 @@ def test_the_drift_names_tables_kept_lacking_redefined_and_a_new_order(any_db: s
         fewer = dataclasses.replace(no_t2, tables=no_t2.tables[:-1], combos=())
         said = floor_drift(store, MID, fewer)
         assert said is not None and said.startswith("the floor in force has T6, "), said
+    finally:
+        store.close()
+
+
+def test_a_floor_replaced_since_is_known_and_one_only_an_undone_reload_kept_is_not(
+    any_db: str,
+) -> None:
+    """The history of floors in force: Marlowe's floor kept at a start, replaced by a
+    reload without T2, which a start on a floor with T7 replaced. Marlowe's floor and the
+    one without T2 are known older floors (replaced_floor names what replaced each); the
+    floor in force is not, nor one never kept, nor one a reload kept and was undone from
+    (kept before records said how: the running floor kept again at its very instant)."""
+    floor = load_restaurant(MARLOWES).floor
+    no_t2 = dataclasses.replace(floor, tables=(floor.tables[0], *floor.tables[2:]))
+    with_t7 = dataclasses.replace(no_t2, tables=(*no_t2.tables, Table("T7", 2)))
+    store = open_store(any_db)
+    try:
+        assert replaced_floor(store, MID, floor) is None  # no history yet
+        note_floor(store, MID, floor, 1000.0)
+        note_floor(store, MID, no_t2, 2000.0, BY_RELOAD)
+        note_floor(store, MID, with_t7, 3000.0)
+        assert [(f.at, f.how) for f in floor_history(store, MID)] == [
+            (1000.0, "start"), (2000.0, "reload"), (3000.0, "start"),
+        ]  # fmt: skip
+        found = replaced_floor(store, MID, floor)
+        assert found is not None and (found[0].at, found[1].at) == (1000.0, 2000.0)
+        found = replaced_floor(store, MID, no_t2)
+        assert found is not None and (found[0].at, found[1].how) == (2000.0, "start")
+        assert replaced_floor(store, MID, with_t7) is None  # the floor in force
+        t3 = floor.tables[2]
+        never = dataclasses.replace(floor, tables=(*floor.tables[:2], Table("T3", 8),
+                                                   *floor.tables[3:]))  # fmt: skip
+        assert t3.seats != 8 and replaced_floor(store, MID, never) is None
+
+        # Records from before they said how: an undone reload's floor (T3 removed), then
+        # the running one kept again at the same instant.
+        other = "old-merchant"
+        no_t3 = dataclasses.replace(floor, tables=(*floor.tables[:2], *floor.tables[3:]))
+        for at, f in ((1000.0, floor), (2000.0, no_t3), (2000.0, floor)):
+            _scope, key, value = floor_records(store, other, f, at)[0][-1]
+            assert isinstance(value, dict)
+            store.remember("floor", key, {k: v for k, v in value.items() if k != "how"})
+        assert [f.undone for f in floor_history(store, other)] == [False, True, False]
+        assert replaced_floor(store, other, no_t3) is None
+        assert replaced_floor(store, other, floor) is None
     finally:
         store.close()

@@ -1,0 +1,115 @@
+"""A start of `hoststand serve` beside running servers, on an older copy of the file: the
+store keeps the history of its floors in force (days.floor_history), and a start whose
+file's floor is one a reload or start replaced since is refused, one line naming the
+difference and what to do, nothing written; `--restore-floor` puts it back on purpose."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import requests
+
+from feed.service.days import floor_history, kept_floor
+from store import open_store
+from tests.integration.server_process import (
+    CONFIGS,
+    HOSTSTAND,
+    NOW,
+    SETTINGS,
+    STARTUP_SECONDS,
+    TIMEOUT,
+    _clean_env,
+    start_server,
+)
+
+MARLOWES = CONFIGS[0]
+MID = "marlowes-kitchen"
+FRIDAY = NOW.date()
+T5 = '[[tables]]\nid = "T5"\nx = 1\ny = 1\nseats = 4\n\n'
+T5_T6 = '[[combos]]\ntables = ["T5", "T6"]\n\n'
+ADMIN = {"Authorization": "Bearer sample-admin-token-change-me"}  # samples/server.toml
+
+
+def serve_refused(db: str, config: Path, workdir: Path) -> subprocess.CompletedProcess[str]:
+    """`hoststand serve` on `config`, expected to exit before it serves (a start that
+    serves instead is stopped after STARTUP_SECONDS, and the test fails)."""
+    args = [str(HOSTSTAND), "--now", NOW.isoformat(), "serve", "--config", str(config)]
+    args += ["--config", str(CONFIGS[1]), "--db", db, "--settings", str(SETTINGS)]
+    args += ["--host", "127.0.0.1", "--port", "0", "--no-export"]
+    try:
+        return subprocess.run(
+            args, capture_output=True, text=True, timeout=STARTUP_SECONDS, cwd=workdir,
+            env=_clean_env(),
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"the start on {config} served:\n{exc.stderr!r}") from None
+
+
+def test_a_start_on_an_older_copy_of_the_file_is_refused_and_puts_no_removed_table_back(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Server A runs Marlowe's file, reloaded without T5. A second server (or A after a
+    restart) is then started with an older copy that still has T5: refused, exit 2, one
+    line naming the reload, T5 and what to do; the floor in force still lacks T5, and A
+    stays ok on /healthz. It started, and put T5 back in force for every server: A was
+    told its floor is out of date, and the next walk-in could be seated at T5. A start
+    with the current file serves; one with the older copy and --restore-floor puts it back
+    in force on purpose (A is then the server out of date, as after any newer start)."""
+    current = tmp_path / "marlowes.toml"
+    current.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    server = start_server(
+        any_db, configs=(current, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
+    )
+    try:
+        text = current.read_text(encoding="utf-8")
+        current.write_text(text.replace(T5, "").replace(T5_T6, ""), encoding="utf-8")
+        reloaded = requests.post(f"{server.base}/api/v1/admin/reload", headers=ADMIN,
+                                 timeout=TIMEOUT)  # fmt: skip
+        assert reloaded.status_code == 200, reloaded.text
+        store = open_store(any_db)
+        try:
+            assert [f.how for f in floor_history(store, MID)] == ["start", "reload"]
+            kept = store.recall_prefix("floor", f"{MID}/")
+            length = len(store.entries(MID, FRIDAY))
+
+            refused = serve_refused(any_db, MARLOWES, tmp_path)
+            assert refused.returncode == 2, (refused.stdout, refused.stderr)
+            assert "Traceback" not in refused.stderr
+            assert refused.stderr.splitlines() == [
+                f"hoststand: {MARLOWES}: tables: this file's floor plan is an older one,"
+                " replaced on the store by a reload at 2026-12-04 18:00 GMT (it has T5, T5+T6,"
+                " the floor in force does not): an older copy of the file? Start with the"
+                " file the servers run, or give --restore-floor to put this floor plan back"
+                " in force on purpose (for every server)"
+            ], refused.stderr
+            assert store.recall_prefix("floor", f"{MID}/") == kept
+            assert "T5" not in kept_floor(store, MID)[1]
+            assert len(store.entries(MID, FRIDAY)) == length
+            health = requests.get(f"{server.base}/healthz", timeout=TIMEOUT).json()
+            assert (health["status"], health["problems"]) == ("ok", []), health
+
+            second = start_server(
+                any_db, configs=(current, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
+            )
+            second.stop()
+            assert store.recall_prefix("floor", f"{MID}/") == kept
+
+            back = start_server(
+                any_db, configs=(MARLOWES, CONFIGS[1]), workdir=tmp_path,
+                extra=["--no-export", "--restore-floor"],
+            )  # fmt: skip
+            try:
+                assert "T5" in kept_floor(store, MID)[1]
+                assert [f.how for f in floor_history(store, MID)] == [
+                    "start", "reload", "restore"
+                ]  # fmt: skip
+                health = requests.get(f"{server.base}/healthz", timeout=TIMEOUT).json()
+                assert health["status"] == "degraded", health
+                assert "the floor in force has T5, T5+T6, it does not" in health["problems"][0]
+            finally:
+                back.stop()
+        finally:
+            store.close()
+    finally:
+        server.stop()
