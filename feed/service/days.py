@@ -388,11 +388,21 @@ BY_COMMAND = "command"  # the first command on a store no start kept a floor on 
 
 def kept_floor(store: LogStore, merchant_id: str) -> tuple[Any, dict[str, dict[str, Any]]]:
     """The floor record `note_floor` kept last, and its units' records by unit id."""
+    _key, last, units = floor_in_force(store, merchant_id)
+    return last, units
+
+
+def floor_in_force(
+    store: LogStore, merchant_id: str
+) -> tuple[str | None, Any, dict[str, dict[str, Any]]]:
+    """`kept_floor` with the key of its record (None: no floor was ever kept), which names
+    that floor among all those kept (two kept at one instant have two keys)."""
     kept = store.recall_last(FLOOR_SCOPE, f"{merchant_id}/")
-    last = kept[1] if kept else None
+    key, last = (kept[0], kept[1]) if kept else (None, None)
     if not isinstance(last, dict) or not isinstance(last.get("units"), list):
-        return last, {}
-    return last, {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}
+        return key, last, {}
+    units = {u["unit"]: u for u in last["units"] if isinstance(u, dict) and "unit" in u}
+    return key, last, units
 
 
 def unit_ids(floor: FloorPlan) -> list[str]:
@@ -704,8 +714,15 @@ class _Day:
     replayed on its floor (tables a reload removed then are gone from it); the last one
     is the restaurant's floor, taken at the latest once the log read so far is replayed."""
 
-    def __init__(self, stand: HostStand, switches: Sequence[tuple[float, FloorPlan]] = ()) -> None:
+    def __init__(
+        self,
+        stand: HostStand,
+        switches: Sequence[tuple[float, FloorPlan]] = (),
+        floor_key: str | None = None,
+    ) -> None:
         self.stand = stand
+        # The record of the floor in force the day was put on (DayBook._load), None: none.
+        self.floor_key = floor_key
         self.next_seq = 0
         self.version: int | None = None  # the store's version when the log was last read
         self.meta: dict[str, dict[str, Any]] = {}  # reservation/party id -> its booking details
@@ -761,6 +778,7 @@ class DayBook:
         self._retired: list[Retired] | None = None  # read on first need (retirements)
         # The day's floor without the units the floor in force lacks (_on_floor_in_force).
         self._in_force_floors: dict[tuple[int, frozenset[str]], tuple[FloorPlan, FloorPlan]] = {}
+        self._floor_seen: str | None = None  # the floor in force's record read last (_floor_now)
 
     def reconfigure(self, restaurant: Restaurant) -> None:
         """Go on with a new configuration of the same restaurant (a reload). The replayed
@@ -776,27 +794,89 @@ class DayBook:
     # -- state --------------------------------------------------------------------
 
     def _load(self, day: date, version: int | None = None) -> _Day:
-        """The day's state as of the store's `version` (read now when not given)."""
+        """The day's state as of the store's `version` (read now when not given), replayed
+        on the floor in force (`_new_day`): read again from the store whenever the day has
+        new entries, after them (a reload's fence entry on the day and its new floor are
+        one write), and the day replayed afresh when it is another floor than the one the
+        day was put on (another server's reload, or a start, kept it)."""
         cached = self._days.pop(day, None)
+        if version is None:
+            version = self.store.log_version()  # read before the entries: a later commit bumps it
+        merchant = self.restaurant.merchant_id
+        if cached is not None and cached.version != version:
+            entries = self.store.entries(merchant, day, after_seq=cached.next_seq - 1)
+            if entries and self._floor_now()[0] != cached.floor_key:
+                cached = None  # replayed afresh below, on the floor in force now
+            else:
+                cached.replay(entries)
+                cached.version = version
         if cached is None:
-            cached = self._new_day(day)
+            entries = self.store.entries(merchant, day)
+            cached = self._new_day(day, in_force=self._floor_now())  # read after the entries
+            cached.replay(entries)
+            cached.version = version
             while len(self._days) >= DAYS_KEPT:  # least recently used first
                 del self._days[next(iter(self._days))]
         self._days[day] = cached  # (re)inserted last: dict order is recency
-        if version is None:
-            version = self.store.log_version()  # read before the entries: a later commit bumps it
-        if cached.version != version:
-            merchant = self.restaurant.merchant_id
-            cached.replay(self.store.entries(merchant, day, after_seq=cached.next_seq - 1))
-            cached.version = version
         return cached
 
-    def _new_day(self, day: date, kept: Sequence[Retired] = ()) -> _Day:
+    def _floor_now(self) -> tuple[str | None, dict[str, dict[str, Any]]]:
+        """The floor in force, read from the store now: its record's key and its units.
+        Another floor than the one read last (a reload on another server, or a start, kept
+        it) has retired units of its own, read again (`retirements`), and changes what
+        every day reads as a configuration does (`generation`: the tablet's floor and its
+        quotes are worked out again)."""
+        key, _last, units = floor_in_force(self.store, self.restaurant.merchant_id)
+        if key != self._floor_seen:
+            if self._floor_seen is not None:
+                self.generation += 1
+            self._floor_seen = key
+            self._retired = None
+        return key, units
+
+    def _without_lacking(self, base: FloorPlan, gone: frozenset[str]) -> FloorPlan:
+        """`base` (a day's floor) without the units `gone` (those the floor in force lacks),
+        the same object for the same floor and units (a stand on it is not put on it
+        again: `_on_floor_in_force`); `base` itself when no floor the rules run on is left
+        (then a write refuses a seat at a removed unit, as before: `_onto_removed`)."""
+        if not gone:
+            return base
+        key = (id(base), gone)
+        found = self._in_force_floors.get(key)
+        if found is None or found[0] is not base:
+            try:
+                found = (base, without_units(base, gone))
+            except ValueError:  # no floor the rules run on is left: the file's
+                found = (base, base)
+            self._in_force_floors = {key: found}
+        return found[1]
+
+    def _new_day(
+        self,
+        day: date,
+        kept: Sequence[Retired] = (),
+        in_force: tuple[str | None, Mapping[str, Any]] | None = None,
+    ) -> _Day:
         """A day not replayed yet, on its floor; a day whose log began before a reload
         removed tables or combos starts on a floor that still has them, and goes on
         without each from the entry received after its removal (see `Retired`). `kept`:
-        units added to the floor for the whole day (`replayed_with`)."""
-        floor = with_retired(calendar.floor_of_day(self.restaurant, day), kept)
+        units added to the floor for the whole day (`replayed_with`).
+
+        With `in_force` (the floor in force's key and units, `_floor_now`), the day's floor
+        is without the units the floor in force lacks, as every write's is
+        (`_on_floor_in_force`): on a server whose file is out of date (another server's
+        reload removed T5, which its file still has) the day is read as every replay on
+        the floor in force reads it, T5 leaving it as of its removal. Read on its file's
+        floor, its replay and a reader's pass (the board, the tablet's floor, a partner's
+        waitlist entry) seated a waiting party at T5, which the others show waiting."""
+        base = calendar.floor_of_day(self.restaurant, day)
+        key = None
+        if in_force is not None:
+            key, units = in_force
+            if units:
+                gone = frozenset(u for u in unit_ids(base) if u not in units)
+                base = self._without_lacking(base, gone)
+        floor = with_retired(base, kept)
         retired = [
             r
             for r in self.retirements()
@@ -807,16 +887,18 @@ class DayBook:
             began = first[0].received_at if first else None
             retired = [r for r in retired if began is not None and r.at >= began]
         if not retired:
-            return _Day(HostStand(floor))
+            return _Day(HostStand(floor), floor_key=key)
         instants = sorted({r.at for r in retired})
         switches = [(at, with_retired(floor, [r for r in retired if r.at > at])) for at in instants]
-        return _Day(HostStand(with_retired(floor, retired)), switches)
+        return _Day(HostStand(with_retired(floor, retired)), switches, key)
 
     def blank_stand(self, day: date) -> tuple[HostStand, list[tuple[float, FloorPlan]]]:
         """A stand to replay the day's log on afresh, and when its floor changes (as the
-        day's own replay: `_Day.switches`), for a reader replaying it its own way."""
-        state = self._new_day(day)
-        return state.stand, state.switches
+        day's own replay: `_Day.switches`, on the floor in force), for a reader replaying
+        it its own way."""
+        with self._lock:
+            state = self._new_day(day, in_force=self._floor_now())
+            return state.stand, state.switches
 
     def replayed_with(self, day: date, kept: Sequence[Retired]) -> HostStand:
         """The day's stand replayed afresh (not kept) on its floor plus `kept`: what a log
@@ -1128,17 +1210,7 @@ class DayBook:
         has it again (read from the store at each write, never kept)."""
         base = calendar.floor_of_day(self.restaurant, day)
         gone = frozenset(removed_units(self.store, self.restaurant.merchant_id, unit_ids(base)))
-        floor = base
-        if gone:
-            key = (id(base), gone)
-            found = self._in_force_floors.get(key)
-            if found is None or found[0] is not base:
-                try:
-                    found = (base, without_units(base, gone))
-                except ValueError:  # no floor the rules run on is left: the file's, refused
-                    found = (base, base)  # as before where it would seat at a removed unit
-                self._in_force_floors = {key: found}
-            floor = found[1]
+        floor = self._without_lacking(base, gone)
         if stand.floor is not floor:
             stand.refloor(floor)
         return gone

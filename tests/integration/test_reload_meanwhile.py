@@ -18,6 +18,7 @@ from feed.http.statuses import status_of
 from feed.service import config_reload
 from feed.service.config_reload import Reloader
 from feed.service.days import DayBook, kept_floor, note_floor
+from feed.service.floorview import FloorViews
 from feed.service.notify import Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
@@ -679,6 +680,46 @@ def test_a_walk_in_a_reload_overtakes_is_added_and_replayed_on_the_floor_in_forc
         assert "T5" not in kept_floor(first, MID)[1]  # the reload applied meanwhile
         assert waiting(b) == ["W", "V"]
         assert waiting(a) == waiting(b) and sitting(a) == sitting(b)
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert waiting(again) == waiting(b) and sitting(again) == sitting(b)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_server_on_the_old_file_reads_its_days_on_the_floor_in_force(
+    any_db: str, tmp_path: Path
+) -> None:
+    """W (1) waits with every table but T5 taken, kept from the 4-top by roominess until
+    12:30; server B has read the day. Server A reloads a file without T5, and at 12:31
+    takes a walk-in, V. B, not reloaded (its file still has T5), replayed V's entry on its
+    file's floor, whose pass seated W at T5: its board, the tablet's floor and the
+    partner's view of the day showed W seated at a table no longer on the floor plan,
+    where A and any replay on the floor in force have W waiting. B reads the day on the
+    floor in force, as it writes it: W waits, T5 is on none of its reads."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    try:
+        for party, size in (("X", 4), ("Y", 4), ("Z", 6)):
+            assert b.host_operation(MID, "walk_in", party, size).code is None
+        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        assert waiting(b) == ["W"]
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(12, 31)
+        assert a.host_operation(MID, "walk_in", "V", 2).code is None
+        assert waiting(a) == ["W", "V"]
+
+        assert waiting(b) == ["W", "V"]
+        assert sitting(b) == sitting(a)
+        said = b.host_operation(MID, "board").body["result"]
+        assert said == a.host_operation(MID, "board").body["result"], said
+        assert said["waiting"] == ["W", "V"] and "T5" not in said["tables"], said
+        doc = FloorViews(b.books[MID]).floor(FRIDAY, clock[0])
+        assert [p["party_id"] for p in doc["queue"]] == ["W", "V"]
+        assert not any(t.get("occupant") for t in doc["tables"] if t["id"] == "T5"), doc
         again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
         assert waiting(again) == waiting(b) and sitting(again) == sitting(b)
     finally:
