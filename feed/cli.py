@@ -423,9 +423,10 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
     """Check restaurant and settings files, as `serve` and its reload would read them.
 
     A FILE whose top-level keys are all settings keys ([[partners]], [[hosts]], [export],
-    [health], admin_token) is checked as a settings file; any other as a restaurant file
-    (or pass --settings FILE). Prints every problem on its own line on stderr ("file:
-    field: reason"), and across the restaurant files, two with the same merchant_id.
+    [health], [retention], admin_token) is checked as a settings file; any other as a
+    restaurant file (or pass --settings FILE). Prints every problem on its own line on
+    stderr ("file: field: reason"), and across the restaurant files, two with the same
+    merchant_id.
     Prints "FILE: ok (...)" on stdout for each good file. Exit status 2 when any file has
     a problem, else 0.
     """

@@ -68,6 +68,13 @@ class _HealthModel(_Strict):
     max_backlog_seconds: float = Field(default=600.0, gt=0, le=7 * 24 * 3600)
 
 
+class _RetentionModel(_Strict):
+    # Records that only answer a retry (a webhook's event id, a partner's reservation id, a
+    # CreateBooking token, a host's Idempotency-Key), delivered messages and export records
+    # are removed this many days after the moment they answer for (store.retention).
+    keep_days: int = Field(default=30, ge=1, le=3650)
+
+
 class _SettingsModel(_Strict):
     # The operator's bearer token for /api/v1/admin/... (a reload); none: no admin routes.
     admin_token: str | None = Field(default=None, min_length=16)
@@ -75,6 +82,7 @@ class _SettingsModel(_Strict):
     hosts: list[_HostModel] = []
     export: _ExportModel = _ExportModel()
     health: _HealthModel = _HealthModel()
+    retention: _RetentionModel = _RetentionModel()
 
 
 @dataclass(frozen=True)
@@ -121,12 +129,18 @@ class HealthSettings:
 
 
 @dataclass(frozen=True)
+class RetentionSettings:
+    keep_days: int = 30  # what only answers retries is removed this long after it matters
+
+
+@dataclass(frozen=True)
 class Settings:
     partners: Mapping[str, Partner] = field(default_factory=dict)
     host_tokens: Mapping[str, str] = field(default_factory=dict)  # merchant_id -> token
     export: ExportSettings = ExportSettings()
     health: HealthSettings = HealthSettings()
     admin_token: str | None = None  # bearer token of the admin routes (reload)
+    retention: RetentionSettings = RetentionSettings()  # bearer token of the admin routes (reload)
 
 
 ADMIN_TOKEN_ENV = "HOSTSTAND_ADMIN_TOKEN"
@@ -192,7 +206,12 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
     health = HealthSettings(model.health.max_backlog_seconds)
     admin = env.get(ADMIN_TOKEN_ENV, model.admin_token) or None
     return Settings(
-        partners=partners, host_tokens=tokens, export=export, health=health, admin_token=admin
+        partners=partners,
+        host_tokens=tokens,
+        export=export,
+        health=health,
+        admin_token=admin,
+        retention=RetentionSettings(model.retention.keep_days),
     )
 
 

@@ -250,6 +250,31 @@ class LogStore(Protocol):
         mattered for a while, such as past turns); how many."""
         ...
 
+    # -- retention (store.retention): records that can no longer matter are removed ------
+
+    def scopes(self) -> list[str]:
+        """Every scope that holds a record, in order (one index seek per scope)."""
+        ...
+
+    def records_page(self, scope: str, after: str | None, limit: int) -> list[tuple[str, JSON]]:
+        """The first `limit` (key, value) of `scope` whose key is after `after` (None: from
+        the first), in key order: a long pass over a scope, a page at a time."""
+        ...
+
+    def forget(self, scope: str, keys: Sequence[str]) -> int:
+        """Drop exactly these records of `scope`, in one transaction; how many were there."""
+        ...
+
+    def prune_delivered(self, before: float, limit: int) -> int:
+        """Drop at most `limit` delivered outbox messages delivered before `before` (Unix
+        seconds), oldest first; how many. Pending and given-up messages are never dropped."""
+        ...
+
+    def prune_exports(self, before: float, keep: int, limit: int) -> int:
+        """Drop at most `limit` export records finished before `before` (Unix seconds),
+        oldest first, never one of the newest `keep`; how many."""
+        ...
+
     def close(self) -> None: ...
 
 

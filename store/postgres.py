@@ -151,6 +151,18 @@ LAST_UNDER_PREFIX = (
     f"SELECT key, value FROM idempotency WHERE {PREFIX_WHERE} ORDER BY key DESC LIMIT 1"
 )
 
+# Every scope holding a record: one index seek per scope (a loose index scan), not a read of
+# every record.
+SCOPES_SQL = b"""
+WITH RECURSIVE s(scope) AS (
+    SELECT min(scope) FROM idempotency
+    UNION ALL
+    SELECT (SELECT min(scope) FROM idempotency WHERE scope > s.scope) FROM s
+    WHERE s.scope IS NOT NULL
+)
+SELECT scope FROM s WHERE scope IS NOT NULL
+"""
+
 
 class PostgresStore:
     """A `LogStore` on one PostgreSQL database (its schema is the URL's search_path).
@@ -438,20 +450,23 @@ class PostgresStore:
     @staticmethod
     def _insert_or_get(conn: Conn, scope: str, key: str, text: str) -> str | None:
         """Store `text` unless the key exists; the text already stored, or None if inserted.
-        A concurrent insert of the key makes this one wait for its commit, then read it."""
-        inserted = conn.execute(
-            "INSERT INTO idempotency (scope, key, value) VALUES (%s, %s, %s)"
-            " ON CONFLICT DO NOTHING RETURNING 1",
-            (scope, key, text),
-        ).fetchone()
-        if inserted is not None:
-            return None
-        row = conn.execute(
-            "SELECT value FROM idempotency WHERE scope = %s AND key = %s", (scope, key)
-        ).fetchone()
-        if row is None:  # deleted in between: never, nothing deletes records
-            raise StoreError(f"key {key!r} of {scope!r} vanished")
-        return str(row[0])
+        A concurrent insert of the key makes this one wait for its commit, then read it.
+        A record the retention (store.retention) removes between the insert and the read
+        is gone: the insert is tried again, and now stores `text`."""
+        for _attempt in range(3):
+            inserted = conn.execute(
+                "INSERT INTO idempotency (scope, key, value) VALUES (%s, %s, %s)"
+                " ON CONFLICT DO NOTHING RETURNING 1",
+                (scope, key, text),
+            ).fetchone()
+            if inserted is not None:
+                return None
+            row = conn.execute(
+                "SELECT value FROM idempotency WHERE scope = %s AND key = %s", (scope, key)
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+        raise StoreError(f"key {key!r} of {scope!r} vanished")
 
     def remember(self, scope: str, key: str, value: JSON) -> JSON:
         text = _dumps(value)
@@ -643,6 +658,61 @@ class PostgresStore:
                 "SELECT record FROM exports ORDER BY id DESC LIMIT %s", (limit,)
             ).fetchall()
         return [json.loads(row[0]) for row in rows]
+
+    # -- retention -----------------------------------------------------------------------
+
+    def scopes(self) -> list[str]:
+        with self._connection() as conn:
+            rows = conn.execute(SCOPES_SQL).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def records_page(self, scope: str, after: str | None, limit: int) -> list[tuple[str, JSON]]:
+        # None: from the first key ("" included, which `key > ''` would leave out).
+        since = "key >= %s" if after is None else "key > %s"
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT key, value FROM idempotency WHERE scope = %s AND {since}"
+                " ORDER BY key LIMIT %s".encode(),
+                (scope, after or "", limit),
+            ).fetchall()
+        return [(str(key), json.loads(value)) for key, value in rows]
+
+    def forget(self, scope: str, keys: Sequence[str]) -> int:
+        if not keys:
+            return 0
+
+        def delete(conn: Conn) -> int:
+            cursor = conn.execute(
+                "DELETE FROM idempotency WHERE scope = %s AND key = ANY(%s)", (scope, list(keys))
+            )
+            return int(cursor.rowcount)
+
+        return self._transact(delete)
+
+    def prune_delivered(self, before: float, limit: int) -> int:
+        def delete(conn: Conn) -> int:
+            cursor = conn.execute(
+                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE state = 'delivered'"
+                " AND delivered_at < %s ORDER BY id LIMIT %s)",
+                (before, limit),
+            )
+            return int(cursor.rowcount)
+
+        return self._transact(delete, durable=False)
+
+    def prune_exports(self, before: float, keep: int, limit: int) -> int:
+        def delete(conn: Conn) -> int:
+            cursor = conn.execute(
+                "DELETE FROM exports WHERE id IN (SELECT id FROM exports"
+                " WHERE id < (SELECT coalesce(min(id), 0) FROM"
+                " (SELECT id FROM exports ORDER BY id DESC LIMIT %s) AS newest)"
+                " AND (record::json->>'finished_at')::double precision < %s"
+                " ORDER BY id LIMIT %s)",
+                (keep, before, limit),
+            )
+            return int(cursor.rowcount)
+
+        return self._transact(delete, durable=False)
 
     # -- lifetime ------------------------------------------------------------------------
 

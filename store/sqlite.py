@@ -247,6 +247,18 @@ LAST_UNDER_PREFIX = (
     f"SELECT key, value FROM idempotency WHERE {PREFIX_WHERE} ORDER BY key DESC LIMIT 1"
 )
 
+# Every scope holding a record: one index seek per scope (a loose index scan), not a read of
+# every record.
+SCOPES_SQL = """
+WITH RECURSIVE s(scope) AS (
+    SELECT min(scope) FROM idempotency
+    UNION ALL
+    SELECT (SELECT min(scope) FROM idempotency WHERE scope > s.scope) FROM s
+    WHERE s.scope IS NOT NULL
+)
+SELECT scope FROM s WHERE scope IS NOT NULL
+"""
+
 
 @dataclass
 class _Job:
@@ -887,6 +899,53 @@ class SQLiteStore:
             cursor = conn.execute(
                 "DELETE FROM idempotency WHERE scope = ? AND key >= ? AND key < ?",
                 (scope, first, before),
+            )
+            return int(cursor.rowcount)
+
+    # -- retention -----------------------------------------------------------------------
+
+    def scopes(self) -> list[str]:
+        with self._connection() as conn:
+            rows = conn.execute(SCOPES_SQL).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def records_page(self, scope: str, after: str | None, limit: int) -> list[tuple[str, JSON]]:
+        # None: from the first key ("" included, which `key > ''` would leave out).
+        since = "key >= ?" if after is None else "key > ?"
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT key, value FROM idempotency WHERE scope = ? AND {since}"
+                " ORDER BY key LIMIT ?",
+                (scope, after or "", limit),
+            ).fetchall()
+        return [(str(key), json.loads(value)) for key, value in rows]
+
+    def forget(self, scope: str, keys: Sequence[str]) -> int:
+        if not keys:
+            return 0
+        with self._transaction() as conn:
+            cursor = conn.executemany(
+                "DELETE FROM idempotency WHERE scope = ? AND key = ?", [(scope, k) for k in keys]
+            )
+            return int(cursor.rowcount)
+
+    def prune_delivered(self, before: float, limit: int) -> int:
+        with self._transaction(durable=False) as conn:
+            cursor = conn.execute(
+                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE state = 'delivered'"
+                " AND delivered_at < ? ORDER BY id LIMIT ?)",
+                (before, limit),
+            )
+            return int(cursor.rowcount)
+
+    def prune_exports(self, before: float, keep: int, limit: int) -> int:
+        with self._transaction(durable=False) as conn:
+            cursor = conn.execute(
+                "DELETE FROM exports WHERE id IN (SELECT id FROM exports"
+                " WHERE id < (SELECT coalesce(min(id), 0) FROM"
+                " (SELECT id FROM exports ORDER BY id DESC LIMIT ?))"
+                " AND json_extract(record, '$.finished_at') < ? ORDER BY id LIMIT ?)",
+                (keep, before, limit),
             )
             return int(cursor.rowcount)
 

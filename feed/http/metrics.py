@@ -164,6 +164,14 @@ class Metrics(Listener):
             "When the last export finished (Unix seconds)",
             registry=r,
         )
+        self.retention = Counter(
+            "hoststand_retention_removed",
+            "Records removed by the retention once they could no longer matter, by kind"
+            " (event, partnerres, v3create, v3wait, host: idempotency records; delivered:"
+            " outbox messages; exports: export records)",
+            ["kind"],
+            registry=r,
+        )
         r.register(OutboxCollector(store, self.partners))
         self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
@@ -212,3 +220,7 @@ class Metrics(Listener):
         if outcome == "delivered":
             self.export_entries.set(entries)
         self.export_time.set(time.time())
+
+    def retained(self, removed: dict[str, int]) -> None:
+        for kind, n in removed.items():
+            self.retention.labels(kind).inc(n)

@@ -40,6 +40,7 @@ from feed.service.config_reload import Reloader, list_stored_misfits
 from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
+from feed.service.retention import Retention
 from feed.settings import Settings
 from feed.venue.restaurant import Restaurant
 from store.log import LogStore, StoreUnavailable
@@ -47,6 +48,7 @@ from store.turns import Turns
 
 log = logging.getLogger("hoststand.serve")
 SWEEP_SECONDS = 10.0  # the board is current within this, without anyone asking
+RETENTION_SECONDS = 3600.0  # the retention's pass (feed.service.retention): once an hour
 GC_GEN0_THRESHOLD = 100_000  # allocations between young collections (default 700)
 # Seconds a thread may keep the GIL while another waits (default 0.005). The background
 # threads (outbox sender, export, sweeper) work in long stretches; with 5 ms each, a request
@@ -192,6 +194,10 @@ class Background:
         # states and grids) are not moved by it.
         self.sweep_turns = Turns(receiver.store, "sweep", SWEEP_SECONDS)
         self.caught_up: dict[str, date] = {}  # merchant -> the day its past days were looked at
+        # Records that only answer retries, delivered messages and export records, removed
+        # once past [retention] keep_days: one pass an hour, by one process on the store.
+        self.retention = Retention(receiver.store, settings.retention.keep_days, receiver.events)
+        self.retention_turns = Turns(receiver.store, "retention", RETENTION_SECONDS)
         self.threads: list[threading.Thread] = []
 
     def _sweeper(self) -> None:
@@ -210,10 +216,25 @@ class Background:
             if self.stop.wait(self.sweep_turns.until_next(time.time())):
                 return
 
+    def _retainer(self) -> None:
+        # At start-up, then at the start of each hour, if this process took its turn (as the
+        # sweep). A pass works in small transactions and stops between them on SIGTERM.
+        while True:
+            try:
+                if self.retention_turns.mine(time.time()):
+                    self.retention.run(self.receiver.clock().timestamp(), self.stop.is_set)
+            except StoreUnavailable as exc:
+                self.receiver.events.store_unavailable("retention", str(exc))
+            except Exception:
+                log.exception("the retention pass failed; trying again next hour")
+            if self.stop.wait(self.retention_turns.until_next(time.time())):
+                return
+
     def start(self) -> None:
         targets: list[tuple[str, Callable[[], None]]] = [
             ("outbox", lambda: self.sender.loop(self.stop)),
             ("no-shows", self._sweeper),
+            ("retention", self._retainer),
         ]
         if self.scheduler is not None:
             targets.append(("export", self.scheduler.loop))

@@ -95,6 +95,9 @@ class Listener:
 
     def exported(self, outcome: str, seconds: float, entries: int) -> None: ...
 
+    def retained(self, removed: dict[str, int]) -> None:
+        """A retention pass removed these many records, by kind (store.retention)."""
+
 
 class Events:
     """Logs each event and tells the listeners."""
@@ -172,3 +175,17 @@ class Events:
         emit(log, level, "export", **fields)
         for listener in self.listeners:
             listener.exported(outcome, seconds, entries)
+
+    def retained(self, removed: dict[str, int], keep_days: int) -> None:
+        """A retention pass (store.retention): how many records of each kind it removed,
+        kept `keep_days` days past the moment they answer for."""
+        emit(
+            log,
+            logging.INFO,
+            "retention",
+            removed=sum(removed.values()),
+            keep_days=keep_days,
+            **{f"removed_{kind}": n for kind, n in sorted(removed.items())},
+        )
+        for listener in self.listeners:
+            listener.retained(removed)

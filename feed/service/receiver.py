@@ -318,7 +318,9 @@ class Receiver:
             return self._replay(stored, digest)
 
         def record(reply: Reply) -> Remember:
-            return (scope, event.id, {"digest": digest, "body": reply.body})
+            # "at": when it was received, so the retention knows how long it may be asked
+            # for again (feed.service.retention); a retry is answered from digest and body.
+            return (scope, event.id, {"digest": digest, "body": reply.body, "at": now.timestamp()})
 
         try:
             reply, committed = self._handle(partner, event, now, record)
@@ -842,7 +844,9 @@ class Receiver:
             return self._replay(stored, digest, replies.IDEMPOTENCY_KEY_REUSED)
 
         def record(reply: Reply) -> Remember:
-            return (scope, idempotency_key, {"digest": digest, "body": reply.body})
+            # "at" for the retention, as a webhook's (feed.service.retention).
+            at = self.clock().timestamp()
+            return (scope, idempotency_key, {"digest": digest, "body": reply.body, "at": at})
 
         try:
             reply, committed = act(record)

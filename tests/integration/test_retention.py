@@ -1,0 +1,285 @@
+"""The retention (store.retention, feed.service.retention): records that only answer
+retries, delivered messages and export records are removed once `[retention] keep_days`
+past the moment they answer for; the logs, the booking index and each user's bookings (what
+GetBookingStatus and ListBookings read) never are. On both stores, and through a real
+`hoststand serve` (which runs it at start-up and hourly)."""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import closing
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from feed.service import events as events_module
+from feed.service.events import Events
+from feed.service.retention import Retention, day_over, rules
+from store import open_store
+from store.log import OutboxMessage
+from store.retention import BATCH, EXPORTS_KEPT, prune
+from tests.integration.server_process import (
+    HOST_TOKENS,
+    NOW,
+    NOW_T,
+    SECRETS,
+    SETTINGS,
+    TIMEOUT,
+    ServerProcess,
+    booking_event,
+    signed_post,
+    start_server,
+)
+
+DAY = 86400.0
+MARLOWES = "marlowes-kitchen"
+BASIC = ("tablefinder", "sample-basic-password")
+HOST_AUTH = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+LATER = NOW + timedelta(days=40)  # the booking of Saturday 5 December is 39 days past
+
+
+# -- the store's part: pages, exactly the records read, delivered messages, exports ---------
+
+
+def test_a_pass_removes_only_records_past_their_time_in_pages(any_db: str) -> None:
+    now = 1_800_000_000.0
+    with closing(open_store(any_db)) as store:
+        old = [(f"k{i:05d}", {"at": now - 40 * DAY}) for i in range(BATCH * 2 + 7)]
+        recent = [(f"r{i:03d}", {"at": now - 2 * DAY}) for i in range(5)]
+        for key, value in [*old, *recent]:
+            store.remember("event:p1", key, value)
+        store.remember("event:p1", "undated", {"digest": "x", "body": {"error": {}}})
+        store.remember("booking", "bk-1", {"day": "2020-01-01"})  # not a rule's: kept
+        store.remember("eventual", "k00000", {"at": 0})  # not "event:": kept
+
+        removed = prune(store, now, 30 * DAY, {"event:": lambda _k, v: v.get("at")})
+
+        assert removed.records == {"event:": len(old)}
+        left = [key for key, _ in store.recall_prefix("event:p1", "")]
+        assert left == sorted(["undated", *(key for key, _ in recent)])
+        assert store.recall("booking", "bk-1") == {"day": "2020-01-01"}
+        assert store.recall("eventual", "k00000") == {"at": 0}
+        assert store.scopes() == ["booking", "event:p1", "eventual"]
+
+
+def test_delivered_messages_and_old_exports_go_pending_and_dead_stay(any_db: str) -> None:
+    now = 1_800_000_000.0
+    with closing(open_store(any_db)) as store:
+        messages = [
+            OutboxMessage("p1", "booking", f"bk-{i}", {"n": i}, now - 50 * DAY) for i in range(4)
+        ]
+        store.append_all([], outbox=messages)
+        ids = [item.id for item in store.pending(now, 10)]
+        assert len(ids) == 4
+        store.settle([(ids[0], now - 40 * DAY), (ids[1], now - DAY)], [(ids[2], None, "gone")])
+        for i in range(EXPORTS_KEPT + 3):
+            store.record_export({"finished_at": now - 40 * DAY + i, "n": i})
+        store.record_export({"finished_at": now - DAY, "n": "recent"})
+
+        removed = prune(store, now, 30 * DAY, {})
+
+        assert (removed.delivered, removed.exports) == (1, 4)
+        stats = store.outbox_stats()
+        assert (stats["pending"], stats["delivered"], stats["dead"]) == (1, 1, 1)
+        exports = store.exports(1000)
+        assert len(exports) == EXPORTS_KEPT
+        assert exports[0]["n"] == "recent"
+
+
+def test_each_rule_dates_its_records_by_the_booking_or_entry_they_answer_for(
+    any_db: str,
+) -> None:
+    with closing(open_store(any_db)) as store:
+        store.remember("booking", "bk-moved", {"day": "2026-12-20", "merchant_id": "m"})
+        store.remember("waitlist", "wl-1", {"day": "2026-12-04", "created_time_seconds": 5})
+        rule = rules(store)
+        start = 1_796_000_000
+        # A webhook's answer: when received, or the slot it booked.
+        assert rule["event:"]("e", {"digest": "d", "body": {}, "at": 7.0}) == 7.0
+        booked = {"digest": "d", "body": {"start_sec": start}, "at": 7.0}
+        assert rule["event:"]("e", booked) == start
+        cancelled = {"digest": "d", "body": {"reservation_id": "bk-moved"}}  # before "at"
+        assert rule["event:"]("e", cancelled) == day_over(date(2026, 12, 20))
+        assert rule["event:"]("e", {"digest": "d", "body": {"error": {}}}) is None
+        # A partner's reservation id: its slot, or its booking's day once moved later.
+        made = {"booking_id": "bk-moved", "reply": {"start_sec": start}}
+        assert rule["partnerres:"]("m/r1", made) == day_over(date(2026, 12, 20))
+        token = {"booking": {"booking_id": "bk-gone", "slot": {"start_sec": start}}}
+        assert rule["v3create:"]("t", token) == start
+        assert rule["v3wait:"]("t", {"waitlist_entry_id": "wl-1"}) == day_over(date(2026, 12, 4))
+        assert rule["v3wait:"]("t", {"waitlist_entry_id": "wl-unknown"}) is None
+
+
+# -- a real server ---------------------------------------------------------------------------
+
+
+def settings_with(tmp_path: Path, keep_days: int) -> Path:
+    path = tmp_path / f"server-{keep_days}.toml"
+    sample = SETTINGS.read_text(encoding="utf-8")
+    assert "\nkeep_days = 30\n" in sample  # the sample's [retention]
+    path.write_text(sample.replace("\nkeep_days = 30\n", f"\nkeep_days = {keep_days}\n"))
+    return path
+
+
+def retention_line(server: ServerProcess) -> dict[str, Any]:
+    """The server's log line of its retention pass (run at start-up), once written."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        for line in server.output().splitlines():
+            if line.startswith("{") and json.loads(line).get("event") == "retention":
+                return dict(json.loads(line))
+        time.sleep(0.05)
+    raise AssertionError(f"no retention line:\n{server.output()}")
+
+
+def v3(server: ServerProcess, name: str, body: Any) -> Any:
+    reply = requests.post(f"{server.base}/v3/{name}", json=body, auth=BASIC, timeout=TIMEOUT)
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def partner_view(server: ServerProcess, booking_ids: list[str], user: str, entry: str) -> Any:
+    """What a partner can still ask about: each booking's status, the user's bookings, the
+    waitlist entry."""
+    return {
+        "status": [v3(server, "GetBookingStatus", {"booking_id": b}) for b in booking_ids],
+        "list": v3(server, "ListBookings", {"user_id": user}),
+        "entry": v3(server, "GetWaitlistEntry", {"waitlist_entry_id": entry}),
+    }
+
+
+def serve(db: str, tmp_path: Path, now: datetime, settings: Path) -> ServerProcess:
+    """A server on `db` that runs the retention as it starts: the turn of this hour, taken
+    by the server before it, is handed back (a restart in the same hour would otherwise
+    wait for the next hour's, as the servers sharing a store take turns)."""
+    with closing(open_store(db)) as store:
+        store.forget_range("turn", "retention/", "retention0")
+    return start_server(
+        db,
+        now,
+        workdir=tmp_path,
+        settings=settings,
+        extra=["--no-export", "--log-format", "json"],
+        log=tmp_path / f"server-{time.monotonic_ns()}.log",
+    )
+
+
+def test_a_server_removes_what_only_answered_retries_and_partners_are_told_the_same(
+    any_db: str, tmp_path: Path
+) -> None:
+    saturday = int(datetime(2026, 12, 5, 19, 0, tzinfo=UTC).timestamp())
+    event = booking_event("evt-kept-40-days", 2, saturday, reservation_id="partner-res-1")
+    user, token = "user-retention", "4242"
+    server = serve(any_db, tmp_path, NOW, SETTINGS)
+    try:
+        hook = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event, NOW_T)
+        assert hook.status_code == 200, hook.text
+        by_hook = hook.json()["reservation_id"]
+        created = v3(
+            server,
+            "CreateBooking",
+            {
+                "slot": {
+                    "merchant_id": MARLOWES,
+                    "service_id": "1000",
+                    "start_sec": str(saturday + 3600),
+                    "duration_sec": "2700",
+                    "resources": {"party_size": 2},
+                },
+                "user_information": {"user_id": user, "given_name": "Ada"},
+                "idempotency_token": token,
+                "payment_information": {"prepayment_status": "PREPAYMENT_NOT_PROVIDED"},
+            },
+        )
+        by_v3 = created["booking"]["booking_id"]
+        # Walk-ins (each tap with its Idempotency-Key) until the floor is full, so that a
+        # partner's user joins the waitlist.
+        for tap in range(30):
+            walk_in = requests.post(
+                f"{server.base}/api/v1/restaurants/{MARLOWES}/walk-ins",
+                json={"size": 2},
+                headers={**HOST_AUTH, "Idempotency-Key": f"tap-{tap}"},
+                timeout=TIMEOUT,
+            )
+            assert walk_in.status_code == 200, walk_in.text
+            if "seated" not in json.dumps(walk_in.json()):
+                break
+        taps = tap + 1
+        entry = v3(
+            server,
+            "CreateWaitlistEntry",
+            {
+                "merchant_id": MARLOWES,
+                "service_id": "1000",
+                "party_size": 2,
+                "user_information": {"user_id": "user-waiting", "given_name": "Bo"},
+                "idempotency_token": "77",
+            },
+        )
+        assert "waitlist_entry_id" in entry, entry
+        entry = entry["waitlist_entry_id"]
+        first = retention_line(server)
+        assert first["removed"] == 0  # everything is today's or ahead
+    finally:
+        server.stop()
+
+    # 40 days on, kept 100 days: nothing goes; what partners are told then.
+    server = serve(any_db, tmp_path, LATER, settings_with(tmp_path, 100))
+    try:
+        assert retention_line(server)["removed"] == 0
+        before = partner_view(server, [by_hook, by_v3], user, entry)
+    finally:
+        server.stop()
+    with closing(open_store(any_db)) as store:
+        log_length = len(store.entries(MARLOWES, date(2026, 12, 5)))
+
+    server = serve(any_db, tmp_path, LATER, settings_with(tmp_path, 30))
+    try:
+        line = retention_line(server)
+        assert line["keep_days"] == 30
+        assert line["removed_event"] == 1
+        assert line["removed_partnerres"] == 1
+        assert line["removed_v3create"] == 1
+        assert line["removed_v3wait"] == 1
+        assert line["removed_host"] == taps
+        assert line["removed"] == 4 + taps
+        metrics = requests.get(f"{server.base}/metrics", timeout=TIMEOUT).text
+        assert 'hoststand_retention_removed_total{kind="event"} 1.0' in metrics
+        # The partner's bookings and entry read as they did.
+        assert partner_view(server, [by_hook, by_v3], user, entry) == before
+        # The event sent again now is a new request for a long-past slot: refused, and
+        # nothing is booked.
+        again = signed_post(
+            server.base, "tablefinder", SECRETS["tablefinder"], event, int(LATER.timestamp())
+        )
+        assert again.status_code == 409, again.text
+    finally:
+        server.stop()
+    with closing(open_store(any_db)) as store:
+        assert len(store.entries(MARLOWES, date(2026, 12, 5))) == log_length
+        # The event id now answers with that refusal (kept 30 days from now).
+        assert store.recall("event:tablefinder", "evt-kept-40-days")["body"] == again.json()
+        assert store.recall("partnerres:tablefinder", f"{MARLOWES}/partner-res-1") is None
+        assert store.recall("v3create:tablefinder", token) is None
+        assert store.recall("booking", by_hook) is not None
+        assert store.recall("booking", by_v3) is not None
+        assert store.recall("user:tablefinder", f"{user}/{by_v3}") == MARLOWES
+        assert store.recall("waitlist", entry) is not None
+
+
+def test_the_retention_tells_the_events_what_it_removed(any_db: str) -> None:
+    told: list[dict[str, int]] = []
+
+    class Listener(events_module.Listener):
+        def retained(self, removed: dict[str, int]) -> None:
+            told.append(removed)
+
+    with closing(open_store(any_db)) as store:
+        store.remember("host:m:walk-ins", "k", {"digest": "d", "body": {}, "at": 1.0})
+        events = Events([Listener()])
+        Retention(store, 30, events).run(100 * DAY)
+    assert told[0]["host"] == 1
+    assert told[0]["delivered"] == 0
