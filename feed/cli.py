@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 import click
 from click._termui_impl import ProgressBar
@@ -40,10 +40,46 @@ EXIT_CANNOT_SERVE = 3  # `serve` could not listen on its address (uvicorn's star
 DEFAULT_DB = "hoststand.db"
 
 
+def one_line(message: str) -> str:
+    """`message` on one line: a driver's message may run on over several (psycopg's
+    "connection refused" adds "\n\tIs the server running on that host...")."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
 def fail(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print a one-line error on stderr and exit with `status` (no traceback)."""
-    click.echo(f"hoststand: {message}", err=True)
+    click.echo(f"hoststand: {one_line(message)}", err=True)
     sys.exit(status)
+
+
+class OneLineErrors(click.Group):
+    """The `hoststand` group: bad input on the command line (an unknown option, a bad
+    date, a missing argument or file) is one line on stderr, naming the command and where
+    its help is, and exit status 2, as every other bad input is; click's own answer was
+    three lines (its usage, a hint, then the error)."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else "hoststand"
+            message = one_line(exc.format_message()).rstrip(".")
+            click.echo(f"{where}: {message}; see {where} --help", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except click.ClickException as exc:  # a file click could not open, say
+            click.echo(f"hoststand: {one_line(exc.format_message())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("hoststand: aborted", err=True)
+            sys.exit(EXIT_REFUSED)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 @dataclass
@@ -208,7 +244,9 @@ config_option = one_config_option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    "hoststand", cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option(
     "--now",
     callback=_parse_now,

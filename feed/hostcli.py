@@ -29,6 +29,7 @@ from feed.service.replies import Reply
 from feed.settings import Settings, SettingsError, load_settings
 from feed.venue import calendar
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
+from store import redact
 from store.log import LogStore, StoreError
 
 EXIT_REFUSED = 1
@@ -44,7 +45,10 @@ class Obj(Protocol):
 
 
 def _fail(message: str, status: int) -> NoReturn:
-    click.echo(f"hoststand: {message}", err=True)
+    # On one line, as feed.cli.fail (which this module may not import): a driver's message
+    # may run on over several.
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    click.echo(f"hoststand: {line}", err=True)
     sys.exit(status)
 
 
@@ -324,8 +328,8 @@ def _stand_command(
                     named = kw[on_its_day] if on_its_day is not None else None
                     stand.no_silent_no_show(stand.lands_on(named))
                 fn(stand, as_json, **kw)
-            except StoreError as exc:
-                _fail(f"{db}: {exc}", EXIT_REFUSED)
+            except StoreError as exc:  # the URL's password is never printed
+                _fail(f"{redact(db)}: {exc}", EXIT_REFUSED)
             finally:
                 stand.store.close()
 

@@ -1,0 +1,94 @@
+"""`hoststand` for the operator: bad input on the command line is one line on stderr and
+exit status 2, never a traceback nor click's three-line usage answer."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from feed.cli import main
+from tests.integration.server_process import HOSTSTAND, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+MARLOWES = str(REPO / "samples" / "marlowes.toml")
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOSTSTAND_DB", raising=False)
+    monkeypatch.delenv("HOSTSTAND_SETTINGS", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def hoststand(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def assert_one_line(result: Result, *words: str) -> str:
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert "Traceback" not in result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("hoststand"), lines[0]
+    assert "Usage:" not in result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["slots", "--config", MARLOWES, "--date", "2026-13-05"], ["--date", "2026-13-05"]),
+        (["slots", "--config", MARLOWES, "--date", "5/12/2026"], ["--date"]),
+        (["slots", "--config", MARLOWES], ["--date"]),  # missing
+        (["slots", "--bogus"], ["--bogus", "hoststand slots --help"]),
+        (["nosuch"], ["nosuch"]),
+        (["run", "no-such-file.json"], ["no-such-file.json"]),
+        (
+            ["reserve", "--config", MARLOWES, "--party-size", "0", "--at", "2026-12-05T19:00"],
+            ["--party-size"],
+        ),
+        (["reserve", "--config", MARLOWES, "--party-size", "2", "--at", "tomorrow"], ["--at"]),
+        (["host", "board", "--config", MARLOWES, "--date", "x"], ["--date"]),
+        (["--now", "next tuesday", "slots"], ["--now"]),
+        (["feed", "export", "--config", MARLOWES, "--out", "o", "--days", "999"], ["--days"]),
+    ],
+)
+def test_bad_input_on_the_command_line_is_one_line_and_exit_2(
+    args: list[str], words: list[str]
+) -> None:
+    assert_one_line(hoststand(*args), *words)
+
+
+def unreachable() -> str:
+    return f"postgresql://user:secret-pw@127.0.0.1:{free_port()}/nowhere"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["slots", "--config", MARLOWES, "--date", "2026-12-05"],
+        ["reserve", "--config", MARLOWES, "--party-size", "2", "--at", "2026-12-05T19:00"],
+        ["feed", "status"],
+        ["host", "board", "--config", MARLOWES],
+    ],
+)
+def test_a_database_url_that_cannot_connect_is_one_line_without_its_password(
+    args: list[str],
+) -> None:
+    line = assert_one_line(hoststand(*args, "--db", unreachable()), "cannot open the database")
+    assert "secret-pw" not in line and "***" in line
+
+
+def test_serve_on_a_database_url_that_cannot_connect_is_one_line_in_a_real_process(
+    tmp_path: Path,
+) -> None:
+    args = [str(HOSTSTAND), "serve", "--config", MARLOWES, "--db", unreachable(), "--port", "0"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert "cannot open the database" in line and "secret-pw" not in line
