@@ -553,7 +553,8 @@ def export_command(
     Split across machines: each runs `--shard I/N --nonce X --generation-timestamp T` with
     the same N, X and T and its own I, and writes shard I of N of each of the three feeds:
     the restaurants whose SHA-256 of the merchant id mod N is I (the same split on every
-    machine, whatever the order of its --config files).
+    machine, whatever the order of its --config files). On a terminal, a bar shows the
+    restaurants done; otherwise one line per restaurant goes to stderr as it is done.
     """
     part = _feed_part(shard_spec, nonce, generation, shards)
     restaurants = [load_config(p) for p in config_paths]
@@ -573,12 +574,12 @@ def export_command(
         )
 
     try:
-        if sys.stderr.isatty():  # progress for a person watching; logs stay clean
+        if sys.stderr.isatty():  # progress for a person watching: a bar
             bar: ProgressBar[int]
             with click.progressbar(length=len(restaurants), label="exporting") as bar:
                 summary = export(lambda _r: bar.update(1))
-        else:
-            summary = export(None)
+        else:  # a log (cron, CI): lines on stderr, the summary alone on stdout
+            summary = export(_progress_lines(len(restaurants)))
     except (FeedError, StoreError, ValueError, OSError) as exc:
         fail(f"export failed: {exc}")
     finally:
@@ -606,6 +607,24 @@ def export_command(
         )
     finally:
         store.close()
+
+
+PROGRESS_LINES = 20  # an export of many restaurants logs about this many progress lines
+
+
+def _progress_lines(total: int) -> Callable[[Restaurant], None]:
+    """Progress of an export on stderr when nobody watches a terminal: a line per
+    restaurant done, or about PROGRESS_LINES for many (every total/20th, and the last)."""
+    every = max(1, -(-total // PROGRESS_LINES))
+    done = 0
+
+    def one(r: Restaurant) -> None:
+        nonlocal done
+        done += 1
+        if done % every == 0 or done == total:
+            click.echo(f"hoststand: exported {done}/{total} ({r.merchant_id})", err=True)
+
+    return one
 
 
 def _feed_part(

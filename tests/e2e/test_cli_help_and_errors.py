@@ -92,3 +92,15 @@ def test_serve_on_a_database_url_that_cannot_connect_is_one_line_in_a_real_proce
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert "cannot open the database" in line and "secret-pw" not in line
+
+
+def test_an_export_not_watched_on_a_terminal_shows_its_progress_on_stderr(tmp_path: Path) -> None:
+    google = str(REPO / "samples" / "google-floorplan.toml")
+    options = ["--config", MARLOWES, "--config", google, "--db", str(tmp_path / "h.db")]
+    result = hoststand("feed", "export", *options, "--out", str(tmp_path / "out"), "--days", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "hoststand: exported 1/2 (marlowes-kitchen)",
+        "hoststand: exported 2/2 (merch1)",
+    ]
+    assert result.stdout.startswith("exported 2 restaurant(s)")
