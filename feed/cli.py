@@ -255,7 +255,17 @@ config_option = one_config_option(
 )
 @click.pass_context
 def main(ctx: click.Context, now: datetime | None) -> None:
-    """Host Stand: the restaurant's host stand and its partner availability feed."""
+    """Host Stand: the restaurant's host stand and its partner availability feed.
+
+    Every command takes -h/--help. Exit status: 0 done, 1 the request was refused (no
+    table for that booking), 2 bad input (one line on stderr), 3 `serve` could not listen.
+
+    \b
+    Example:
+      hoststand check samples/marlowes.toml samples/server.toml
+      hoststand serve --config samples/marlowes.toml --settings samples/server.toml
+      hoststand --now 2026-12-04T12:00:00Z slots --config samples/marlowes.toml --date 2026-12-05
+    """
     ctx.obj = Context(now=now or real_now(), pinned=now is not None)
 
 
@@ -266,6 +276,11 @@ def run_command(operations_file: IO[str]) -> None:
 
     OPERATIONS_FILE holds a JSON list such as [["walk_in", 0, "P1", 2], ["board", 5]]
     ("-" reads standard input). Prints the JSON list of results, one per operation.
+
+    \b
+    Example:
+      hoststand run samples/marlowes-part3.json
+      echo '[["walk_in", 0, "P1", 2], ["board", 1]]' | hoststand run -
     """
     name = getattr(operations_file, "name", "-")
     try:
@@ -302,6 +317,10 @@ def slots_command(
     open/total and is red when nothing is open. Slots that have started show 0 open.
     A restaurant with seating areas shows a grid per area (as partners see it), or the
     one named by --area.
+
+    \b
+    Example:
+      hoststand slots --config samples/marlowes.toml --date 2026-12-05 --party-size 4
     """
     r = load_config(config_path)
     if party_size is not None and party_size > r.max_party_size:
@@ -402,6 +421,11 @@ def reserve_command(
     The whole floor (walk-in tables too), parties up to max_party_size; a slot at its
     pacing caps is refused unless --over-pacing. Prints the booking id and its table(s);
     exits with status 1 when it cannot be booked.
+
+    \b
+    Example:
+      hoststand reserve --config samples/marlowes.toml --party-size 4 --at 2026-12-05T19:00 \\
+          --name Ann --phone '+44 20 7946 0000'
     """
     from feed.service.notify import Notifier
     from feed.settings import SettingsError, load_settings
@@ -467,6 +491,11 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
     merchant_id.
     Prints "FILE: ok (...)" on stdout for each good file. Exit status 2 when any file has
     a problem, else 0.
+
+    \b
+    Example:
+      hoststand check samples/*.toml
+      hoststand check --settings /etc/hoststand/server.toml
     """
     if not files and not settings_paths:
         fail("name the files to check, e.g. hoststand check samples/*.toml")
@@ -503,7 +532,13 @@ main.add_command(host_group)  # hoststand host board|walk-in|free|...: feed/host
 
 @main.group("feed")
 def feed_group() -> None:
-    """Partner feeds: availability, merchants and services."""
+    """Partner feeds: availability, merchants and services.
+
+    \b
+    Example:
+      hoststand feed export --config samples/marlowes.toml --out out --days 7
+      hoststand feed status --db hoststand.db
+    """
 
 
 @feed_group.command("export")
@@ -516,8 +551,20 @@ def feed_group() -> None:
     type=click.Path(file_okay=False),
     help="Directory the feeds are written to (created if missing).",
 )
-@click.option("--days", default=30, show_default=True, type=click.IntRange(1, 366))
-@click.option("--shards", default=1, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--days",
+    default=30,
+    show_default=True,
+    type=click.IntRange(1, 366),
+    help="Days of availability from today (the restaurant's horizon_days at most).",
+)
+@click.option(
+    "--shards",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Split each feed into this many files.",
+)
 @click.option("--gzip", "use_gzip", is_flag=True, help="Write .json.gz files.")
 @click.option(
     "--shard",
@@ -555,6 +602,12 @@ def export_command(
     the restaurants whose SHA-256 of the merchant id mod N is I (the same split on every
     machine, whatever the order of its --config files). On a terminal, a bar shows the
     restaurants done; otherwise one line per restaurant goes to stderr as it is done.
+
+    \b
+    Example:
+      hoststand feed export --config samples/marlowes.toml --out out --days 7 --shards 2 --gzip
+      hoststand feed export --config a.toml --config b.toml --out out --shard 0/4 \\
+          --nonce 42 --generation-timestamp 1796500000
     """
     part = _feed_part(shard_spec, nonce, generation, shards)
     restaurants = [load_config(p) for p in config_paths]
@@ -665,7 +718,13 @@ def _feed_part(
     help="Partners and host tokens (TOML); secrets may come from the environment instead.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--port",
+    default=8080,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0: one the system picks, printed at start).",
+)
 @click.option(
     "--export/--no-export",
     default=True,
@@ -718,6 +777,11 @@ def serve_command(
     Exit status 3 when it cannot listen on --host/--port (before anything is exported).
     A --config file whose floor plan the database had in force and replaced since (an
     older copy of the file) is refused, exit 2, unless --restore-floor.
+
+    \b
+    Example:
+      hoststand serve --config samples/marlowes.toml --settings samples/server.toml --port 8080
+      hoststand serve --config samples/marlowes.toml --db postgresql://u:p@127.0.0.1/hoststand
     """
     from feed.http.serving import HeldHangups, build, listen, serve
     from feed.settings import SettingsError, load_settings
@@ -765,7 +829,13 @@ def serve_command(
 
 @feed_group.command("status")
 @db_option
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option(
+    "--limit",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="How many of the most recent exports to list.",
+)
 @click.pass_obj
 def status_command(obj: Context, db: str, limit: int) -> None:
     """Show the recent feed exports and what is queued for partners.
@@ -774,6 +844,10 @@ def status_command(obj: Context, db: str, limit: int) -> None:
     outbox: messages pending, delivered and given up, and the delivery lag (seconds from
     the change to the partner's 2xx) over the recent deliveries. Exits 2 when the
     database file does not exist (it is never created here).
+
+    \b
+    Example:
+      hoststand feed status --db hoststand.db --limit 20
     """
     if not is_url(db) and not Path(db).is_file():
         fail(f"{redact(db)}: no such database file (pass --db, or set HOSTSTAND_DB)")

@@ -52,6 +52,11 @@ def _fail(message: str, status: int) -> NoReturn:
     sys.exit(status)
 
 
+def examples(*lines: str) -> str:
+    """A help's closing block of example command lines, kept as written (click's \\b)."""
+    return "\n\n\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def partner_unheard(book: DayBook, day: date, now: datetime) -> str | None:
     """Why a write on `day`'s log at `now` would end a partner's booking the partner never
     hears of, without the partners known: a booking past its hold becomes a no-show on the
@@ -281,6 +286,7 @@ def _stand_command(
     now_only: str | None = None,
     on_its_day: str | None = None,
     walk_in: str | None = None,
+    example: str = "",
 ) -> Callable[[Callable[..., None]], click.Command]:
     """A command with --config, --db, --date, --json and --settings, handed a Stand; one
     that `writes` the log first checks that no partner misses what it changes. `now_only`
@@ -301,7 +307,14 @@ def _stand_command(
     def wrap(fn: Callable[..., None]) -> click.Command:
         @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
         @click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), help=day_help)
-        @click.option("--db", default="hoststand.db", envvar="HOSTSTAND_DB", show_default=True)
+        @click.option(
+            "--db",
+            default="hoststand.db",
+            envvar="HOSTSTAND_DB",
+            show_default=True,
+            help="SQLite file holding the service-day logs, or a postgresql:// URL"
+            " (env HOSTSTAND_DB).",
+        )
         @config_option("The restaurant's file (TOML), e.g. samples/marlowes.toml; once.")
         @settings_option(
             "partners then hear of the changes made here. Without it, a partner's booking"
@@ -333,7 +346,11 @@ def _stand_command(
             finally:
                 stand.store.close()
 
-        command.__doc__ = help_text
+        at = "" if now_only is not None or on_its_day is not None else " --date 2026-12-05"
+        command.__doc__ = help_text + examples(
+            f"hoststand host {name} --config samples/marlowes.toml --db hoststand.db"
+            f"{at}{' ' + example if example else ''}"
+        )
         # The command's own arguments and options, declared on `fn`.
         command.__click_params__.extend(getattr(fn, "__click_params__", []))  # type: ignore[attr-defined]
         return host_group.command(name)(command)
@@ -343,7 +360,16 @@ def _stand_command(
 
 @click.group("host")
 def host_group() -> None:
-    """The host stand on a stored day: the board, walk-ins, tables, reservations."""
+    """The host stand on a stored day: the board, walk-ins, tables, reservations.
+
+    Each command works on the floor plan in force on the database, as the tablet does;
+    --date (default: the day being served now) names the day.
+
+    \b
+    Example:
+      hoststand host board --config samples/marlowes.toml --db hoststand.db
+      hoststand host walk-in --config samples/marlowes.toml --db hoststand.db 4 --name Ann
+    """
 
 
 # -- answers ---------------------------------------------------------------------------
@@ -466,6 +492,7 @@ def _operate(stand: Stand, name: str, *args: Any, meta: dict[str, Any] | None = 
     "walk-in",
     "A walk-in joins the queue, or is seated at once if a table is right.",
     now_only="a walk-in is a party at the door",
+    example="4 --name Ann",
 )
 @click.argument("size", type=click.IntRange(1, 20))
 @click.option("--name", default="", help="Guest name.")
@@ -483,6 +510,7 @@ def walk_in(
     "free",
     "The party at TABLE has left; whoever the rules pick is seated.",
     now_only="a table is freed",
+    example="T4",
 )
 @click.argument("table")
 def free(stand: Stand, as_json: bool, table: str) -> None:
@@ -490,7 +518,10 @@ def free(stand: Stand, as_json: bool, table: str) -> None:
 
 
 @_stand_command(
-    "leave", "A waiting party gives up and leaves the queue.", now_only="a party leaves the queue"
+    "leave",
+    "A waiting party gives up and leaves the queue.",
+    now_only="a party leaves the queue",
+    example="w-1a2b3c4d",
 )
 @click.argument("party_id")
 def leave(stand: Stand, as_json: bool, party_id: str) -> None:
@@ -501,6 +532,7 @@ def leave(stand: Stand, as_json: bool, party_id: str) -> None:
     "check-in",
     "The guests of a reservation are here: seat them at their table.",
     on_its_day="reservation_id",
+    example="bk-0123456789abcdef",
 )
 @click.argument("reservation_id")
 def check_in(stand: Stand, as_json: bool, reservation_id: str) -> None:
@@ -508,7 +540,12 @@ def check_in(stand: Stand, as_json: bool, reservation_id: str) -> None:
     _answer(stand, reply, as_json, f"{reservation_id} checked in")
 
 
-@_stand_command("cancel", "Cancel a reservation that is still booked.", on_its_day="reservation_id")
+@_stand_command(
+    "cancel",
+    "Cancel a reservation that is still booked.",
+    on_its_day="reservation_id",
+    example="bk-0123456789abcdef",
+)
 @click.argument("reservation_id")
 def cancel(stand: Stand, as_json: bool, reservation_id: str) -> None:
     stand.partner_told(reservation_id)
@@ -521,6 +558,7 @@ def cancel(stand: Stand, as_json: bool, reservation_id: str) -> None:
     "The guests of a booked reservation are at the door.",
     on_its_day="reservation_id",
     walk_in="a party arrives",
+    example="bk-0123456789abcdef",
 )
 @click.argument("reservation_id")
 def arrive(stand: Stand, as_json: bool, reservation_id: str) -> None:
@@ -533,6 +571,7 @@ def arrive(stand: Stand, as_json: bool, reservation_id: str) -> None:
     "Seat a waiting party or a booked reservation at UNIT (T3, T5+T6).",
     on_its_day="party_id",
     walk_in="a waiting party is seated",
+    example="w-1a2b3c4d T5+T6",
 )
 @click.argument("party_id")
 @click.argument("unit")
@@ -546,6 +585,7 @@ def seat(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
     "Move a seated party to UNIT; the tables it leaves go to the queue.",
     on_its_day="party_id",
     walk_in="a seated party is moved",
+    example="w-1a2b3c4d T3",
 )
 @click.argument("party_id")
 @click.argument("unit")
@@ -559,6 +599,7 @@ def move(stand: Stand, as_json: bool, party_id: str, unit: str) -> None:
     "The guest phoned: book RESERVATION_ID again at another time or party size (same id; "
     "a partner whose booking it is hears of it, given --settings).",
     on_its_day="reservation_id",
+    example="bk-0123456789abcdef --at 2026-12-05T20:30 --party-size 3",
 )
 @click.argument("reservation_id")
 @click.option(

@@ -1,11 +1,15 @@
-"""`hoststand` for the operator: bad input on the command line is one line on stderr and
-exit status 2, never a traceback nor click's three-line usage answer."""
+"""`hoststand` for the operator: every command's help says what it does, each option what it
+is (with its default), and gives an example; bad input on the command line is one line on
+stderr and exit status 2, never a traceback nor click's three-line usage answer."""
 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
@@ -25,6 +29,36 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def hoststand(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
+
+
+def commands(group: click.Group = main, path: str = "hoststand") -> Iterator[tuple[str, Any]]:
+    yield path, group
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from commands(command, f"{path} {name}")
+        else:
+            yield f"{path} {name}", command
+
+
+ALL = [path for path, _command in commands()]
+
+
+@pytest.mark.parametrize("path", ALL)
+def test_every_commands_help_says_what_it_does_and_gives_an_example(path: str) -> None:
+    result = hoststand(*path.split()[1:], "--help")
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "Example" in text, text
+    example = text[text.index("Example") :]
+    assert f"  {path}" in example, text  # the command itself, written out
+
+
+@pytest.mark.parametrize("path", ALL)
+def test_every_option_says_what_it_is(path: str) -> None:
+    command = dict(commands())[path]
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name != "help":
+            assert param.help, f"{path} {param.opts[0]} has no help"
 
 
 def assert_one_line(result: Result, *words: str) -> str:
