@@ -100,11 +100,16 @@ class Context:
         `start`: `serve`'s) when a file's floor plan is not the one in force there; a
         start, when it is an older one the store replaced (unless `restore`)."""
         try:
-            store = open_store(db)
+            store = open_store(db, on_upgrade=_upgrading)
         except StoreError as exc:
             fail(f"{redact(db)}: cannot open the database ({exc})")
         refuse_moved_openings(store, configs, self.now, start=start, restore=restore)
         return store
+
+
+def _upgrading(line: str) -> None:
+    """The upgrade of a database written by an older version, as it goes, on stderr."""
+    click.echo(f"hoststand: {redact(line)}", err=True)
 
 
 def refuse_moved_openings(

@@ -7,6 +7,7 @@ the engine's rules. `open_store` picks the backend from what `--db` names.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from store.log import LogStore
@@ -19,9 +20,11 @@ def is_url(db: str | Path) -> bool:
     return isinstance(db, str) and _URL.match(db) is not None
 
 
-def open_store(db: str | Path) -> LogStore:
+def open_store(db: str | Path, on_upgrade: Callable[[str], None] | None = None) -> LogStore:
     """The store `db` names: a PostgreSQL URL opens PostgresStore, anything else is the path
-    of an SQLite file. psycopg is imported only for a URL (it is the `postgres` extra)."""
+    of an SQLite file. psycopg is imported only for a URL (it is the `postgres` extra).
+    `on_upgrade` hears, a line at a time, how the upgrade of a database written by an
+    older version goes (a big one takes minutes)."""
     if is_url(db):
         try:
             from store.postgres import PostgresStore
@@ -29,10 +32,10 @@ def open_store(db: str | Path) -> LogStore:
             from store.log import StoreError
 
             raise StoreError("PostgreSQL needs psycopg: pip install 'hoststand[postgres]'") from exc
-        return PostgresStore(str(db))
+        return PostgresStore(str(db), on_upgrade=on_upgrade)
     from store.sqlite import SQLiteStore
 
-    return SQLiteStore(db)
+    return SQLiteStore(db, on_upgrade=on_upgrade)
 
 
 def redact(db: str | Path) -> str:

@@ -178,7 +178,10 @@ class PostgresStore:
         max_connections: int = 10,
         timeout: float = 10.0,
         lock_timeout: float = 5.0,
+        on_upgrade: Callable[[str], None] | None = None,
     ) -> None:
+        """`on_upgrade` hears of the steps of an upgrade of a database written by an older
+        version (the command line prints them on stderr)."""
         self.url = url
         self.timeout = timeout  # seconds a call waits for a connection, or to connect
         self._closed = False
@@ -193,7 +196,7 @@ class PostgresStore:
         }
         try:
             with psycopg.connect(url, **self._connect_args) as conn, conn.transaction():
-                migrate(conn)
+                migrate(conn, on_upgrade)
         except NewerSchema as exc:
             raise StoreError(str(exc)) from exc
         except psycopg.Error as exc:

@@ -145,17 +145,22 @@ class NewerSchema(Exception):
         super().__init__(f"the database has schema {found}, newer than {SCHEMA_VERSION}")
 
 
-def migrate(conn: psycopg.Connection[Any]) -> None:
+def migrate(conn: psycopg.Connection[Any], on_upgrade: Callable[[str], None] | None = None) -> None:
     """Bring the current schema (search_path) to SCHEMA_VERSION, in the caller's transaction.
-    Processes starting together take turns on an advisory lock."""
+    Processes starting together take turns on an advisory lock. `on_upgrade` hears of each
+    step of an upgrade of a database written by an older version (not of its creation)."""
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
     conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
     row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
     found = 0 if row is None or row[0] is None else int(row[0])
     if found > SCHEMA_VERSION:
         raise NewerSchema(found)
-    for step in MIGRATIONS[found:]:
+    for version, step in enumerate(MIGRATIONS[found:], start=found + 1):
+        if found and on_upgrade is not None:
+            on_upgrade(f"upgrading from schema {version - 1} to {version}, once")
         step(conn)
+    if found and found < SCHEMA_VERSION and on_upgrade is not None:
+        on_upgrade(f"upgraded to schema {SCHEMA_VERSION}")
     if found == 0:
         conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION,))
     elif found < SCHEMA_VERSION:

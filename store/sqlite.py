@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -204,9 +205,13 @@ def _columns(change: Change) -> Change:
     return ts, starts, ends, unit, at, size, arrives
 
 
-def _add_fold_columns(conn: sqlite3.Connection) -> None:
+UPGRADE_STEPS = 10  # progress lines of a long upgrade (one per tenth done)
+
+
+def _add_fold_columns(conn: sqlite3.Connection, say: Callable[[str], None]) -> None:
     """Schema 2 or 3 -> 4: the fold's columns that are missing, and every fold column
-    filled in again for the entries already stored (from operation, result and meta)."""
+    filled in again for the entries already stored (from operation, result and meta).
+    `say` hears how far it is, a tenth at a time: a big file takes minutes."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(log_entries)")}
     for name, kind in _FOLD_COLUMNS:
         if name not in have:
@@ -215,14 +220,18 @@ def _add_fold_columns(conn: sqlite3.Connection) -> None:
         "SELECT merchant_id, service_date, seq, operation, result, meta FROM log_entries"
     ).fetchall()
     assignments = ", ".join(f"{name} = ?" for name, _ in _FOLD_COLUMNS)
-    conn.executemany(
-        f"UPDATE log_entries SET {assignments}"
-        " WHERE merchant_id = ? AND service_date = ? AND seq = ?",
-        [
-            (*_stored_change(operation, result, meta), merchant, day, seq)
-            for merchant, day, seq, operation, result, meta in rows
-        ],
-    )
+    step = max(1, -(-len(rows) // UPGRADE_STEPS))
+    for first in range(0, len(rows), step):
+        conn.executemany(
+            f"UPDATE log_entries SET {assignments}"
+            " WHERE merchant_id = ? AND service_date = ? AND seq = ?",
+            [
+                (*_stored_change(operation, result, meta), merchant, day, seq)
+                for merchant, day, seq, operation, result, meta in rows[first : first + step]
+            ],
+        )
+        done = min(len(rows), first + step)
+        say(f"{done}/{len(rows)} log entries filled in ({done * 100 // len(rows)}%)")
 
 
 def _stored_change(operation: str, result: str, meta: str) -> Change:
@@ -281,8 +290,17 @@ class SQLiteStore:
     would then wait behind a writer's fsync. Processes: SQLite's own file locks.
     """
 
-    def __init__(self, path: str | Path, busy_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        busy_timeout: float = 5.0,
+        *,
+        on_upgrade: Callable[[str], None] | None = None,
+    ) -> None:
+        """`on_upgrade` hears, a line at a time, the progress of the upgrade of a file
+        written by an older version (the command line prints it on stderr)."""
         self.path = Path(path)
+        self._on_upgrade = on_upgrade or (lambda _line: None)
         self.busy_timeout = busy_timeout  # seconds a writer waits for the lock before giving up
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -400,7 +418,14 @@ class SQLiteStore:
                     conn.execute(statement)
             row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
             if row[0] is not None and row[0] < 4:
-                _add_fold_columns(conn)
+                started = time.monotonic()
+
+                def say(line: str) -> None:
+                    self._on_upgrade(f"{self.path}: upgrading from schema {row[0]}: {line}")
+
+                say(f"to schema {SCHEMA_VERSION}, once (the file is locked until it is done)")
+                _add_fold_columns(conn, say)
+                say(f"done in {time.monotonic() - started:.1f} s")
             # Added beside schema 4 (an older program ignores it): who holds a claim.
             outbox_columns = {c[1] for c in conn.execute("PRAGMA table_info(outbox)")}
             if "claimed_by" not in outbox_columns:

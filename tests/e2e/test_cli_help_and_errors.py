@@ -4,6 +4,8 @@ stderr and exit status 2, never a traceback nor click's three-line usage answer.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,7 @@ from click.testing import CliRunner, Result
 
 from feed.cli import main
 from tests.integration.server_process import HOSTSTAND, free_port
+from tests.integration.test_sqlite_store import SCHEMA_3_LOG
 
 REPO = Path(__file__).resolve().parents[2]
 MARLOWES = str(REPO / "samples" / "marlowes.toml")
@@ -138,3 +141,33 @@ def test_an_export_not_watched_on_a_terminal_shows_its_progress_on_stderr(tmp_pa
         "hoststand: exported 2/2 (merch1)",
     ]
     assert result.stdout.startswith("exported 2 restaurant(s)")
+
+
+def test_the_upgrade_of_a_file_written_by_an_older_version_is_shown_as_it_goes(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute(SCHEMA_3_LOG)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO schema_version VALUES (3)")
+    conn.executemany(
+        "INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, 0.0, '{}', NULL, NULL, NULL, NULL, NULL)",
+        [
+            ("marlowes-kitchen", "2026-12-05", seq, json.dumps(["board", seq]), "{}")
+            for seq in range(25)
+        ],
+    )
+    conn.close()
+    result = hoststand("feed", "status", "--db", str(db))
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"hoststand: {db}: upgrading from schema 3: to schema 4, once" + (
+        " (the file is locked until it is done)"
+    )
+    assert lines[1] == f"hoststand: {db}: upgrading from schema 3: 3/25 log entries filled in (12%)"
+    assert lines[-2].endswith("25/25 log entries filled in (100%)")
+    assert lines[-1].startswith(f"hoststand: {db}: upgrading from schema 3: done in ")
+    assert len(lines) == 1 + 9 + 1  # steps of 3 entries: ten at most
+    again = hoststand("feed", "status", "--db", str(db))
+    assert again.exit_code == 0 and again.stderr == ""
