@@ -40,15 +40,16 @@ EXIT_CANNOT_SERVE = 3  # `serve` could not listen on its address (uvicorn's star
 DEFAULT_DB = "hoststand.db"
 
 
-def one_line(message: str) -> str:
-    """`message` on one line: a driver's message may run on over several (psycopg's
+def one_line(message: object) -> str:
+    """A driver's or click's message on one line: it may run on over several (psycopg's
     "connection refused" adds "\n\tIs the server running on that host...")."""
-    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+    return " ".join(part.strip() for part in str(message).splitlines() if part.strip())
 
 
 def fail(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
-    """Print a one-line error on stderr and exit with `status` (no traceback)."""
-    click.echo(f"hoststand: {one_line(message)}", err=True)
+    """Print a one-line error on stderr and exit with `status` (no traceback). A restaurant
+    file's problems (ConfigError) are one line each, so one edit can fix them all."""
+    click.echo(f"hoststand: {message}", err=True)
     sys.exit(status)
 
 
@@ -102,7 +103,7 @@ class Context:
         try:
             store = open_store(db, on_upgrade=_upgrading)
         except StoreError as exc:
-            fail(f"{redact(db)}: cannot open the database ({exc})")
+            fail(f"{redact(db)}: cannot open the database ({one_line(exc)})")
         refuse_moved_openings(store, configs, self.now, start=start, restore=restore)
         return store
 
@@ -159,7 +160,7 @@ def refuse_moved_openings(
                 record_zone(store, r)
     except StoreError as exc:
         store.close()
-        fail(f"cannot read the stored days: {exc}")
+        fail(f"cannot read the stored days: {one_line(exc)}")
     if moved:
         store.close()
         more = f" (and {len(moved) - 1} more like it)" if len(moved) > 1 else ""
@@ -186,7 +187,7 @@ def refuse_moved_openings(
                 note_floor(store, r.merchant_id, r.floor, now.timestamp(), how)
     except StoreError as exc:
         store.close()
-        fail(f"cannot keep the floor plan: {exc}")
+        fail(f"cannot keep the floor plan: {one_line(exc)}")
 
 
 def refuse_other_floor(store: LogStore, configs: Sequence[tuple[str, Restaurant]]) -> list[str]:
@@ -464,7 +465,7 @@ def reserve_command(
             day, slot, party_size, obj.now, meta, host=True, over_pacing=over_pacing
         )
     except StoreError as exc:
-        fail(f"{redact(db)}: {exc}")
+        fail(f"{redact(db)}: {one_line(exc)}")
     finally:
         store.close()
     if not isinstance(outcome, Applied):
@@ -639,7 +640,7 @@ def export_command(
         else:  # a log (cron, CI): lines on stderr, the summary alone on stdout
             summary = export(_progress_lines(len(restaurants)))
     except (FeedError, StoreError, ValueError, OSError) as exc:
-        fail(f"export failed: {exc}")
+        fail(f"export failed: {one_line(exc)}")
     finally:
         store.close()
     click.echo(summary.line())

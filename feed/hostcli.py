@@ -45,10 +45,7 @@ class Obj(Protocol):
 
 
 def _fail(message: str, status: int) -> NoReturn:
-    # On one line, as feed.cli.fail (which this module may not import): a driver's message
-    # may run on over several.
-    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
-    click.echo(f"hoststand: {line}", err=True)
+    click.echo(f"hoststand: {message}", err=True)
     sys.exit(status)
 
 
@@ -342,7 +339,9 @@ def _stand_command(
                     stand.no_silent_no_show(stand.lands_on(named))
                 fn(stand, as_json, **kw)
             except StoreError as exc:  # the URL's password is never printed
-                _fail(f"{redact(db)}: {exc}", EXIT_REFUSED)
+                # On one line: a driver's message may run on over several.
+                said = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+                _fail(f"{redact(db)}: {said}", EXIT_REFUSED)
             finally:
                 stand.store.close()
 

@@ -171,3 +171,14 @@ def test_the_upgrade_of_a_file_written_by_an_older_version_is_shown_as_it_goes(
     assert len(lines) == 1 + 9 + 1  # steps of 3 entries: ten at most
     again = hoststand("feed", "status", "--db", str(db))
     assert again.exit_code == 0 and again.stderr == ""
+
+
+def test_a_restaurant_file_with_several_problems_lists_one_per_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('merchant_id = 3\nname = "X"\n', encoding="utf-8")
+    result = hoststand("slots", "--config", str(bad), "--date", "2026-12-05")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"hoststand: {bad}: merchant_id: should be a valid string (got 3)"
+    assert f"{bad}: timezone: required but missing" in lines[1:]
+    assert all(line.startswith(("hoststand: ", f"{bad}: ")) for line in lines)
