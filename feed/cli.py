@@ -221,6 +221,27 @@ def load_config(path: str) -> Restaurant:
         fail(str(exc))
 
 
+def load_configs(paths: Sequence[str]) -> list[Restaurant]:
+    """Every restaurant file of a command that serves or exports several: each loaded as
+    `load_config`, then refused (exit 2, one line) when two name one restaurant (the same
+    file twice, or two files with one merchant_id), as `check` and a reload refuse them.
+    `serve` started on them and answered for the restaurant, but its every export failed."""
+    restaurants = [load_config(p) for p in paths]
+    first_of: dict[str, str] = {}
+    for path, r in zip(paths, restaurants, strict=True):
+        earlier = first_of.get(r.merchant_id)
+        if earlier is None:
+            first_of[r.merchant_id] = path
+        elif Path(earlier).resolve() == Path(path).resolve():
+            fail(f"{path}: the file is given twice (--config once per restaurant)")
+        else:
+            fail(
+                f"{path}: merchant_id: {r.merchant_id!r} is also the merchant_id of {earlier}"
+                " (each restaurant needs its own file)"
+            )
+    return restaurants
+
+
 def _parse_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -616,7 +637,7 @@ def export_command(
           --nonce 42 --generation-timestamp 1796500000
     """
     part = _feed_part(shard_spec, nonce, generation, shards)
-    restaurants = [load_config(p) for p in config_paths]
+    restaurants = load_configs(config_paths)
     store = obj.store(db, list(zip(config_paths, restaurants, strict=True)))
 
     def export(progress: Callable[[Restaurant], None] | None) -> ExportSummary:
@@ -795,7 +816,7 @@ def serve_command(
     # First of all: a SIGHUP (reload) sent while the server starts must not end it.
     held = HeldHangups()
     held.hold()
-    restaurants = [load_config(p) for p in config_paths]
+    restaurants = load_configs(config_paths)
     try:
         settings = load_settings(Path(settings_path) if settings_path else None)
     except SettingsError as exc:

@@ -182,3 +182,32 @@ def test_a_restaurant_file_with_several_problems_lists_one_per_line(tmp_path: Pa
     assert lines[0] == f"hoststand: {bad}: merchant_id: should be a valid string (got 3)"
     assert f"{bad}: timezone: required but missing" in lines[1:]
     assert all(line.startswith(("hoststand: ", f"{bad}: ")) for line in lines)
+
+
+@pytest.mark.parametrize("twice", ["same file", "same merchant_id"])
+def test_serve_refuses_two_files_of_one_restaurant_in_one_line(tmp_path: Path, twice: str) -> None:
+    """It served them (its books keeping the last) while every export it made failed, 'two
+    restaurant files share a merchant_id', for good."""
+    other = MARLOWES
+    if twice == "same merchant_id":
+        other = str(tmp_path / "copy.toml")
+        Path(other).write_text(Path(MARLOWES).read_text(encoding="utf-8"), encoding="utf-8")
+    args = [str(HOSTSTAND), "serve", "--config", MARLOWES, "--config", other, "--port", "0"]
+    args += ["--db", str(tmp_path / "h.db"), "--no-export"]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=tmp_path)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"it served: {exc.stdout!r}") from None
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"hoststand: {other}: ")
+    assert ("given twice" if twice == "same file" else "also the merchant_id of") in line
+    assert not (tmp_path / "h.db").exists()  # refused before anything was opened
+
+
+def test_feed_export_names_the_two_files_of_one_restaurant(tmp_path: Path) -> None:
+    copy = tmp_path / "copy.toml"
+    copy.write_text(Path(MARLOWES).read_text(encoding="utf-8"), encoding="utf-8")
+    options = ["--config", MARLOWES, "--config", str(copy), "--out", "out", "--days", "1"]
+    line = assert_one_line(hoststand("feed", "export", *options), str(copy), MARLOWES)
+    assert "merchant_id" in line
