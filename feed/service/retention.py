@@ -66,9 +66,14 @@ def _latest(*times: float | None) -> float | None:
     return max(known) if known else None
 
 
-def rules(store: LogStore) -> Mapping[str, Rule]:
+def rules(store: LogStore, cutoff: float | None = None) -> Mapping[str, Rule]:
     """The rules of every scope that only answers retries, reading `store` where a record
-    names a booking or entry whose day tells how long it matters."""
+    names a booking or entry whose day tells how long it matters. With the pass's `cutoff`,
+    a record whose own slot is not before it is kept without reading its booking (a pass
+    reads the records of a month of bookings every hour)."""
+
+    def kept(start: float | None) -> bool:
+        return start is not None and cutoff is not None and start >= cutoff
 
     def booking_day(booking_id: Any) -> float | None:
         if not isinstance(booking_id, str):
@@ -99,6 +104,8 @@ def rules(store: LogStore) -> Mapping[str, Rule]:
             return None
         reply = value.get("reply")
         start = _number(reply.get("start_sec")) if isinstance(reply, dict) else None
+        if kept(start):
+            return start
         return _latest(start, booking_day(value.get("booking_id")))
 
     def created(key: str, value: JSON) -> float | None:
@@ -108,6 +115,8 @@ def rules(store: LogStore) -> Mapping[str, Rule]:
             return None
         slot = booking.get("slot")
         start = _number(slot.get("start_sec")) if isinstance(slot, dict) else None
+        if kept(start):
+            return start
         return _latest(start, booking_day(booking.get("booking_id")))
 
     def waiting(key: str, value: JSON) -> float | None:
@@ -143,6 +152,7 @@ class Retention:
         self.events = events
 
     def run(self, now: float, stop: Callable[[], bool] = lambda: False) -> Removed:
-        removed = prune(self.store, now, self.keep_days * DAY, rules(self.store), stop)
+        keep = self.keep_days * DAY
+        removed = prune(self.store, now, keep, rules(self.store, now - keep), stop)
         self.events.retained(removed.by_kind(), self.keep_days)
         return removed

@@ -107,6 +107,8 @@ def test_each_rule_dates_its_records_by_the_booking_or_entry_they_answer_for(
         # A partner's reservation id: its slot, or its booking's day once moved later.
         made = {"booking_id": "bk-moved", "reply": {"start_sec": start}}
         assert rule["partnerres:"]("m/r1", made) == day_over(date(2026, 12, 20))
+        # With the pass's cutoff, a slot not before it is enough: the booking is not read.
+        assert rules(store, cutoff=start)["partnerres:"]("m/r1", made) == start
         token = {"booking": {"booking_id": "bk-gone", "slot": {"start_sec": start}}}
         assert rule["v3create:"]("t", token) == start
         assert rule["v3wait:"]("t", {"waitlist_entry_id": "wl-1"}) == day_over(date(2026, 12, 4))
@@ -178,22 +180,19 @@ def test_a_server_removes_what_only_answered_retries_and_partners_are_told_the_s
         hook = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event, NOW_T)
         assert hook.status_code == 200, hook.text
         by_hook = hook.json()["reservation_id"]
-        created = v3(
-            server,
-            "CreateBooking",
-            {
-                "slot": {
-                    "merchant_id": MARLOWES,
-                    "service_id": "1000",
-                    "start_sec": str(saturday + 3600),
-                    "duration_sec": "2700",
-                    "resources": {"party_size": 2},
-                },
-                "user_information": {"user_id": user, "given_name": "Ada"},
-                "idempotency_token": token,
-                "payment_information": {"prepayment_status": "PREPAYMENT_NOT_PROVIDED"},
+        create = {
+            "slot": {
+                "merchant_id": MARLOWES,
+                "service_id": "1000",
+                "start_sec": str(saturday + 3600),
+                "duration_sec": "2700",
+                "resources": {"party_size": 2},
             },
-        )
+            "user_information": {"user_id": user, "given_name": "Ada"},
+            "idempotency_token": token,
+            "payment_information": {"prepayment_status": "PREPAYMENT_NOT_PROVIDED"},
+        }
+        created = v3(server, "CreateBooking", create)
         by_v3 = created["booking"]["booking_id"]
         # Walk-ins (each tap with its Idempotency-Key) until the floor is full, so that a
         # partner's user joins the waitlist.
@@ -256,6 +255,9 @@ def test_a_server_removes_what_only_answered_retries_and_partners_are_told_the_s
             server.base, "tablefinder", SECRETS["tablefinder"], event, int(LATER.timestamp())
         )
         assert again.status_code == 409, again.text
+        # The CreateBooking's token again: a new booking of its long-past slot, refused.
+        retried = v3(server, "CreateBooking", create)
+        assert retried["booking_failure"]["cause"] == "SLOT_UNAVAILABLE", retried
     finally:
         server.stop()
     with closing(open_store(any_db)) as store:
