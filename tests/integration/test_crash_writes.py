@@ -10,19 +10,36 @@ import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import requests
 
 from feed.service.days import BOOKING_SCOPE
+from feed.venue.restaurant import load_restaurant
 from store import open_store
+from tests.integration.partner_stub import BOOKING, PartnerStub
 from tests.integration.server_process import (
+    CONFIGS,
     HOST_TOKENS,
     NOW,
+    SECRETS,
     TIMEOUT,
     ServerProcess,
+    booking_event,
+    signed_post,
     start_server,
+)
+from tests.integration.test_partner_updates import (
+    NOTIFY_TOKEN,
+    TABLEFINDER,
+    assert_acted_once,
+    current_replace,
+    replaces_for,
+    settle,
+    start,
+    write_settings,
 )
 
 MARLOWES = "marlowes-kitchen"
@@ -199,3 +216,64 @@ def test_host_seatings_killed_midway_keep_each_answered_tap_once(
                 assert (first.status_code, first.json()) == (second.status_code, second.json())
     finally:
         restarted.stop()
+
+
+def test_the_outbox_of_a_burst_killed_midway_still_tells_the_partner_where_each_day_ended(
+    tmp_path: Path,
+) -> None:
+    """Partner bookings from several threads, each answered booking cancelled by the host
+    (a notification owed for each), the server SIGKILLed midway: after a restart the
+    partner has heard of every cancel once and each day's last replace is the day as it
+    is, nothing given up."""
+    marlowes = load_restaurant(CONFIGS[0])
+    db = tmp_path / "hoststand.db"
+    with PartnerStub(token=NOTIFY_TOKEN) as stub:
+        settings = write_settings(tmp_path, stub)
+        server = start(db, settings)
+        cancelled: list[str] = []
+        lock = threading.Lock()
+        enough = threading.Event()
+
+        def one(i: int) -> None:
+            day = 5 + i % 3
+            event = booking_event(f"burst-{i}", 2, f"2026-12-{day:02d}T{DINNER[i % 6]}:00+00:00")
+            try:
+                reply = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event)
+                if reply.status_code != 200:
+                    return
+                rid = reply.json()["reservation_id"]
+                cancel = requests.post(
+                    f"{server.base}{HOST}/reservations/{rid}/cancel",
+                    headers=HOST_AUTH,
+                    timeout=5,
+                )
+                if cancel.status_code == 200:
+                    with lock:
+                        cancelled.append(rid)
+                        if len(cancelled) >= 10:
+                            enough.set()
+            except requests.RequestException:
+                return
+
+        try:
+            with ThreadPoolExecutor(THREADS) as pool:
+                futures = [pool.submit(one, i) for i in range(60)]
+                assert enough.wait(timeout=60)
+                server.stop(kill=True)
+                for future in futures:
+                    future.result()
+        finally:
+            server.stop(kill=True)
+        restarted = start(db, settings)
+        try:
+            outbox = settle(restarted)
+        finally:
+            restarted.stop()
+        for rid in cancelled:
+            told = [r for r in stub.acted(BOOKING) if r.target == rid]
+            assert len(told) == 1, rid
+            assert told[0].json()["status"] == "CANCELED"
+        for day in (date(2026, 12, 5), date(2026, 12, 6), date(2026, 12, 7)):
+            assert replaces_for(stub, day)[-1] == current_replace(db, marlowes, day)
+        assert outbox["dead"] == 0
+        assert_acted_once(stub, outbox["delivered"])
