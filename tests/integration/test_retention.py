@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -285,3 +286,33 @@ def test_the_retention_tells_the_events_what_it_removed(any_db: str) -> None:
         Retention(store, 30, events).run(100 * DAY)
     assert told[0]["host"] == 1
     assert told[0]["delivered"] == 0
+
+
+def test_two_servers_passing_at_once_remove_each_record_once_and_nothing_else(
+    any_db: str,
+) -> None:
+    """As two servers on one store whose passes overlap (a turn handed over late): each
+    deletes exactly the records it read, so between them every old record goes once, the
+    recent ones stay, and neither fails."""
+    now = 1_800_000_000.0
+    old = {f"o{i:05d}" for i in range(BATCH * 3)}
+    with closing(open_store(any_db)) as store:
+        for key in sorted(old):
+            store.remember("event:p1", key, {"at": now - 40 * DAY})
+        for i in range(20):
+            store.remember("event:p1", f"r{i:03d}", {"at": now})
+    stores = [open_store(any_db), open_store(any_db)]
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            passes = list(
+                pool.map(
+                    lambda s: prune(s, now, 30 * DAY, {"event:": lambda _k, v: v.get("at")}),
+                    stores,
+                )
+            )
+        assert sum(p.records["event:"] for p in passes) == len(old)
+        left = {key for key, _ in stores[0].recall_prefix("event:p1", "")}
+        assert left == {f"r{i:03d}" for i in range(20)}
+    finally:
+        for s in stores:
+            s.close()
