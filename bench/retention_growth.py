@@ -3,9 +3,9 @@
 Plays DAYS service days at Marlowe's Kitchen through a real `hoststand serve` on a fresh
 SQLite file (its clock pinned at each day's 12:00): each day partners book by webhook (with
 their own reservation ids) and by v3 CreateBooking (with tokens), cancel some, and the host
-takes walk-ins with Idempotency-Keys and frees tables. Then prints, per kind of record, rows
-and bytes per restaurant-day, before and after a server started keep_days + DAYS later has
-run its retention pass.
+takes walk-ins with Idempotency-Keys; a partner stub takes our notifications and replaces.
+Then prints, per kind of record, rows and bytes per restaurant-day, before and after a
+server started keep_days + DAYS later has run its retention pass.
 
     .venv/bin/python bench/retention_growth.py [DAYS]
 """
@@ -26,6 +26,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from store import open_store
+from tests.integration.partner_stub import PartnerStub
 from tests.integration.server_process import (
     HOST_TOKENS,
     SECRETS,
@@ -34,6 +35,7 @@ from tests.integration.server_process import (
     signed_post,
     start_server,
 )
+from tests.integration.test_partner_updates import NOTIFY_TOKEN, V3_PASSWORD, write_settings
 
 MARLOWES = "marlowes-kitchen"
 FIRST = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)  # a Monday; no closed day in the run
@@ -79,6 +81,16 @@ def play(base: str, day: datetime) -> None:
         )
 
 
+def pending(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(
+            conn.execute("SELECT count(*) FROM outbox WHERE state = 'pending'").fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
 def measure(db: Path) -> dict[str, tuple[int, int]]:
     """Rows and bytes per table, idempotency records per scope kind."""
     conn = sqlite3.connect(db)
@@ -105,20 +117,32 @@ def measure(db: Path) -> dict[str, tuple[int, int]]:
 
 def main() -> None:
     days = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, PartnerStub(token=NOTIFY_TOKEN) as stub:
         db = Path(tmp) / "growth.db"
+        # The partner takes our notifications and replaces (delivered outbox messages).
+        settings = write_settings(Path(tmp), stub)
+        settings.write_text(
+            settings.read_text().replace(V3_PASSWORD, BASIC[1]) + "\n[retention]\nkeep_days = 30\n"
+        )
         for d in range(days):
             day = FIRST + timedelta(days=d)
-            server = start_server(db, day, workdir=Path(tmp), extra=["--no-export"])
+            server = start_server(
+                db, day, workdir=Path(tmp), settings=settings, extra=["--no-export"]
+            )
             try:
                 play(server.base, day)
+                deadline = time.monotonic() + 30
+                while pending(db) and time.monotonic() < deadline:
+                    time.sleep(0.2)  # every message delivered before the next day
             finally:
                 server.stop()
         before = measure(db)
         with closing(open_store(db)) as store:  # this hour's turn went to an earlier server
             store.forget_range("turn", "retention/", "retention0")
         later = FIRST + timedelta(days=days + 31)
-        server = start_server(db, later, workdir=Path(tmp))  # keep_days = 30
+        server = start_server(
+            db, later, workdir=Path(tmp), settings=settings, extra=["--no-export"]
+        )
         time.sleep(3)  # the pass runs at start-up
         server.stop()
         after = measure(db)
