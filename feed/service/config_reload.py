@@ -372,7 +372,17 @@ def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
     record would put them in every day's replay up to now, the seating pass seating
     earlier parties there."""
     merchant_id = book.restaurant.merchant_id
-    _last, kept = kept_floor(book.store, merchant_id)
+    last, kept = kept_floor(book.store, merchant_id)
+    if not isinstance(last, dict) or (last.get("how"), last.get("at")) != (
+        BY_RELOAD,
+        now.timestamp(),
+    ):
+        # The reload kept no floor: the one it loaded was in force already (another
+        # server's reload, or a start, kept it; this server ran an out-of-date file), or
+        # one kept since is not this reload's. That floor is not the reload's to undo:
+        # keeping the running one again put its removed tables back in force for every
+        # server, without --restore-floor, and marked the other reload's floor undone.
+        return
     running = set(unit_ids(floor))
     added = [unit for unit in kept if unit not in running]
     records, _gone = floor_records(

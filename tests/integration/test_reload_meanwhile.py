@@ -17,7 +17,7 @@ from feed.cli import refuse_moved_openings
 from feed.http.statuses import status_of
 from feed.service import config_reload
 from feed.service.config_reload import Reloader
-from feed.service.days import DayBook, kept_floor, note_floor
+from feed.service.days import DayBook, floor_history, kept_floor, note_floor
 from feed.service.floorview import FloorViews
 from feed.service.notify import Notifier
 from feed.service.partner_api import PartnerApi
@@ -725,3 +725,38 @@ def test_a_server_on_the_old_file_reads_its_days_on_the_floor_in_force(
     finally:
         first.close()
         second.close()
+
+
+def test_a_reload_undone_on_a_server_another_reload_already_switched_keeps_the_floor_in_force(
+    tmp_path: Path,
+) -> None:
+    """Servers A and B run Marlowe's file on one store; at 12:05 A reloads the file without
+    T5. At 12:06 B is reloaded on the same file, and the store refuses the partners'
+    replaces: B's reload is undone whole, B keeps running its old file. The floor in force
+    stays A's, without T5, and B is still refused a seat at T5. B's undo kept its running
+    floor (with T5) in force again, though B's reload never changed the floor in force:
+    T5 was back for every server without --restore-floor, A told it was out of date, and
+    B seated W at T5, which A's floor does not have."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    store, _settings, b = on_a_disk_to_fill(tmp_path, path, clock)
+    other = open_store(str(tmp_path / "full.db"))
+    try:
+        a = Receiver([load_restaurant(path)], other, Settings(), lambda: clock[0])
+        for party, size in (("A", 2), ("B", 2), ("W", 1)):
+            assert a.host_operation(MID, "walk_in", party, size).code is None
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        assert Reloader([path], a).reload().applied
+        in_force = floor_history(store, MID)
+        clock[0] = at(12, 6)
+        reload_undone(path, store, b)
+        assert b.books[MID].restaurant.floor.table("T5") is not None  # B runs its old file
+        assert "T5" not in kept_floor(store, MID)[1]
+        assert floor_history(store, MID) == in_force
+        reply = b.host_hand(MID, "seat", "W", "T5")
+        assert (status_of(reply), reply.code) == (409, "table removed"), reply.body
+        assert waiting(a) == waiting(b) == ["W"]
+    finally:
+        other.close()
+        store.close()
