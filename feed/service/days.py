@@ -420,10 +420,7 @@ def fingerprint(units: Mapping[str, Mapping[str, Any]]) -> str:
     a short digest: each unit's definition (whenever it was kept, wherever it is listed)
     and the order the rules break ties in. Two floors have one fingerprint exactly when
     `floor_drift` finds nothing between them."""
-    defs = sorted(
-        (str(name), {k: v for k, v in u.items() if k not in ("at", "place")})
-        for name, u in units.items()
-    )
+    defs = sorted((str(name), _definition(u, ("at", "place"))) for name, u in units.items())
     both = {"units": defs, "ties": [unit for _c, _s, unit in _tie_order(units)]}
     text = json.dumps(both, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -500,9 +497,20 @@ def replaced_floor(
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any], but: tuple[str, ...] = ("at",)) -> bool:
     """Two unit records define the same unit (whenever each was kept), fields `but` aside."""
-    return {k: v for k, v in a.items() if k not in but} == {
-        k: v for k, v in b.items() if k not in but
-    }
+    return _definition(a, but) == _definition(b, but)
+
+
+def _definition(unit: Mapping[str, Any], but: tuple[str, ...]) -> dict[str, Any]:
+    """A unit record's fields but `but`, as the rules read them: a table's min_party left
+    out of the file (None) is its roominess limit (engine Table.smallest_party), so a
+    file writing that limit out (a 6-top's min_party = 4) defines the same table. Read
+    otherwise, a start on the file from before such an edit was refused as an older copy
+    of the file, a command too, and a server on it told its floor is out of date."""
+    out = {k: v for k, v in unit.items() if k not in but}
+    seats = out.get("seats")
+    if "tables" not in out and out.get("min_party") is None and isinstance(seats, int):
+        out["min_party"] = Table("", seats).smallest_party
+    return out
 
 
 def floor_drift(store: LogStore, merchant_id: str, floor: FloorPlan) -> str | None:

@@ -113,3 +113,38 @@ def test_a_start_on_an_older_copy_of_the_file_is_refused_and_puts_no_removed_tab
             store.close()
     finally:
         server.stop()
+
+
+def test_a_start_on_the_file_before_a_default_was_written_out_is_not_an_older_copy(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Server A runs Marlowe's file; the operator writes T3's smallest party out
+    (min_party = 4: what a 6-top takes anyway, the roominess limit) and reloads A. A second
+    server started with the file from before that edit serves: the two floors seat every
+    party alike, so it is no older copy, and A stays ok (its floor is not out of date).
+    It was refused as an older copy ("T3 is defined otherwise"), and a command with it
+    too, though nothing a party could see differs."""
+    T3 = 'id = "T3"\nx = 1\ny = 0\nseats = 6\n'
+    current = tmp_path / "marlowes.toml"
+    text = MARLOWES.read_text(encoding="utf-8")
+    assert T3 in text
+    current.write_text(text, encoding="utf-8")
+    server = start_server(
+        any_db, configs=(current, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
+    )
+    try:
+        current.write_text(text.replace(T3, T3 + "min_party = 4\n"), encoding="utf-8")
+        reloaded = requests.post(f"{server.base}/api/v1/admin/reload", headers=ADMIN,
+                                 timeout=TIMEOUT)  # fmt: skip
+        assert reloaded.status_code == 200, reloaded.text
+        second = start_server(
+            any_db, configs=(MARLOWES, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
+        )
+        try:
+            for each in (server, second):
+                health = requests.get(f"{each.base}/healthz", timeout=TIMEOUT).json()
+                assert (health["status"], health["problems"]) == ("ok", []), health
+        finally:
+            second.stop()
+    finally:
+        server.stop()
