@@ -54,6 +54,7 @@ from feed.service.days import (
     kept_floor,
     kept_room,
     occupied,
+    removed_units,
     replaced_floor,
     retire_record,
     retired_units,
@@ -323,13 +324,20 @@ def _retire(
     gone = [unit for unit in unit_ids(old) if unit not in kept]
     merchant_id = book.restaurant.merchant_id
     at = now.timestamp()
+    # Those the floor in force lacks already left it when it took force (another server's
+    # reload, or a start, retired them then): not retired again as of now. Retired again,
+    # every replay from this reload on kept them until now, its seating pass seating a
+    # waiting party at a table no writer could seat at meanwhile, where the other servers
+    # showed it waiting.
+    already = set(removed_units(book.store, merchant_id, gone))
+    fresh = [unit for unit in gone if unit not in already]
     records: list[Remember] = [
-        (RETIRED_SCOPE, *retire_record(merchant_id, unit)) for unit in retired_units(old, gone, at)
+        (RETIRED_SCOPE, *retire_record(merchant_id, unit)) for unit in retired_units(old, fresh, at)
     ]
     # The floor a start compares, and the one a server still on the old file reads.
     records += floor_records(book.store, merchant_id, new.floor, at, gone, BY_RELOAD)[0]
     today = receiver.today(book.restaurant, now)
-    if not gone or today is None or _nobody_can_sit(book, today, now):
+    if not fresh or today is None or _nobody_can_sit(book, today, now):
         for record in records:
             book.store.remember(*record)
         return []

@@ -7,6 +7,7 @@ seated that the replay shows waiting, or one sitting at a table no floor has."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
 from store.log import LogStore, StoreUnwritable
+from store.sqlite import _Job
 from tests.integration.full_disk import FullDiskStore
 
 MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
@@ -71,6 +73,18 @@ def on_a_disk_to_fill(
     r = load_restaurant(path)
     note_floor(store, MID, r.floor, clock[0].timestamp())
     return store, settings, Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
+
+
+class FullForReplaces(FullDiskStore):
+    """A disk that fills up at the first write of partners' replaces (an outbox message)
+    once `full_for_replaces` is set, whatever the writes before it."""
+
+    full_for_replaces = False
+
+    def _write(self, conn: sqlite3.Connection, job: _Job) -> None:
+        if self.full_for_replaces and job.outbox:
+            self.room = 0
+        super()._write(conn, job)
 
 
 def reload_undone(path: Path, store: FullDiskStore, receiver: Receiver) -> None:
@@ -739,7 +753,11 @@ def test_a_reload_undone_on_a_server_another_reload_already_switched_keeps_the_f
     B seated W at T5, which A's floor does not have."""
     path = marlowes(tmp_path)
     clock = [at(12)]
-    store, _settings, b = on_a_disk_to_fill(tmp_path, path, clock)
+    partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
+    settings = Settings(partners={"p": partner})
+    store = FullForReplaces(tmp_path / "full.db")
+    note_floor(store, MID, load_restaurant(path).floor, clock[0].timestamp())
+    b = Receiver([load_restaurant(path)], store, settings, lambda: clock[0], Notifier.of(settings))
     other = open_store(str(tmp_path / "full.db"))
     try:
         a = Receiver([load_restaurant(path)], other, Settings(), lambda: clock[0])
@@ -750,7 +768,10 @@ def test_a_reload_undone_on_a_server_another_reload_already_switched_keeps_the_f
         assert Reloader([path], a).reload().applied
         in_force = floor_history(store, MID)
         clock[0] = at(12, 6)
-        reload_undone(path, store, b)
+        store.full_for_replaces = True
+        with pytest.raises(StoreUnwritable):
+            Reloader([path], b).reload()
+        store.full_for_replaces, store.room = False, None
         assert b.books[MID].restaurant.floor.table("T5") is not None  # B runs its old file
         assert "T5" not in kept_floor(store, MID)[1]
         assert floor_history(store, MID) == in_force
@@ -760,3 +781,39 @@ def test_a_reload_undone_on_a_server_another_reload_already_switched_keeps_the_f
     finally:
         other.close()
         store.close()
+
+
+def test_a_second_servers_reload_leaves_a_table_removed_as_of_the_first_reload(
+    any_db: str, tmp_path: Path
+) -> None:
+    """W (1) waits with every table but T5 taken, kept from the 4-top by roominess until
+    12:30. Server A reloads a file without T5 at 12:05; at 12:31 A takes a walk-in, V, and
+    W still waits (T5 is gone). At 12:40 server B is reloaded on the same file: T5 stays
+    removed as of 12:05, when it left the floor in force. B's reload retired T5 again as
+    of 12:40: every replay from then on (B's own, a restarted server's) kept T5 until
+    12:40 and seated W there at 12:31, where A and the host saw W waiting."""
+    path = marlowes(tmp_path)
+    clock = [at(12)]
+    first, second, a, b = two_servers(any_db, path, clock)
+    try:
+        for party, size in (("X", 4), ("Y", 4), ("Z", 6)):
+            assert b.host_operation(MID, "walk_in", party, size).code is None
+        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        clock[0] = at(12, 5)
+        remove_t5(path)
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(12, 31)
+        assert a.host_operation(MID, "walk_in", "V", 2).code is None
+        assert waiting(a) == waiting(b) == ["W", "V"]
+        clock[0] = at(12, 40)
+        assert Reloader([path], b).reload().applied
+        assert waiting(b) == waiting(a) == ["W", "V"]
+        assert sitting(b) == sitting(a)
+        again = Receiver([load_restaurant(path)], open_store(any_db), Settings(), lambda: clock[0])
+        assert waiting(again) == ["W", "V"] and sitting(again) == sitting(a)
+        clock[0] = at(12, 41)
+        assert b.host_operation(MID, "walk_in", "U", 2).code is None
+        assert waiting(a) == waiting(b) == ["W", "V", "U"]
+    finally:
+        first.close()
+        second.close()
