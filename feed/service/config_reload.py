@@ -48,6 +48,8 @@ from feed.service.days import (
     Refused,
     Retired,
     floor_drift,
+    floor_history,
+    floor_record,
     floor_records,
     guests,
     index_on,
@@ -371,7 +373,8 @@ def _nobody_can_sit(book: DayBook, today: date, now: datetime) -> bool:
 
 
 def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
-    """Keep `floor` (the running one) again as the floor in force, after `_retire` kept
+    """Keep the floor in force before the reload (`floor`, the running one, on a server
+    whose file was not out of date) again as the floor in force, after `_retire` kept
     a new one whose configuration is then not applied: its removed units are on the floor
     again (their records are not read) and a seat there is not refused. Kept at `now`,
     after the new floor's record (note_floor keeps two of one instant in order). The
@@ -390,6 +393,15 @@ def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
         # one kept since is not this reload's. That floor is not the reload's to undo:
         # keeping the running one again put its removed tables back in force for every
         # server, without --restore-floor, and marked the other reload's floor undone.
+        return
+    history = floor_history(book.store, merchant_id)
+    if len(history) > 1:
+        # The floor in force before the reload, which is the running one's unless this
+        # server ran an out-of-date file: its running floor kept again put back in force
+        # the tables another server's reload (or a start) had removed, for every server.
+        # Kept as it was: the units the reload's floor added are not retired (see above).
+        record = floor_record(book.store, merchant_id, history[-2].units, now.timestamp(), BY_UNDO)
+        book.store.remember(*record)
         return
     running = set(unit_ids(floor))
     added = [unit for unit in kept if unit not in running]

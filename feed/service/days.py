@@ -625,19 +625,27 @@ def floor_records(
         if found is not None:
             records.append((RETIRED_SCOPE, *retire_record(merchant_id, found)))
             gone.append(unit)
+    records.append(floor_record(store, merchant_id, now, at, how))
+    return records, gone
+
+
+def floor_record(
+    store: LogStore, merchant_id: str, units: Mapping[str, Mapping[str, Any]], at: float, how: str
+) -> Remember:
+    """The record keeping the floor of `units` (unit records) in force as of `at`, `how`,
+    after every floor kept before (`floor_records`; nothing retired)."""
     kept: dict[str, Any] = {
         "at": at,
-        "units": list(now.values()),
+        "units": [{**u, "at": at} for u in units.values()],
         "how": how,
-        "fingerprint": fingerprint(now),
+        "fingerprint": fingerprint(units),
     }
     # Two starts at one instant (clocks pinned with --now) with two floors: the later one
     # is kept after the other (key order is the order kept_floor reads), not dropped.
     key = f"{merchant_id}/{at:020.6f}"
     taken = [k for k, _value in store.recall_prefix(FLOOR_SCOPE, key)]
     at_once = sum(1 for k in taken if k == key or k[len(key)] == "/")
-    records.append((FLOOR_SCOPE, key if not at_once else f"{key}/{at_once:06d}", kept))
-    return records, gone
+    return (FLOOR_SCOPE, key if not at_once else f"{key}/{at_once:06d}", kept)
 
 
 def removed_units(store: LogStore, merchant_id: str, units: Iterable[str]) -> list[str]:

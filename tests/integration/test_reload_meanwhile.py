@@ -741,16 +741,20 @@ def test_a_server_on_the_old_file_reads_its_days_on_the_floor_in_force(
         second.close()
 
 
+@pytest.mark.parametrize(
+    "t3", [pytest.param(None, id="same-file"), pytest.param(5, id="t3-changed-too")]
+)
 def test_a_reload_undone_on_a_server_another_reload_already_switched_keeps_the_floor_in_force(
-    tmp_path: Path,
+    tmp_path: Path, t3: int | None
 ) -> None:
     """Servers A and B run Marlowe's file on one store; at 12:05 A reloads the file without
-    T5. At 12:06 B is reloaded on the same file, and the store refuses the partners'
-    replaces: B's reload is undone whole, B keeps running its old file. The floor in force
-    stays A's, without T5, and B is still refused a seat at T5. B's undo kept its running
-    floor (with T5) in force again, though B's reload never changed the floor in force:
-    T5 was back for every server without --restore-floor, A told it was out of date, and
-    B seated W at T5, which A's floor does not have."""
+    T5. At 12:06 B is reloaded on that file (or on one that also asks 5 guests at least of
+    T3), and the store refuses the partners' replaces: B's reload is undone whole, B keeps
+    running its old file. The floor in force is A's again, without T5, and B is still
+    refused a seat at T5. B's undo kept its running floor (with T5) in force again,
+    though that was not the floor in force before B's reload (the same file's kept none
+    at all): T5 was back for every server without --restore-floor, A told it was out of
+    date, and B seated W at T5, which A's floor does not have."""
     path = marlowes(tmp_path)
     clock = [at(12)]
     partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
@@ -767,14 +771,21 @@ def test_a_reload_undone_on_a_server_another_reload_already_switched_keeps_the_f
         remove_t5(path)
         assert Reloader([path], a).reload().applied
         in_force = floor_history(store, MID)
+        newer = path
+        if t3 is not None:
+            newer = tmp_path / "newer.toml"
+            seats = 'id = "T3"\nx = 1\ny = 0\nseats = 6\n'
+            newer.write_text(path.read_text().replace(seats, f"{seats}min_party = {t3}\n"))
         clock[0] = at(12, 6)
         store.full_for_replaces = True
         with pytest.raises(StoreUnwritable):
-            Reloader([path], b).reload()
+            Reloader([newer], b).reload()
         store.full_for_replaces, store.room = False, None
         assert b.books[MID].restaurant.floor.table("T5") is not None  # B runs its old file
         assert "T5" not in kept_floor(store, MID)[1]
-        assert floor_history(store, MID) == in_force
+        assert floor_history(store, MID)[-1].fingerprint == in_force[-1].fingerprint
+        if t3 is None:
+            assert floor_history(store, MID) == in_force
         reply = b.host_hand(MID, "seat", "W", "T5")
         assert (status_of(reply), reply.code) == (409, "table removed"), reply.body
         assert waiting(a) == waiting(b) == ["W"]
