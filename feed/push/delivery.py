@@ -2,7 +2,9 @@
 
 Retried: network errors, 429 (honouring Retry-After) and 5xx, with exponential back-off and
 jitter so many senders do not retry in step. Any other 4xx is the partner refusing the
-request: retrying would not help, so it is reported at once.
+request: retrying would not help, so it is reported at once. A redirect is never followed
+(the client would re-send a POST or PATCH as a GET, or drop its body and our token for
+another host): it is a failure worth retrying, delivered only once the URL answers 2xx.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def classify(response: requests.Response) -> Outcome:
     status = response.status_code
     if 200 <= status < 300:
         return Outcome(ok=True, retry=False)
+    if 300 <= status < 400:
+        # Not delivered: the URL sends us elsewhere. Kept and retried (the partner's
+        # endpoint may be moving; a permanent one shows as a backlog with this error) rather
+        # than given up: dropping the message would lose the change for good.
+        where = response.headers.get("Location", "")[:200]
+        return Outcome(ok=False, retry=True, error=f"HTTP {status}: redirected to {where!r}")
     error = f"HTTP {status}: {response.text[:200]}"
     if status == 429 or status >= 500:
         return Outcome(ok=False, retry=True, error=error, retry_after=_retry_after(response))
@@ -96,6 +104,7 @@ def send(
             headers=headers,
             timeout=TIMEOUT,
             proxies=proxies,
+            allow_redirects=False,  # see classify: a redirect is not a delivery
         )
     except requests.RequestException as exc:
         return Outcome(ok=False, retry=True, error=f"{type(exc).__name__}: {exc}"[:300])

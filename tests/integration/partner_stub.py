@@ -33,7 +33,11 @@ FORBIDDEN = "403"
 DROP = "drop"  # read the request, then close the connection without a response
 DROP_AFTER = "drop-after"  # act on the request, then close without a response (ack lost)
 SLOW = "slow"  # act on the request after SLOW_SECONDS, then answer 200
-MODES = frozenset({UNAVAILABLE, TOO_MANY, FORBIDDEN, DROP, DROP_AFTER, SLOW})
+# answer 302 to /moved on this server, which answers a GET 200 (as a load balancer sending
+# clients elsewhere does): a client following it has delivered nothing
+REDIRECT = "302"
+MODES = frozenset({UNAVAILABLE, TOO_MANY, FORBIDDEN, DROP, DROP_AFTER, SLOW, REDIRECT})
+MOVED = "/moved"
 SLOW_SECONDS = 2.0
 
 
@@ -138,6 +142,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         self._handle()
 
+    def do_GET(self) -> None:
+        """Only the target of REDIRECT: a GET delivers nothing, and is not acted on."""
+        self.server.stub._attempt(
+            Request(UPLOAD, "GET", urlsplit(self.path).path, {}, {}, b"", None, time.time()),
+            "GET",
+        )
+        self._answer(200 if urlsplit(self.path).path == MOVED else 404, {})
+
     def _handle(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
@@ -162,6 +174,10 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == DROP:
             stub._attempt(request, mode)
             self._drop()
+            return
+        if mode == REDIRECT:
+            stub._attempt(request, mode)
+            self._answer(302, {}, {"Location": f"{stub.base}{MOVED}"})
             return
         if mode == SLOW:
             stub._slow(request)

@@ -36,6 +36,7 @@ from tests.integration.partner_stub import (
     DROP,
     DROP_AFTER,
     FORBIDDEN,
+    REDIRECT,
     SLOW,
     TOO_MANY,
     UNAVAILABLE,
@@ -493,6 +494,24 @@ def test_a_slow_partner_still_gets_the_notification(
     assert outbox["dead"] == 0
 
 
+def test_a_notification_answered_with_a_redirect_is_sent_again_not_taken_as_delivered(
+    server: ServerProcess, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    # Followed, the redirect turned the PATCH (and the replace's POST) into a GET of the
+    # other page, whose 200 marked the message delivered: the partner never had it.
+    stub.fail_next(1, REDIRECT, [BOOKING])
+    stub.fail_next(1, REDIRECT, [AVAILABILITY])
+    rid = partner_book(server, 2, at(TODAY, "20:00"))
+    host_cancel(server, rid)
+    outbox = settle(server)
+    assert stub.failures_left() == 0
+    assert_canceled_once(stub, rid, at(TODAY, "20:00"), 2)
+    assert replaces_for(stub, TODAY)[-1] == current_replace(server.db, marlowes, TODAY)
+    assert [a for a in stub.attempts() if a[1] == "/moved"] == []  # never followed
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, outbox["delivered"])
+
+
 def test_a_change_made_while_a_replace_is_in_flight_reaches_the_partner(
     server: ServerProcess, stub: PartnerStub, marlowes: Restaurant
 ) -> None:
@@ -641,6 +660,21 @@ def test_an_upload_failing_for_a_while_still_delivers_the_whole_feed(
     assert http["attempts"] == 3 + 4  # every file once, plus the four failures
     assert stub.failures_left() == 0
     assert_feed_whole_and_valid(stub, tmp_path / "partner-feeds", http["files"])
+
+
+def test_an_upload_answered_with_a_redirect_is_sent_again_not_taken_as_delivered(
+    db: Path, settings: Path, stub: PartnerStub, tmp_path: Path
+) -> None:
+    stub.fail_next(1, REDIRECT, [UPLOAD])  # followed, a GET of the other page took its place
+    server = start(db, settings)
+    try:
+        records = wait_for_export(server)
+    finally:
+        server.stop()
+    http = records["http"]
+    assert (http["outcome"], http["attempts"]) == ("delivered", 3 + 1), records
+    assert_feed_whole_and_valid(stub, tmp_path / "partner-feeds", http["files"])
+    assert [a for a in stub.attempts() if a[1] == "/moved"] == []
 
 
 def test_an_upload_refused_with_403_is_recorded_as_failed_at_once(
