@@ -9,6 +9,7 @@ another host): it is a failure worth retrying, delivered only once the URL answe
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from dataclasses import dataclass
@@ -54,11 +55,18 @@ def classify(response: requests.Response) -> Outcome:
 
 
 def _retry_after(response: requests.Response) -> float | None:
+    """The wait the partner asks for, never longer than MAX_DELAY: a partner must hear of a
+    change within minutes, and every later message of the booking or window waits behind
+    this one ("Retry-After: 86400" held a cancellation back a day; "inf" for ever, and an
+    upload's wait held up the whole export schedule)."""
     value = response.headers.get("Retry-After", "")
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         return None  # an HTTP-date is rare from partners; fall back to our own back-off
+    if math.isnan(seconds):
+        return None
+    return min(MAX_DELAY, max(0.0, seconds))
 
 
 def lean_session(pool_size: int) -> requests.Session:

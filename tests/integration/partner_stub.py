@@ -29,6 +29,7 @@ KINDS = frozenset({BOOKING, AVAILABILITY, UPLOAD})
 # What a scripted failure does to one request.
 UNAVAILABLE = "503"
 TOO_MANY = "429"  # with Retry-After: 1
+BUSY_FOR_A_DAY = "503-day"  # 503 with Retry-After: 86400
 FORBIDDEN = "403"
 DROP = "drop"  # read the request, then close the connection without a response
 DROP_AFTER = "drop-after"  # act on the request, then close without a response (ack lost)
@@ -36,7 +37,9 @@ SLOW = "slow"  # act on the request after SLOW_SECONDS, then answer 200
 # answer 302 to /moved on this server, which answers a GET 200 (as a load balancer sending
 # clients elsewhere does): a client following it has delivered nothing
 REDIRECT = "302"
-MODES = frozenset({UNAVAILABLE, TOO_MANY, FORBIDDEN, DROP, DROP_AFTER, SLOW, REDIRECT})
+MODES = frozenset(
+    {UNAVAILABLE, TOO_MANY, BUSY_FOR_A_DAY, FORBIDDEN, DROP, DROP_AFTER, SLOW, REDIRECT}
+)
 MOVED = "/moved"
 SLOW_SECONDS = 2.0
 
@@ -170,6 +173,10 @@ class _Handler(BaseHTTPRequestHandler):
             stub._attempt(request, mode)
             headers = {"Retry-After": "1"} if mode == TOO_MANY else {}
             self._answer(int(mode), {"error": f"failing on purpose: {mode}"}, headers)
+            return
+        if mode == BUSY_FOR_A_DAY:
+            stub._attempt(request, mode)
+            self._answer(503, {"error": "come back tomorrow"}, {"Retry-After": "86400"})
             return
         if mode == DROP:
             stub._attempt(request, mode)

@@ -9,8 +9,10 @@ Waiting is polling with a bounded timeout, never a fixed sleep.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import time
 import uuid
@@ -26,6 +28,7 @@ from click.testing import CliRunner
 
 from feed.cli import main as cli
 from feed.files.documents import CONFIRMATION_MODE_SYNCHRONOUS
+from feed.push.delivery import MAX_DELAY
 from feed.push.outbox import replace_body
 from feed.service.days import DayBook
 from feed.venue.restaurant import Restaurant, load_restaurant
@@ -33,6 +36,7 @@ from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import (
     AVAILABILITY,
     BOOKING,
+    BUSY_FOR_A_DAY,
     DROP,
     DROP_AFTER,
     FORBIDDEN,
@@ -510,6 +514,24 @@ def test_a_notification_answered_with_a_redirect_is_sent_again_not_taken_as_deli
     assert [a for a in stub.attempts() if a[1] == "/moved"] == []  # never followed
     assert outbox["dead"] == 0
     assert_acted_once(stub, outbox["delivered"])
+
+
+def test_a_partner_asking_us_to_wait_a_day_is_tried_again_within_the_longest_back_off(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    # Retry-After: 86400 was honoured whole: the cancellation waited a day (and every later
+    # message of the booking behind it), where a partner must hear within minutes.
+    stub.fail_next(1, BUSY_FOR_A_DAY, [BOOKING])
+    rid = partner_book(server, 2, at(TODAY, "20:00"))
+    asked = time.time()
+    host_cancel(server, rid)
+    poll(lambda: tried_while_down(server.db), 10, "the refused attempt", server)
+    with SQLiteStore(server.db) as store:
+        [waiting] = [i for i in store.pending(time.time() + 10**6) if i.kind == BOOKING]
+    assert waiting.key == rid and waiting.attempts == 1
+    with contextlib.closing(sqlite3.connect(server.db)) as conn:
+        [(retry_at,)] = conn.execute("SELECT retry_at FROM outbox WHERE id = ?", (waiting.id,))
+    assert asked < retry_at <= time.time() + MAX_DELAY
 
 
 def test_a_change_made_while_a_replace_is_in_flight_reaches_the_partner(

@@ -6,8 +6,9 @@ import threading
 from pathlib import Path
 
 import pytest
+import requests
 
-from feed.push.delivery import environ_proxies, lean_session
+from feed.push.delivery import MAX_DELAY, classify, environ_proxies, lean_session
 from feed.push.outbox import OutboxSender
 from store.sqlite import SQLiteStore
 
@@ -69,3 +70,18 @@ def test_a_busy_sender_paces_its_rounds_and_an_idle_one_polls_at_the_interval(
     busy, busy_again, idle, last = stop.waits
     assert 0.0 < busy <= 0.05 and 0.0 < busy_again <= 0.05 and 0.0 < last <= 0.05
     assert idle == 0.2
+
+
+@pytest.mark.parametrize(
+    ("header", "wait"),
+    [("1", 1.0), ("86400", MAX_DELAY), ("inf", MAX_DELAY), ("1e400", MAX_DELAY), ("nan", None)],
+)
+def test_a_partners_retry_after_is_honoured_up_to_the_longest_back_off(
+    header: str, wait: float | None
+) -> None:
+    response = requests.Response()
+    response.status_code = 503
+    response.headers["Retry-After"] = header
+    response._content = b"busy"
+    outcome = classify(response)
+    assert (outcome.ok, outcome.retry, outcome.retry_after) == (False, True, wait)
