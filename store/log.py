@@ -6,7 +6,7 @@ an append names the seq it expects to write next, and a second writer at that se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
@@ -151,9 +151,11 @@ class LogStore(Protocol):
         records (insert or replace) and outbox messages in one transaction: all or nothing."""
         ...
 
-    def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
+    def pending(self, now: float, limit: int = 100, skip: Collection[str] = ()) -> list[OutboxItem]:
         """Undelivered messages due at `now` (not in back-off, not claimed by a live
-        sender), oldest first, at most one per key."""
+        sender), oldest first, at most one per key; none for the partners in `skip` (the
+        sender has as many of theirs in flight as it sends at once: their due messages
+        must not use up `limit` and keep every other partner's out)."""
         ...
 
     def claim(self, message_ids: Sequence[int], now: float) -> list[int]:

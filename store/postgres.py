@@ -14,7 +14,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
 from types import TracebackType
@@ -73,6 +73,7 @@ WHERE state = 'pending' AND retry_at <= %s
     WHERE e.partner = o.partner AND e.kind = o.kind AND e.key = o.key
       AND e.state = 'pending' AND e.id < o.id
   )
+  AND NOT (partner = ANY(%s))
 ORDER BY id LIMIT %s
 """
 
@@ -508,13 +509,15 @@ class PostgresStore:
 
     # -- the outbox and export records ---------------------------------------------------
 
-    def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
+    def pending(self, now: float, limit: int = 100, skip: Collection[str] = ()) -> list[OutboxItem]:
         """Due messages, oldest first, at most one per key (see `claim`): a message in
         back-off or being sent holds back the ones behind it with its key. A claim is void
         once CLAIM_SECONDS old or once its sender's session has ended (a process killed
         mid-send): the live processes send the message again at once."""
         with self._connection() as conn:
-            rows = conn.execute(_PENDING_SQL, (now, now - CLAIM_SECONDS, limit)).fetchall()
+            rows = conn.execute(
+                _PENDING_SQL, (now, now - CLAIM_SECONDS, list(skip), limit)
+            ).fetchall()
         return [
             OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
             for id_, partner, kind, key, payload, created, attempts in rows

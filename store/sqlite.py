@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date
@@ -139,8 +139,16 @@ WHERE state = 'pending' AND retry_at <= ? AND (claimed_at IS NULL OR claimed_at 
     WHERE e.partner = o.partner AND e.kind = o.kind AND e.key = o.key
       AND e.state = 'pending' AND e.id < o.id
   )
+  {skip}
 ORDER BY id LIMIT ?
 """
+
+
+def _pending_sql(skipped: int) -> str:
+    """_PENDING_SQL leaving out `skipped` partners (one placeholder each)."""
+    skip = f"AND partner NOT IN ({', '.join('?' * skipped)})" if skipped else ""
+    return _PENDING_SQL.format(skip=skip)
+
 
 # outbox_backlog: pending and dead messages per partner (the delivered ones are not read).
 _BACKLOG_SQL = (
@@ -605,13 +613,15 @@ class SQLiteStore:
 
     # -- the outbox and export records ---------------------------------------------------
 
-    def pending(self, now: float, limit: int = 100) -> list[OutboxItem]:
+    def pending(self, now: float, limit: int = 100, skip: Collection[str] = ()) -> list[OutboxItem]:
         """Due messages, oldest first, at most one per key (see `claim`).
 
         A message in back-off or being sent holds back the ones behind it with its key. A
         claim older than CLAIM_SECONDS is a sender that died: the message is due again."""
         with self._connection() as conn:
-            rows = conn.execute(_PENDING_SQL, (now, now - CLAIM_SECONDS, limit)).fetchall()
+            rows = conn.execute(
+                _pending_sql(len(skip)), (now, now - CLAIM_SECONDS, *skip, limit)
+            ).fetchall()
         return [
             OutboxItem(id_, partner, kind, key, json.loads(payload), created, attempts)
             for id_, partner, kind, key, payload, created, attempts in rows

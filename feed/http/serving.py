@@ -34,7 +34,7 @@ from feed.http.hotpaths import ASGIApp
 from feed.http.metrics import Metrics
 from feed.http.observe import Observed
 from feed.http.server import create_app, hot_app
-from feed.push.outbox import SENDERS, OutboxSender
+from feed.push.outbox import OutboxSender, workers
 from feed.push.sendproc import SendProcess
 from feed.service.config_reload import Reloader, list_stored_misfits
 from feed.service.events import Events
@@ -164,7 +164,7 @@ class Background:
         base = settings.export.retry_base_seconds
         # The partners' requests are made by a child process (started at the first one):
         # their HTTP client must not share the GIL with the requests being served.
-        self.requests = SendProcess(SENDERS)
+        self.requests = SendProcess(workers(settings.partners))  # PER_PARTNER each
         self.sender = OutboxSender(
             receiver.store,
             receiver.books,

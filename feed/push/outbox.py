@@ -9,6 +9,7 @@ carries its message ids (one per day of a replace), so a partner can drop a dupl
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -16,7 +17,8 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_all
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
@@ -31,7 +33,8 @@ from feed.venue import calendar
 from store.log import LogStore, OutboxItem, StoreUnavailable
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
-SENDERS = 4  # requests in flight at once (to different keys)
+SENDERS = 4  # requests in flight at once to one partner (to different keys)
+PER_PARTNER = SENDERS
 MAX_WINDOWS = 31  # service days in one availability replace
 ROUND_SECONDS = 0.05  # a busy sender starts a round at most this often: see `loop`
 _GIVE_UP = -1.0  # a retry time meaning: never
@@ -168,6 +171,17 @@ def batches(items: Sequence[OutboxItem]) -> list[list[OutboxItem]]:
     return out
 
 
+def workers(partners: Mapping[str, Partner]) -> int:
+    """Threads to send with (and the sending child's): PER_PARTNER for each partner with a
+    notify URL, so a partner whose requests hang (each until its timeout) holds its own
+    threads only, never another partner's."""
+    return PER_PARTNER * max(1, sum(1 for p in partners.values() if p.notify_url))
+
+
+# A request's outcome: (delivered at, None, "") or (0, retry at or _GIVE_UP, error)
+Attempt = tuple[float, float | None, str]
+
+
 class Transport(Protocol):
     """`delivery.send` without its session: one attempt, never raising."""
 
@@ -208,43 +222,93 @@ class OutboxSender:
         # A session of this process's own only when it makes the requests itself.
         self.session: requests.Session | None = None
         if transport is None:
-            self.session = lean_session(SENDERS)
+            self.session = lean_session(workers(partners))
             transport = functools.partial(send, self.session)
         self.transport: Transport = transport
         self.proxies = {
             p.id: environ_proxies(p.notify_url) for p in partners.values() if p.notify_url
         }
-        self._pool = ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="outbox")
+        self._pool = ThreadPoolExecutor(max_workers=workers(partners), thread_name_prefix="outbox")
+        self._lock = threading.Lock()
+        self._in_flight: dict[str, int] = {}  # partner -> requests being made
+        self._ended: list[tuple[list[OutboxItem], Attempt]] = []  # not recorded yet
+        self._wake = threading.Event()  # set as a request ends
 
     def run_once(self) -> int:
-        """Try every message that is due, several at once; the number delivered.
+        """Send every message that is due, several at once, and wait for them; the number
+        delivered (with any sent before and not yet recorded)."""
+        wait_for_all(self.start())
+        return self.record()
 
-        pending() gives at most one message per key, so sending them in parallel keeps
-        the order per booking and per window; the outcomes are recorded in one transaction.
-        """
-        items = self.store.pending(time.time())
+    def step(self) -> int:
+        """One round of `loop`: record the requests that have ended, start those now due;
+        how many of each. Never waits for a request: a partner whose endpoint hangs holds
+        its own PER_PARTNER requests, while every other partner's go out as they fall due.
+        (A round used to wait for all its requests: each hanging one held every partner's
+        next message until its timeout, 4 at a time.)"""
+        return self.record() + len(self.start())
+
+    def start(self) -> list[Future[None]]:
+        """Claim what is due and start sending it: pending() gives at most one message per
+        key and none of a key being sent (claimed), so the order per booking and per window
+        is kept; at most PER_PARTNER requests per partner are in flight."""
+        with self._lock:
+            full = [p for p, n in self._in_flight.items() if n >= PER_PARTNER]
+        items = self.store.pending(time.time(), skip=full)
         if not items:
-            return 0
+            return []
+        room: dict[str, int] = {}
+        chosen: list[list[OutboxItem]] = []
+        with self._lock:
+            for group in batches(items):
+                partner = group[0].partner
+                left = room.get(partner, PER_PARTNER - self._in_flight.get(partner, 0))
+                if left > 0:
+                    chosen.append(group)
+                room[partner] = left - 1
         # Another process's sender may have claimed some since pending(): those are its own.
-        claimed = set(self.store.claim([item.id for item in items], time.time()))
-        items = [item for item in items if item.id in claimed]
-        if not items:
+        claimed = set(self.store.claim([i.id for g in chosen for i in g], time.time()))
+        groups = [g for group in chosen if (g := [i for i in group if i.id in claimed])]
+        futures = []
+        for group in groups:
+            with self._lock:
+                partner = group[0].partner
+                self._in_flight[partner] = self._in_flight.get(partner, 0) + 1
+            futures.append(self._pool.submit(self._send, group))
+        return futures
+
+    def _send(self, group: list[OutboxItem]) -> None:
+        try:
+            outcome = self._attempt(group)
+        except Exception as exc:  # a bug: the messages are tried again, never lost
+            retry = time.time() + backoff(group[0].attempts, self.rng, self.base_delay)
+            outcome = (0.0, retry, f"{type(exc).__name__}: {exc}")
+        with self._lock:
+            self._in_flight[group[0].partner] -= 1
+            self._ended.append((group, outcome))
+        self._wake.set()
+
+    def record(self) -> int:
+        """Record the outcomes of the requests that have ended, in one transaction; the
+        number of messages delivered. A store that refuses keeps them for the next call."""
+        with self._lock:
+            ended, self._ended = self._ended, []
+        if not ended:
             return 0
-        groups = batches(items)
-        outcomes = list(self._pool.map(self._attempt, groups))
-        results = [
-            (item, outcome)
-            for group, outcome in zip(groups, outcomes, strict=True)
-            for item in group
-        ]
+        results = [(item, outcome) for group, outcome in ended for item in group]
         delivered = [(item.id, at) for item, (at, retry, _) in results if retry is None]
         failed = [
             (item.id, retry if retry != _GIVE_UP else None, error)
             for item, (_, retry, error) in results
             if retry is not None
         ]
-        self.store.settle(delivered, failed)
-        for group, (_, retry, error) in zip(groups, outcomes, strict=True):
+        try:
+            self.store.settle(delivered, failed)
+        except BaseException:
+            with self._lock:
+                self._ended[:0] = ended
+            raise
+        for group, (_, retry, error) in ended:
             if retry is not None:
                 first = group[0]
                 self.events.delivery_failed(
@@ -273,7 +337,7 @@ class OutboxSender:
         url = f"{base}/v1alpha/inventory/partners/{partner.id}/availability:replace"
         return "POST", url, body
 
-    def _attempt(self, group: list[OutboxItem]) -> tuple[float, float | None, str]:
+    def _attempt(self, group: list[OutboxItem]) -> Attempt:
         """One request for a batch of messages: (delivered at, None, "") or
         (0, retry at or _GIVE_UP, error), the same for each message of the batch."""
         item = max(group, key=lambda one: one.attempts)  # the back-off of the most tried
@@ -306,18 +370,27 @@ class OutboxSender:
     def loop(
         self, stop: threading.Event, interval: float = 0.2, pace: float = ROUND_SECONDS
     ) -> None:
+        """Rounds until `stop`: a busy sender starts one at most every `pace` seconds, an
+        idle one every `interval`, or as soon as a request ends (its key's next message may
+        be due)."""
         self.store.release_claims()  # claims of a sender that died with the last process
         while not stop.is_set():
             started = time.monotonic()
+            self._wake.clear()
             try:
-                busy = self.run_once()
+                busy = self.step()
             except StoreUnavailable as exc:
                 self.events.store_unavailable("outbox", str(exc))
                 busy = 0
             except Exception:  # a bad message or a locked store must not stop the sender
                 log.exception("outbox: delivery round failed; retrying")
                 busy = 0
-            stop.wait(max(0.0, started + pace - time.monotonic()) if busy else interval)
+            if busy:
+                stop.wait(max(0.0, started + pace - time.monotonic()))
+            else:
+                self._wake.wait(interval)  # a request ending wakes it; `stop` is seen next
         self._pool.shutdown(wait=True)
+        with contextlib.suppress(Exception):  # what ended meanwhile; else sent again
+            self.record()
         if self.session is not None:
             self.session.close()

@@ -374,3 +374,69 @@ class PartnerStub:
     def in_flight(self, kind: str) -> int:
         with self._state.lock:
             return self._state.in_flight.get(kind, 0)
+
+
+class HangingPartner:
+    """A partner whose endpoint takes every connection and request and never answers (a
+    wedged load balancer): `opened` counts the requests it holds, `closed` the ones the
+    client gave up on (closed its end). `close()` lets them all go."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._lock = threading.Lock()
+        self._held: list[socket.socket] = []
+        self.opened = 0
+        self.closed = 0
+        self._stopped = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._held.append(conn)
+            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+
+    def _hold(self, conn: socket.socket) -> None:
+        data = b""
+        with contextlib.suppress(OSError):
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            with self._lock:
+                self.opened += 1
+            while conn.recv(65536):  # the body, then nothing until the client gives up
+                pass
+        with self._lock:
+            if not self._stopped:
+                self.closed += 1
+
+    def counts(self) -> tuple[int, int]:
+        with self._lock:
+            return self.opened, self.closed
+
+    def close(self) -> None:
+        with self._lock:
+            self._stopped = True
+            held, self._held = self._held, []
+        self._listener.close()
+        for conn in held:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+
+    def __enter__(self) -> HangingPartner:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

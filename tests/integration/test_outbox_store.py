@@ -121,6 +121,16 @@ def test_messages_in_back_off_do_not_use_up_the_limit_of_due_messages(
     assert keys(store.pending(T0 + 1, limit=2)) == [("booking", "bk-9", "CANCELED")]
 
 
+def test_the_due_messages_of_partners_skipped_do_not_use_up_the_limit(store: LogStore) -> None:
+    # A partner whose requests hang: the sender has as many of its requests in flight as
+    # it makes at once, and its other due messages must not keep every other partner's out.
+    enqueue(store, *(booking(f"bk-{n}", partner="dinerly") for n in range(3)))
+    enqueue(store, booking("bk-9"))
+    assert keys(store.pending(T0, limit=2, skip=["dinerly"])) == [("booking", "bk-9", "CANCELED")]
+    assert len(store.pending(T0, limit=10, skip=["dinerly", PARTNER])) == 0
+    assert len(store.pending(T0, limit=10, skip=[])) == 4
+
+
 def test_a_given_up_message_no_longer_holds_back_its_key(store: LogStore) -> None:
     enqueue(store, booking("bk-1", "CANCELED"), booking("bk-1", "NO_SHOW"))
     [first] = store.pending(T0)

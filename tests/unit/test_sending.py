@@ -39,37 +39,46 @@ def test_proxies_come_from_the_environment_once_per_partner(
 
 
 class _Rounds(threading.Event):
-    """A stop event that records each wait and stops the loop after the scripted rounds."""
+    """A stop event that records each wait (into `waits`, shared with the sender's wake
+    event) and stops the loop after the scripted rounds."""
 
-    def __init__(self, rounds: int) -> None:
+    def __init__(self, rounds: int, waits: list[tuple[str, float]], name: str) -> None:
         super().__init__()
         self.rounds = rounds
-        self.waits: list[float] = []
+        self.waits = waits
+        self.name = name
+        self.stop: threading.Event = self
 
     def wait(self, timeout: float | None = None) -> bool:
-        self.waits.append(float(timeout or 0.0))
+        self.waits.append((self.name, float(timeout or 0.0)))
         if len(self.waits) >= self.rounds:
-            self.set()
+            self.stop.set()
         return self.is_set()
 
 
-def test_a_busy_sender_paces_its_rounds_and_an_idle_one_polls_at_the_interval(
+def test_a_busy_sender_paces_its_rounds_and_an_idle_one_waits_for_a_request_to_end(
     tmp_path: Path,
 ) -> None:
     """Back-to-back rounds cost the bookings' commits a write lock twice per round (claim and
-    settle): a busy sender starts a round at most every ROUND_SECONDS, an idle one polls."""
+    settle): a busy sender starts a round at most every ROUND_SECONDS; an idle one waits
+    until a request ends (its key's next message may be due), or polls at the interval."""
     store = SQLiteStore(tmp_path / "outbox.db")
     sender = OutboxSender(store, {}, {})
-    delivered = iter([3, 1, 0, 2])
-    sender.run_once = lambda: next(delivered)  # type: ignore[method-assign]
-    stop = _Rounds(4)
+    busy_rounds = iter([3, 1, 0, 2])
+    sender.step = lambda: next(busy_rounds)  # type: ignore[method-assign]
+    waits: list[tuple[str, float]] = []
+    stop = _Rounds(4, waits, "stop")
+    wake = _Rounds(4, waits, "wake")
+    wake.stop = stop
+    sender._wake = wake
     try:
         sender.loop(stop, interval=0.2, pace=0.05)
     finally:
         store.close()
-    busy, busy_again, idle, last = stop.waits
-    assert 0.0 < busy <= 0.05 and 0.0 < busy_again <= 0.05 and 0.0 < last <= 0.05
-    assert idle == 0.2
+    (busy, a), (busy_again, b), (idle, c), (last, d) = waits
+    assert (busy, busy_again, idle, last) == ("stop", "stop", "wake", "stop")
+    assert 0.0 < a <= 0.05 and 0.0 < b <= 0.05 and 0.0 < d <= 0.05
+    assert c == 0.2
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,124 @@
+"""What partners are sent over time, against real `hoststand serve` processes and partner
+endpoints on 127.0.0.1: a partner whose endpoint misbehaves for long (hangs, never answers)
+costs the other partners nothing; every message still arrives once, in order per booking.
+
+Waiting is polling with a bounded timeout; what is asserted is what arrived and in what
+order relative to the other partner's requests, never how long anything took.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from feed.push.outbox import PER_PARTNER
+from tests.integration.partner_stub import BOOKING, HangingPartner, PartnerStub
+from tests.integration.server_process import (
+    HOST_TOKENS,
+    SECRETS,
+    ServerProcess,
+    booking_event,
+    signed_post,
+)
+from tests.integration.test_partner_updates import (
+    MARLOWES,
+    NOTIFY_TOKEN,
+    SETTLE_SECONDS,
+    TABLEFINDER,
+    TODAY,
+    TOMORROW,
+    V3_PASSWORD,
+    assert_canceled_once,
+    at,
+    host_cancel,
+    notifications_for,
+    partner_book,
+    poll,
+    start,
+)
+
+DINERLY = "dinerly"
+
+
+def two_partner_settings(tmp: Path, stub: PartnerStub, other: str) -> Path:
+    """tablefinder notified at `stub`, dinerly (Marlowe's only) at `other`."""
+    path = tmp / "settings.toml"
+    path.write_text(
+        f"""
+[[partners]]
+id = "tablefinder"
+secret = "{SECRETS[TABLEFINDER]}"
+basic_user = "tablefinder"
+basic_password = "{V3_PASSWORD}"
+notify_url = "{stub.base}"
+notify_token = "{NOTIFY_TOKEN}"
+
+[[partners]]
+id = "dinerly"
+secret = "{SECRETS[DINERLY]}"
+merchants = ["marlowes-kitchen"]
+notify_url = "{other}"
+notify_token = "dinerly-notify-token"
+
+[[hosts]]
+merchant_id = "marlowes-kitchen"
+token = "{HOST_TOKENS[MARLOWES]}"
+
+[export]
+interval_minutes = 60
+days = 2
+retry_base_seconds = 0.2
+coalesce_seconds = 0.2
+staging = "{tmp / "staging"}"
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def stub() -> Iterator[PartnerStub]:
+    with PartnerStub(token=NOTIFY_TOKEN) as running:
+        yield running
+
+
+@pytest.fixture
+def hanging() -> Iterator[HangingPartner]:
+    with HangingPartner() as running:
+        yield running
+
+
+def dinerly_book(server: ServerProcess, size: int, start_: str) -> str:
+    event = booking_event(f"evt-{uuid.uuid4().hex}", size, start_)
+    reply = signed_post(server.base, DINERLY, SECRETS[DINERLY], event)
+    assert reply.status_code == 200, reply.text
+    return str(reply.json()["reservation_id"])
+
+
+def test_a_partner_whose_endpoint_hangs_does_not_hold_back_another_partners_messages(
+    tmp_path: Path, stub: PartnerStub, hanging: HangingPartner
+) -> None:
+    """The sender waited for every request of a round before the next: each of dinerly's
+    requests held tablefinder's cancellation until it timed out (4 at a time, 10 s each, so
+    a hundred of them held it minutes). Now tablefinder hears while dinerly's requests
+    still hang, and dinerly's are only ever a few at once."""
+    server = start(tmp_path / "hoststand.db", two_partner_settings(tmp_path, stub, hanging.base))
+    try:
+        for hhmm in ("18:30", "19:00", "19:30", "20:00"):  # each cancelled: one request each
+            host_cancel(server, dinerly_book(server, 2, at(TOMORROW, hhmm)))
+        poll(lambda: hanging.counts()[0] >= PER_PARTNER, 30, "dinerly's requests held", server)
+        rid = partner_book(server, 2, at(TODAY, "20:00"))
+        host_cancel(server, rid)
+        stub.wait_for(
+            lambda s: notifications_for(s, rid) != [], SETTLE_SECONDS, "tablefinder's cancel"
+        )
+        opened, closed = hanging.counts()
+        assert closed == 0, "tablefinder heard only once dinerly's requests gave up"
+        assert opened == PER_PARTNER  # dinerly's held requests hold its own senders only
+    finally:
+        server.stop()
+    assert_canceled_once(stub, rid, at(TODAY, "20:00"), 2)
+    assert [r.target for r in stub.acted(BOOKING)] == [rid]
