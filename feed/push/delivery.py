@@ -12,16 +12,19 @@ from __future__ import annotations
 import math
 import os
 import random
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 import requests.adapters
 import requests.utils
+import urllib3.exceptions
 
 BASE_DELAY = 1.0  # seconds before the first retry
 MAX_DELAY = 300.0  # never wait longer than this between attempts
 TIMEOUT = 10.0  # seconds for one request
+BODY_BYTES = 64 * 1024  # of a partner's answer read at most (its error's text)
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,9 @@ def backoff(attempt: int, rng: random.Random, base: float = BASE_DELAY) -> float
     return ceiling / 2 + rng.random() * ceiling / 2
 
 
-def classify(response: requests.Response) -> Outcome:
+def classify(response: requests.Response, body: bytes | None = None) -> Outcome:
+    """What the partner's answer means, from its status (and `body`, what was read of it;
+    None: the response's whole content)."""
     status = response.status_code
     if 200 <= status < 300:
         return Outcome(ok=True, retry=False)
@@ -48,7 +53,8 @@ def classify(response: requests.Response) -> Outcome:
         # than given up: dropping the message would lose the change for good.
         where = response.headers.get("Location", "")[:200]
         return Outcome(ok=False, retry=True, error=f"HTTP {status}: redirected to {where!r}")
-    error = f"HTTP {status}: {response.text[:200]}"
+    text = (response.content if body is None else body)[:800]
+    error = f"HTTP {status}: {text.decode(response.encoding or 'utf-8', 'replace')[:200]}"
     if status == 429 or status >= 500:
         return Outcome(ok=False, retry=True, error=error, retry_after=_retry_after(response))
     return Outcome(ok=False, retry=False, error=error)
@@ -102,7 +108,14 @@ def send(
     headers: dict[str, str] | None = None,
     proxies: dict[str, str] | None = None,
 ) -> Outcome:
-    """One attempt; never raises for what the network or the partner does."""
+    """One attempt; never raises for what the network or the partner does.
+
+    The status is the partner's answer: its body is read only so far (BODY_BYTES, until
+    TIMEOUT from the start), and one that stalls or goes on does not undo a 2xx. Read whole
+    first, a 200 whose body stalled failed when the read timed out (the message was sent
+    again and again, never counted delivered), and one that trickled on for ever held the
+    request until the sending process was taken for stuck."""
+    deadline = time.monotonic() + TIMEOUT
     try:
         response = session.request(
             method,
@@ -113,8 +126,30 @@ def send(
             timeout=TIMEOUT,
             proxies=proxies,
             allow_redirects=False,  # see classify: a redirect is not a delivery
+            stream=True,
         )
     except requests.RequestException as exc:
         return Outcome(ok=False, retry=True, error=f"{type(exc).__name__}: {exc}"[:300])
-    with response:
-        return classify(response)
+    with response:  # a body not read whole closes the connection: it is not used again
+        return classify(response, _some_of(response, deadline))
+
+
+def _some_of(response: requests.Response, deadline: float) -> bytes:
+    """The start of the answer's body: what arrives before `deadline`, BODY_BYTES at most.
+    Read as it comes (read1, urllib3 2), so a body trickling a byte at a time still ends
+    at the deadline (or one read timeout past it)."""
+    raw = response.raw
+    read = getattr(raw, "read1", None) or raw.read
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size < BODY_BYTES and time.monotonic() <= deadline:
+            chunk = read(8192, decode_content=True)
+            if not chunk:  # read whole: the connection goes back to the pool, to be used again
+                raw.release_conn()
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
+        pass  # stalled, cut, or not what its headers said: the status still stands
+    return b"".join(chunks)

@@ -377,17 +377,21 @@ class PartnerStub:
 
 
 class HangingPartner:
-    """A partner whose endpoint takes every connection and request and never answers (a
-    wedged load balancer): `opened` counts the requests it holds, `closed` the ones the
-    client gave up on (closed its end). `close()` lets them all go."""
+    """A partner whose endpoint takes every connection and request and never finishes its
+    answer (a wedged load balancer): it sends `answer` (by default nothing; a status line,
+    headers and the start of a body that never ends, say) and holds the connection.
+    `opened` counts the requests it holds, `closed` the ones the client gave up on (closed
+    its end), `message_ids` the Hoststand-Message-Id of each. `close()` lets them all go."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: bytes = b"") -> None:
+        self.answer = answer
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
         self._lock = threading.Lock()
         self._held: list[socket.socket] = []
         self.opened = 0
         self.closed = 0
+        self.message_ids: list[str] = []
         self._stopped = False
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -413,8 +417,13 @@ class HangingPartner:
                 if not chunk:
                     return
                 data += chunk
+            head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")[1:]
+            headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head)}
             with self._lock:
                 self.opened += 1
+                self.message_ids.append(headers.get(MESSAGE_ID_HEADER.lower(), ""))
+            if self.answer:
+                conn.sendall(self.answer)
             while conn.recv(65536):  # the body, then nothing until the client gives up
                 pass
         with self._lock:
@@ -424,6 +433,10 @@ class HangingPartner:
     def counts(self) -> tuple[int, int]:
         with self._lock:
             return self.opened, self.closed
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(self.message_ids)
 
     def close(self) -> None:
         with self._lock:

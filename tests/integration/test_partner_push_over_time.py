@@ -37,6 +37,7 @@ from tests.integration.test_partner_updates import (
     notifications_for,
     partner_book,
     poll,
+    settle,
     start,
 )
 
@@ -122,3 +123,30 @@ def test_a_partner_whose_endpoint_hangs_does_not_hold_back_another_partners_mess
         server.stop()
     assert_canceled_once(stub, rid, at(TODAY, "20:00"), 2)
     assert [r.target for r in stub.acted(BOOKING)] == [rid]
+
+
+# A partner's answer: 200, then a body that never comes whole (it says 100000 bytes).
+STALLED_200 = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+    b'{"status": "ok", "pad'
+)
+
+
+def test_a_partner_answering_200_is_delivered_however_its_body_goes_on(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """The 200 is the partner's answer. The sender read the body first: one that stalled
+    (or trickled on for ever) failed the request when the read timed out, so the message
+    was sent again and again, and never counted delivered."""
+    with HangingPartner(STALLED_200) as partner:
+        settings = two_partner_settings(tmp_path, stub, partner.base)
+        server = start(tmp_path / "hoststand.db", settings)
+        try:
+            rid = dinerly_book(server, 2, at(TOMORROW, "19:00"))
+            host_cancel(server, rid)
+            outbox = settle(server)
+        finally:
+            server.stop()
+        ids = partner.ids()
+    assert outbox["dead"] == 0 and outbox["delivered"] >= 2  # a replace and the cancel
+    assert len(ids) == len(set(ids)), "a message the partner answered 200 was sent again"
