@@ -31,6 +31,7 @@ from feed.files.writer import (
 )
 from feed.floor.availability import Column, release, spots_total, worked_out
 from feed.service.days import DayBook
+from feed.service.notify import scheduling_overrides
 from feed.venue import calendar
 from feed.venue.restaurant import Area, Restaurant
 from store.log import LogStore
@@ -110,14 +111,8 @@ def availability_rows(
 
 
 def overrides(r: Restaurant, start_sec: int) -> dict[str, int]:
-    """An entry's scheduling_rule_overrides: the last second it can be booked online (when
-    min_advance_minutes is set) and cancelled online (when cancel_cutoff_minutes is)."""
-    out: dict[str, int] = {}
-    if r.min_advance_minutes:
-        out["last_bookable_sec"] = start_sec - r.min_advance_minutes * 60
-    if r.cancel_cutoff_minutes:
-        out["last_online_cancellable_sec"] = start_sec - r.cancel_cutoff_minutes * 60
-    return out
+    """An entry's scheduling_rule_overrides (a replace carries the same)."""
+    return scheduling_overrides(r, start_sec)
 
 
 def _rich(r: Restaurant) -> bool:

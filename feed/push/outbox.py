@@ -27,9 +27,16 @@ import requests
 from feed.push.delivery import Outcome, backoff, environ_proxies, lean_session, send
 from feed.service.days import DayBook
 from feed.service.events import Events
-from feed.service.notify import AVAILABILITY, BOOKING, UPDATE_MASK, rfc3339
+from feed.service.notify import (
+    AVAILABILITY,
+    BOOKING,
+    UPDATE_MASK,
+    rfc3339,
+    scheduling_overrides,
+)
 from feed.settings import Partner
 from feed.venue import calendar
+from feed.venue.restaurant import Restaurant
 from store.log import LogStore, OutboxItem, StoreUnavailable
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
@@ -44,9 +51,23 @@ log = logging.getLogger("hoststand.outbox")
 # The feed's entries are booked at once (CreateBooking answers CONFIRMED); a replace says the
 # same, as the feed does (documents.availability_entry).
 CONFIRMATION_MODE = "CONFIRMATION_MODE_SYNCHRONOUS"
-# startTime, duration, partySize, open, total, and (roomId, roomName) at a restaurant with
-# seating areas (issue #14), else None
-ReplaceRow = tuple[str, str, int, int, int, tuple[str, str] | None]
+# startTime, duration, partySize, open, total, (roomId, roomName) at a restaurant with
+# seating areas (issue #14) else None, and the entry's schedulingRuleOverrides (camelCase;
+# empty when the restaurant sets no booking or cancelling cut-off)
+ReplaceRow = tuple[str, str, int, int, int, tuple[str, str] | None, dict[str, int]]
+# The feed's scheduling_rule_overrides keys as a replace spells them.
+_OVERRIDES = {
+    "first_bookable_sec": "firstBookableSec",
+    "last_bookable_sec": "lastBookableSec",
+    "last_online_cancellable_sec": "lastOnlineCancellableSec",
+}
+
+
+def _overrides(r: Restaurant, start_sec: int) -> dict[str, int]:
+    """The entry's cut-offs, as the feed publishes them: a replace is a complete replacement
+    of its window, so one without them took the feed's away (the partner then offered a slot
+    up to its start and let guests cancel up to it, which we refuse)."""
+    return {_OVERRIDES[k]: v for k, v in scheduling_overrides(r, start_sec).items()}
 
 
 def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, list[ReplaceRow]]:
@@ -81,7 +102,7 @@ def _replace_parts(book: DayBook, day: date, now: datetime) -> tuple[str, str, l
             duration = (
                 durations[n] if slot is None else f"{calendar.duration_sec(r, day, slot, n)}s"
             )
-            rows.append((stamp, duration, n, spots_open, total, room))
+            rows.append((stamp, duration, n, spots_open, total, room, _overrides(r, slot_sec)))
     return rfc3339(start), rfc3339(end), rows
 
 
@@ -106,8 +127,9 @@ def replace_body(book: DayBook, days: Sequence[date], now: datetime) -> dict[str
                 "spotsOpen": spots_open,
                 "resources": _resources(n, room),
                 "confirmationMode": CONFIRMATION_MODE,
+                **({"schedulingRuleOverrides": cut_offs} if cut_offs else {}),
             }
-            for stamp, duration, n, spots_open, total, room in rows
+            for stamp, duration, n, spots_open, total, room, cut_offs in rows
         ]
         windows.append(
             {
@@ -139,14 +161,22 @@ def replace_json(book: DayBook, days: Sequence[date], now: datetime) -> bytes:
         entries = ",".join(
             f'{{"startTime":"{stamp}","duration":"{duration}","spotsTotal":{total},'
             f'"spotsOpen":{spots_open},"resources":{{"partySize":{n}{rooms.get(room, "")}}},'
-            f'"confirmationMode":"{CONFIRMATION_MODE}"}}'
-            for stamp, duration, n, spots_open, total, room in rows
+            f'"confirmationMode":"{CONFIRMATION_MODE}"{_cut_offs_json(cut_offs)}}}'
+            for stamp, duration, n, spots_open, total, room, cut_offs in rows
         )
         windows.append(
             f'{{{ids},"startTimeRestrict":"{start}","endTimeRestrict":"{end}",'
             f'"availability":[{entries}]}}'
         )
     return f'{{"extendedServiceAvailability":[{",".join(windows)}]}}'.encode()
+
+
+def _cut_offs_json(cut_offs: dict[str, int]) -> str:
+    if not cut_offs:
+        return ""
+    return (
+        ',"schedulingRuleOverrides":{' + ",".join(f'"{k}":{v}' for k, v in cut_offs.items()) + "}"
+    )
 
 
 def batches(items: Sequence[OutboxItem]) -> list[list[OutboxItem]]:

@@ -49,6 +49,19 @@ def replace_due(merchant_id: str, now: float, window: float) -> float:
 UPDATE_MASK = "_updateMask"  # kept with a booking notification, sent in its URL
 
 
+def scheduling_overrides(r: Restaurant, start_sec: int) -> dict[str, int]:
+    """An availability entry's scheduling_rule_overrides, the feed's and a replace's alike
+    (a replace replaces the feed's entries of its window, these with them): the last second
+    it can be booked online (when min_advance_minutes is set) and cancelled online (when
+    cancel_cutoff_minutes is)."""
+    out: dict[str, int] = {}
+    if r.min_advance_minutes:
+        out["last_bookable_sec"] = start_sec - r.min_advance_minutes * 60
+    if r.cancel_cutoff_minutes:
+        out["last_online_cancellable_sec"] = start_sec - r.cancel_cutoff_minutes * 60
+    return out
+
+
 def _duration(r: Restaurant, size: int, start: datetime | None = None) -> str:
     """A booking's duration: its party's turn in the service its slot is in."""
     if not 1 <= size <= r.max_party_size:

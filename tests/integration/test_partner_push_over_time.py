@@ -8,9 +8,13 @@ order relative to the other partner's requests, never how long anything took.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,10 +22,15 @@ from feed.push.outbox import PER_PARTNER
 from tests.integration.partner_stub import BOOKING, HangingPartner, PartnerStub
 from tests.integration.server_process import (
     HOST_TOKENS,
+    HOSTSTAND,
+    NOW,
+    SAMPLES,
     SECRETS,
+    STARTUP_SECONDS,
     ServerProcess,
     booking_event,
     signed_post,
+    start_server,
 )
 from tests.integration.test_partner_updates import (
     MARLOWES,
@@ -37,6 +46,7 @@ from tests.integration.test_partner_updates import (
     notifications_for,
     partner_book,
     poll,
+    replaces_for,
     settle,
     start,
 )
@@ -150,3 +160,63 @@ def test_a_partner_answering_200_is_delivered_however_its_body_goes_on(
         ids = partner.ids()
     assert outbox["dead"] == 0 and outbox["delivered"] >= 2  # a replace and the cancel
     assert len(ids) == len(set(ids)), "a message the partner answered 200 was sent again"
+
+
+HARBOUR = "harbour-room"  # no online booking within 2 hours, no online cancel within 24
+
+
+def feed_entries(db: Path, config: Path, out: Path) -> dict[tuple[int, int], dict[str, Any]]:
+    """The availability feed `hoststand feed export` writes now, by (start, party size)."""
+    export = ["feed", "export", "--config", str(config), "--db", str(db), "--out", str(out)]
+    done = subprocess.run(
+        [str(HOSTSTAND), "--now", NOW.isoformat(), *export, "--days", "2"],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    [path] = out.glob("availability-*.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        (e["start_sec"], e["resources"]["party_size"]): e
+        for group in document["service_availability"]
+        for e in group["availability"]
+    }
+
+
+def test_a_replace_carries_the_booking_and_cancelling_cut_offs_the_feed_publishes(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """A replace is a complete replacement of its window: written without the feed's
+    scheduling_rule_overrides, it took them away, so the partner offered each slot up to
+    its start and let guests cancel up to it (refused here: within 2 hours, within 24)."""
+    db = tmp_path / "hoststand.db"
+    settings = two_partner_settings(tmp_path, stub, stub.base)
+    server = start_server(db, settings=settings, configs=[SAMPLES / "harbour.toml"])
+    try:
+        event = booking_event(f"evt-{uuid.uuid4().hex}", 2, at(TOMORROW, "19:00"), HARBOUR)
+        reply = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event)
+        assert reply.status_code == 200, reply.text
+        settle(server)
+    finally:
+        server.stop()
+    [window, *_] = [w for w in reversed(replaces_for(stub, TOMORROW)) if w["merchantId"] == HARBOUR]
+    feed = feed_entries(db, SAMPLES / "harbour.toml", tmp_path / "feed")
+    sent = window["availability"]
+    assert sent
+    for entry in sent:
+        start_sec = int(datetime.fromisoformat(entry["startTime"]).timestamp())
+        published = feed[(start_sec, entry["resources"]["partySize"])]
+        assert (entry["spotsOpen"], entry["spotsTotal"]) == (
+            published["spots_open"],
+            published["spots_total"],
+        )
+        assert entry["schedulingRuleOverrides"] == {
+            "lastBookableSec": start_sec - 120 * 60,
+            "lastOnlineCancellableSec": start_sec - 1440 * 60,
+        }
+        assert published["scheduling_rule_overrides"] == {
+            "last_bookable_sec": start_sec - 120 * 60,
+            "last_online_cancellable_sec": start_sec - 1440 * 60,
+        }
