@@ -315,7 +315,7 @@ class Receiver:
         scope = f"event:{partner.id}"
         stored = self.store.recall(scope, event.id)
         if stored is not None:
-            return self._replay(stored, digest)
+            return self._as_it_stands(self._replay(stored, digest), partner)
 
         def record(reply: Reply) -> Remember:
             # "at": when it was received, so the retention knows how long it may be asked
@@ -341,6 +341,43 @@ class Receiver:
             # A refusal changed nothing; it is stored so a retry gets the same answer.
             return self._replay(self.store.remember(*record(reply)), digest)
         return reply
+
+    def _as_it_stands(self, reply: Reply, partner: Partner) -> Reply:
+        """A stored "booked" answer to a reservation.requested, sent again for a retry of
+        its event, with the booking as it now stands: its status ("booked", "seated",
+        "no_show", "cancelled") and, moved since, its time, size and table. A partner
+        whose first answer was lost sends the event again, maybe minutes later: the stored
+        answer said "booked" at the first table and time after the restaurant had moved
+        or cancelled the booking (and told the partner of it, which did not know the
+        booking's id yet), and the partner showed the guest a table no longer theirs.
+        (v3's CreateBooking, retried, answers the booking's status now too.)"""
+        body = reply.body
+        if body.get("status") != "booked" or not isinstance(body.get("reservation_id"), str):
+            return reply  # a refusal, or not a booking's answer: stored as it stays true
+        book = self.books.get(str(body.get("merchant_id")))
+        index = self.store.recall(BOOKING_SCOPE, body["reservation_id"])
+        if book is None or not isinstance(index, dict) or index.get("partner") != partner.id:
+            return reply
+        day = date.fromisoformat(str(index["day"]))
+        engine_id = str(index.get("reservation_id", body["reservation_id"]))
+        found = [(res, meta) for res, meta in book.reservations(day) if res.id == engine_id]
+        opening = calendar.log_opening(book.restaurant, day)
+        if not found or opening is None:
+            return reply
+        [(reservation, meta)] = found
+        start = opening + timedelta(minutes=reservation.at)
+        size = meta.get("party_size")
+        return Reply(
+            {
+                **body,
+                "status": reservation.status.value,
+                "unit": reservation.unit,
+                "tables": unit_tables(reservation.unit),
+                "party_size": size if isinstance(size, int) else body.get("party_size"),
+                "start": start.astimezone(book.restaurant.tz).isoformat(),
+                "start_sec": int(start.timestamp()),
+            }
+        )
 
     @staticmethod
     def _replay(stored: Any, digest: str, reused: str = replies.EVENT_ID_REUSED) -> Reply:

@@ -43,6 +43,7 @@ from tests.integration.test_partner_updates import (
     assert_canceled_once,
     at,
     host_cancel,
+    host_change,
     notifications_for,
     partner_book,
     poll,
@@ -220,3 +221,36 @@ def test_a_replace_carries_the_booking_and_cancelling_cut_offs_the_feed_publishe
             "last_bookable_sec": start_sec - 120 * 60,
             "last_online_cancellable_sec": start_sec - 1440 * 60,
         }
+
+
+def test_a_booking_event_sent_again_is_answered_as_its_booking_now_stands(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """A partner whose answer was lost sends the event again, maybe minutes later: it got
+    the stored answer, "booked" at the first table and time, after the restaurant had moved
+    the booking and then cancelled it (and told the partner, which did not know the booking
+    id yet): the partner showed the guest a table that was no longer theirs."""
+    server = start(tmp_path / "hoststand.db", two_partner_settings(tmp_path, stub, stub.base))
+    try:
+        event = booking_event(f"evt-{uuid.uuid4().hex}", 2, at(TOMORROW, "19:00"))
+        first = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event).json()
+        assert first["status"] == "booked"
+        rid = first["reservation_id"]
+        assert signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event).json() == first
+        host_change(server, rid, start=at(TOMORROW, "20:30"), party_size=4)
+        moved = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event)
+        assert moved.status_code == 200, moved.text
+        now_stands = moved.json()
+        assert (now_stands["reservation_id"], now_stands["status"]) == (rid, "booked")
+        assert (now_stands["start"], now_stands["party_size"]) == (at(TOMORROW, "20:30"), 4)
+        assert now_stands["start_sec"] == int(
+            datetime.fromisoformat(at(TOMORROW, "20:30")).timestamp()
+        )
+        assert now_stands["tables"] == [now_stands["unit"]]
+        host_cancel(server, rid)
+        again = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event)
+        assert again.status_code == 200, again.text
+        assert {**again.json(), "status": "booked"} == now_stands
+        assert again.json()["status"] == "cancelled"
+    finally:
+        server.stop()
