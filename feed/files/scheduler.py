@@ -230,9 +230,10 @@ class ExportScheduler:
             if not outcome.retry:
                 return False, attempt + 1, error
             if attempt + 1 < MAX_ATTEMPTS:
-                delay = outcome.retry_after
-                if delay is None:
-                    delay = backoff(attempt, self.rng, self.base_delay)
+                # Retry-After is the least wait, never less than our own back-off.
+                delay = backoff(attempt, self.rng, self.base_delay)
+                if outcome.retry_after is not None:
+                    delay = max(delay, outcome.retry_after)
                 if self.stop.wait(delay):
                     return False, attempt + 1, f"{error} (stopped while waiting to retry)"
         return False, MAX_ATTEMPTS, error

@@ -1,8 +1,9 @@
 """Sending to partners over HTTP: what a response means and how long to wait before retrying.
 
-Retried: network errors, 429 (honouring Retry-After) and 5xx, with exponential back-off and
-jitter so many senders do not retry in step. Any other 4xx is the partner refusing the
-request: retrying would not help, so it is reported at once. A redirect is never followed
+Retried: network errors, 429 and 5xx, with exponential back-off and jitter so many senders
+do not retry in step (a Retry-After lengthens the wait, up to MAX_DELAY, never shortens
+it). Any other 4xx is the partner refusing the request: retrying would not help, so it is
+reported at once. A redirect is never followed
 (the client would re-send a POST or PATCH as a GET, or drop its body and our token for
 another host): it is a failure worth retrying, delivered only once the URL answers 2xx.
 """

@@ -392,9 +392,11 @@ class OutboxSender:
             return now, None, ""
         if not outcome.retry:
             return 0.0, _GIVE_UP, outcome.error  # the partner refused it: report, do not retry
-        delay = outcome.retry_after
-        if delay is None:
-            delay = backoff(item.attempts, self.rng, self.base_delay)
+        # Retry-After is the least wait, never less than our own back-off: "0" (for ever)
+        # had the message sent again every round, 20 times a second.
+        delay = backoff(item.attempts, self.rng, self.base_delay)
+        if outcome.retry_after is not None:
+            delay = max(delay, outcome.retry_after)
         return 0.0, now + delay, outcome.error
 
     def loop(

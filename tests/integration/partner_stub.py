@@ -30,6 +30,7 @@ KINDS = frozenset({BOOKING, AVAILABILITY, UPLOAD})
 UNAVAILABLE = "503"
 TOO_MANY = "429"  # with Retry-After: 1
 BUSY_FOR_A_DAY = "503-day"  # 503 with Retry-After: 86400
+AGAIN_AT_ONCE = "429-now"  # 429 with Retry-After: 0
 FORBIDDEN = "403"
 DROP = "drop"  # read the request, then close the connection without a response
 DROP_AFTER = "drop-after"  # act on the request, then close without a response (ack lost)
@@ -38,7 +39,17 @@ SLOW = "slow"  # act on the request after SLOW_SECONDS, then answer 200
 # clients elsewhere does): a client following it has delivered nothing
 REDIRECT = "302"
 MODES = frozenset(
-    {UNAVAILABLE, TOO_MANY, BUSY_FOR_A_DAY, FORBIDDEN, DROP, DROP_AFTER, SLOW, REDIRECT}
+    {
+        UNAVAILABLE,
+        TOO_MANY,
+        BUSY_FOR_A_DAY,
+        AGAIN_AT_ONCE,
+        FORBIDDEN,
+        DROP,
+        DROP_AFTER,
+        SLOW,
+        REDIRECT,
+    }
 )
 MOVED = "/moved"
 SLOW_SECONDS = 2.0
@@ -90,6 +101,7 @@ class _State:
     duplicates: list[Request] = field(default_factory=list)
     attempts: list[tuple[str, str, str]] = field(default_factory=list)  # kind, path, outcome
     in_flight: dict[str, int] = field(default_factory=dict)  # kind -> requests being slowed
+    refused_at: list[float] = field(default_factory=list)
     changed: threading.Condition = field(init=False)
 
     def __post_init__(self) -> None:
@@ -177,6 +189,11 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == BUSY_FOR_A_DAY:
             stub._attempt(request, mode)
             self._answer(503, {"error": "come back tomorrow"}, {"Retry-After": "86400"})
+            return
+        if mode == AGAIN_AT_ONCE:
+            stub._attempt(request, mode)
+            stub._stamp(request)
+            self._answer(429, {"error": "slow down"}, {"Retry-After": "0"})
             return
         if mode == DROP:
             stub._attempt(request, mode)
@@ -306,6 +323,15 @@ class PartnerStub:
         with self._state.changed:
             self._state.attempts.append((request.kind, request.path, outcome))
             self._state.changed.notify_all()
+
+    def _stamp(self, request: Request) -> None:
+        with self._state.changed:
+            self._state.refused_at.append(request.received_at)
+
+    def refused_at(self) -> list[float]:
+        """When each AGAIN_AT_ONCE refusal was answered (Unix time), in order."""
+        with self._state.lock:
+            return list(self._state.refused_at)
 
     def _slow(self, request: Request) -> None:
         with self._state.changed:

@@ -34,6 +34,7 @@ from feed.service.days import DayBook
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import (
+    AGAIN_AT_ONCE,
     AVAILABILITY,
     BOOKING,
     BUSY_FOR_A_DAY,
@@ -532,6 +533,27 @@ def test_a_partner_asking_us_to_wait_a_day_is_tried_again_within_the_longest_bac
     with contextlib.closing(sqlite3.connect(server.db)) as conn:
         [(retry_at,)] = conn.execute("SELECT retry_at FROM outbox WHERE id = ?", (waiting.id,))
     assert asked < retry_at <= time.time() + MAX_DELAY
+
+
+def test_a_partner_asking_us_to_retry_at_once_is_still_retried_with_back_off(
+    server: ServerProcess, stub: PartnerStub
+) -> None:
+    # Retry-After: 0 was honoured as it stood: a partner answering 429 with it (for ever)
+    # got the message again every round, 20 times a second. Retry-After is the least wait.
+    stub.fail_next(1, AGAIN_AT_ONCE, [BOOKING])
+    rid = partner_book(server, 2, at(TODAY, "20:00"))
+    host_cancel(server, rid)
+    poll(lambda: tried_while_down(server.db), 10, "the refused attempt", server)
+    [refused] = stub.refused_at()
+    with contextlib.closing(sqlite3.connect(server.db)) as conn:
+        [(retry_at, attempts)] = conn.execute(
+            "SELECT retry_at, attempts FROM outbox WHERE kind = 'booking' AND key = ?", (rid,)
+        )
+    assert attempts == 1
+    assert retry_at >= refused + 0.2 / 2  # retry_base_seconds 0.2: the first back-off's least
+    outbox = settle(server)
+    assert_canceled_once(stub, rid, at(TODAY, "20:00"), 2)
+    assert outbox["dead"] == 0
 
 
 def test_a_change_made_while_a_replace_is_in_flight_reaches_the_partner(
