@@ -140,7 +140,11 @@ class AvailabilityWatch:
                 continue
             key = book.availability_key(day, now)
             last = self.seen.get(merchant)
-            if last is not None and last[0] == day and last[1] != key and book.tell_partners(day):
+            # What partners last heard of the day is not known on this process's first look
+            # at it (a start, after being down a while; another process's turns; a new day):
+            # they are told then too. Taken for what they had, time's changes while no server
+            # ran went untold until the next write (a party past its turn, seen still there).
+            if (last is None or last != (day, key)) and book.tell_partners(day):
                 told += 1
             # Noted as published only once the replace is queued: a store that refused it
             # (the sweep fails) leaves the old key, so the next sweep tells them again.

@@ -12,13 +12,17 @@ import json
 import subprocess
 import uuid
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
-from feed.push.outbox import PER_PARTNER
+from feed.push.outbox import PER_PARTNER, replace_body
+from feed.service.days import DayBook
+from feed.venue.restaurant import Restaurant, load_restaurant
+from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import BOOKING, HangingPartner, PartnerStub
 from tests.integration.server_process import (
     HOST_TOKENS,
@@ -42,6 +46,7 @@ from tests.integration.test_partner_updates import (
     V3_PASSWORD,
     assert_canceled_once,
     at,
+    host_auth,
     host_cancel,
     host_change,
     notifications_for,
@@ -89,6 +94,18 @@ staging = "{tmp / "staging"}"
         encoding="utf-8",
     )
     return path
+
+
+@pytest.fixture(scope="module")
+def marlowes() -> Restaurant:
+    return load_restaurant(SAMPLES / "marlowes.toml")
+
+
+def current_replace(db: Path, r: Restaurant, day: date, now: datetime) -> dict[str, Any]:
+    """The window for `day` the server would send at `now`, from its database."""
+    with SQLiteStore(db) as store:
+        [window] = replace_body(DayBook(store, r), [day], now)["extendedServiceAvailability"]
+    return dict(window)
 
 
 @pytest.fixture
@@ -202,7 +219,7 @@ def test_a_replace_carries_the_booking_and_cancelling_cut_offs_the_feed_publishe
         settle(server)
     finally:
         server.stop()
-    [window, *_] = [w for w in reversed(replaces_for(stub, TOMORROW)) if w["merchantId"] == HARBOUR]
+    window = replaces_for(stub, TOMORROW, HARBOUR)[-1]
     feed = feed_entries(db, SAMPLES / "harbour.toml", tmp_path / "feed")
     sent = window["availability"]
     assert sent
@@ -254,3 +271,43 @@ def test_a_booking_event_sent_again_is_answered_as_its_booking_now_stands(
         assert again.json()["status"] == "cancelled"
     finally:
         server.stop()
+
+
+def host_walk_in(server: ServerProcess, size: int) -> str:
+    url = f"{server.base}/api/v1/restaurants/{MARLOWES}/walk-ins"
+    reply = requests.post(url, json={"size": size}, headers=host_auth(), timeout=10)
+    assert reply.status_code == 200, reply.text
+    return str(reply.json()["result"])
+
+
+def test_a_server_started_later_tells_partners_what_time_changed_while_it_was_down(
+    tmp_path: Path, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    """Partners heard today's spots at 18:00, with two parties seated then (turns ending
+    18:45). A server started at 18:40 (down meanwhile, or a restart) reads them still
+    there until 18:55 (a party past its turn keeps its table until now + 15): the clock's
+    watch took what it first saw for what partners had, and told them nothing until a
+    write did, so they kept offering 18:45 at tables still taken."""
+    db = tmp_path / "hoststand.db"
+    settings = two_partner_settings(tmp_path, stub, stub.base)
+    first = start(db, settings)
+    try:
+        assert host_walk_in(first, 2).startswith("seated")
+        assert host_walk_in(first, 2).startswith("seated")
+        settle(first)
+    finally:
+        first.stop()
+    told = replaces_for(stub, TODAY)[-1]
+    later = NOW + timedelta(minutes=40)
+    now_true = current_replace(db, marlowes, TODAY, later)
+    assert told != now_true  # what time alone changed
+    second = start(db, settings, later)
+    try:
+        poll(
+            lambda: replaces_for(stub, TODAY)[-1] == now_true,
+            SETTLE_SECONDS,
+            "a replace of today as it stands at 18:40",
+            second,
+        )
+    finally:
+        second.stop()

@@ -283,15 +283,16 @@ def notifications_for(stub: PartnerStub, booking_id: str) -> list[Request]:
     return [r for r in stub.acted(BOOKING) if r.target == booking_id]
 
 
-def replaces_for(stub: PartnerStub, day: date) -> list[dict[str, Any]]:
-    """The windows for `day` in the availability replaces acted on, in arrival order (a
-    replace carries a window for each day of the restaurant that changed)."""
+def replaces_for(stub: PartnerStub, day: date, merchant: str = MARLOWES) -> list[dict[str, Any]]:
+    """The windows for `merchant`'s `day` in the availability replaces acted on, in arrival
+    order (a replace carries a window for each day of the restaurant that changed; the
+    other restaurant's windows, its day under another zone, are not these)."""
     bodies = [r.json() for r in stub.acted(AVAILABILITY)]
     return [
         window
         for b in bodies
         for window in b["extendedServiceAvailability"]
-        if window["startTimeRestrict"][:10] == day.isoformat()
+        if window["startTimeRestrict"][:10] == day.isoformat() and window["merchantId"] == merchant
     ]
 
 
