@@ -23,7 +23,7 @@ from feed.push.outbox import PER_PARTNER, replace_body
 from feed.service.days import DayBook
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
-from tests.integration.partner_stub import BOOKING, HangingPartner, PartnerStub
+from tests.integration.partner_stub import AVAILABILITY, BOOKING, HangingPartner, PartnerStub
 from tests.integration.server_process import (
     HOST_TOKENS,
     HOSTSTAND,
@@ -33,6 +33,7 @@ from tests.integration.server_process import (
     STARTUP_SECONDS,
     ServerProcess,
     booking_event,
+    change_event,
     signed_post,
     start_server,
 )
@@ -311,3 +312,116 @@ def test_a_server_started_later_tells_partners_what_time_changed_while_it_was_do
         )
     finally:
         second.stop()
+
+
+# -- the truth over an evening ----------------------------------------------------------------
+
+
+def as_partner_holds(stub: PartnerStub) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """Marlowe's spots as the partner holds them, every replace applied in arrival order:
+    (start, party size) -> (open, total, duration)."""
+    held: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for request in stub.acted(AVAILABILITY):
+        for window in request.json()["extendedServiceAvailability"]:
+            if window["merchantId"] != MARLOWES:
+                continue
+            low, high = instant(window["startTimeRestrict"]), instant(window["endTimeRestrict"])
+            for key in [k for k in held if low <= k[0] < high]:
+                del held[key]
+            for a in window["availability"]:
+                key = (instant(a["startTime"]), a["resources"]["partySize"])
+                held[key] = (a["spotsOpen"], a["spotsTotal"], int(a["duration"][:-1]))
+    return held
+
+
+def instant(text: str) -> int:
+    return int(datetime.fromisoformat(text).timestamp())
+
+
+def untrue_spots(server: ServerProcess, stub: PartnerStub, now: datetime) -> list[Any]:
+    """The slots the partner holds open that BatchAvailabilityLookup says are not, or the
+    other way round, from `now` on."""
+    held = as_partner_holds(stub)
+    keys = sorted(k for k in held if k[0] > now.timestamp())
+    slot_time = [
+        {"service_id": "1000", "start_sec": str(start), "duration_sec": str(held[start, n][2]),
+         "resource_ids": {"party_size": n}}
+        for start, n in keys
+    ]  # fmt: skip
+    reply = requests.post(
+        f"{server.base}/v3/BatchAvailabilityLookup",
+        json={"merchant_id": MARLOWES, "slot_time": slot_time},
+        auth=(TABLEFINDER, V3_PASSWORD),
+        timeout=30,
+    )
+    assert reply.status_code == 200, reply.text
+    said = [a["available"] for a in reply.json()["slot_time_availability"]]
+    assert len(said) == len(keys) > 0
+    return [
+        (k, held[k])
+        for k, available in zip(keys, said, strict=True)
+        if available != (held[k][0] > 0)
+    ]
+
+
+def untrue_notifications(server: ServerProcess, stub: PartnerStub) -> list[Any]:
+    """Each booking's last notification that says otherwise than GetBookingStatus now."""
+    last = {r.target: r.json() for r in stub.acted(BOOKING)}
+    wrong = []
+    for booking_id, told in last.items():
+        reply = requests.post(
+            f"{server.base}/v3/GetBookingStatus",
+            json={"booking_id": booking_id},
+            auth=(TABLEFINDER, V3_PASSWORD),
+            timeout=10,
+        )
+        assert reply.status_code == 200, reply.text
+        if reply.json()["booking_status"] != told["status"]:
+            wrong.append((booking_id, told["status"], reply.json()["booking_status"]))
+    return wrong
+
+
+def test_over_an_evening_the_replaces_applied_in_order_say_what_the_lookup_says(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """Partner bookings, walk-ins, a host cancel and move, a check-in, a no-show by the
+    clock and two restarts later in the evening: after each, the partner's spots (its
+    replaces applied in the order they came) are the lookup's, and each booking's last
+    notification says its status as GetBookingStatus does."""
+    db = tmp_path / "hoststand.db"
+    settings = two_partner_settings(tmp_path, stub, stub.base)
+    phases = [NOW, NOW + timedelta(minutes=65), NOW + timedelta(minutes=110)]
+    server = start(db, settings, phases[0])
+    try:
+        at_seven = partner_book(server, 2, at(TODAY, "19:00"))
+        late = partner_book(server, 4, at(TODAY, "19:30"))  # never comes: a no-show at 19:45
+        cancelled = partner_book(server, 6, at(TODAY, "20:00"))
+        moved = partner_book(server, 2, at(TOMORROW, "20:30"))
+        host_walk_in(server, 2)
+        host_walk_in(server, 4)
+        host_cancel(server, cancelled)
+        host_change(server, moved, start=at(TOMORROW, "21:00"))
+        settle(server)
+        assert untrue_spots(server, stub, phases[0]) == []
+        assert untrue_notifications(server, stub) == []
+    finally:
+        server.stop()
+    server = start(db, settings, phases[1])
+    try:
+        event = change_event(f"evt-{uuid.uuid4().hex}", "checked_in", at_seven)
+        stamp = instant(phases[1].isoformat())
+        checked_in = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], event, t=stamp)
+        assert checked_in.status_code in (200, 409), checked_in.text  # 409: T2 still taken
+        poll(lambda: untrue_spots(server, stub, phases[1]) == [], SETTLE_SECONDS, "truth", server)
+    finally:
+        server.stop()
+    server = start(db, settings, phases[2])
+    try:
+        poll(lambda: notifications_for(stub, late) != [], SETTLE_SECONDS, "no-show", server)
+        settle(server)
+        poll(lambda: untrue_spots(server, stub, phases[2]) == [], SETTLE_SECONDS, "truth", server)
+        assert untrue_notifications(server, stub) == []
+        told = {r.target: r.json()["status"] for r in stub.acted(BOOKING)}
+        assert told == {cancelled: "CANCELED", moved: "CONFIRMED", late: "NO_SHOW"}
+    finally:
+        server.stop()
