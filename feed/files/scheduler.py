@@ -21,6 +21,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -153,10 +154,16 @@ class ExportScheduler:
                 record = self._record(started, None, "staging", "failed", 1, f"export: {exc}")
                 self.store.record_export(record)
                 return [record]
-            records = []
             destinations = s.destinations or (Destination("directory", str(self.staging)),)
-            for destination in destinations:
-                records.append(self._deliver(summary, destination, started))
+            # Each destination on its own thread: one whose endpoint hangs or keeps failing
+            # (six attempts, each up to its timeout, back-offs between) held every later one
+            # of the list until it gave up, every run. Records keep the list's order.
+            with ThreadPoolExecutor(
+                max_workers=len(destinations), thread_name_prefix="export-delivery"
+            ) as deliveries:
+                records = list(
+                    deliveries.map(lambda d: self._deliver(summary, d, started), destinations)
+                )
         failed = [r for r in records if r["outcome"] != "delivered"]
         self.events.exported(
             "failed" if failed else "delivered",

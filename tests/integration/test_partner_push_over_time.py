@@ -425,3 +425,38 @@ def test_over_an_evening_the_replaces_applied_in_order_say_what_the_lookup_says(
         assert told == {cancelled: "CANCELED", moved: "CONFIRMED", late: "NO_SHOW"}
     finally:
         server.stop()
+
+
+def test_a_feed_upload_that_hangs_does_not_hold_back_the_other_destinations(
+    tmp_path: Path, stub: PartnerStub, hanging: HangingPartner
+) -> None:
+    """The export delivered to its destinations one after another: a partner's upload
+    endpoint that hangs held the directory destination's copy until every attempt of it
+    had timed out (six of 10 s, back-offs between), every run."""
+    settings = two_partner_settings(tmp_path, stub, stub.base)
+    published = tmp_path / "partner-feeds"
+    with settings.open("a", encoding="utf-8") as f:
+        f.write(
+            f"""
+[[export.destinations]]
+kind = "http"
+url = "{hanging.base}/feeds"
+method = "PUT"
+
+[[export.destinations]]
+kind = "directory"
+path = "{published}"
+"""
+        )
+    server = start(tmp_path / "hoststand.db", settings)
+    try:
+        poll(lambda: hanging.counts()[0] >= 1, 30, "the upload held", server)
+        poll(
+            lambda: len(list(published.glob("*.json"))) == 3,
+            SETTLE_SECONDS,
+            "the feed in the directory",
+            server,
+        )
+        assert hanging.counts()[1] == 0, "copied only once the upload had given up"
+    finally:
+        server.stop()
