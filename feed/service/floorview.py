@@ -11,11 +11,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from engine import HostStand
+from engine import HostStand, config
 from engine.floor import FloorPlan
 from engine.holds import Reservation, ReservationStatus
+from engine.seating import seating_pass
+from engine.stand import unit_name
 from feed.service.days import DayBook, area_id, one_per_booking, refloor_before
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
@@ -186,8 +188,6 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
                     "arrived_minute": arrived_minute(res),
                 }
 
-    # Tables a reservation holds now (its guests due, or at the door): not the waitlist's.
-    held = {t.id for t in r.floor.tables if stand.book.holder(t.id, ts) is not None}
     positions = r.positions
     columns = 3 if len(r.floor.tables) <= 9 else 4
     tables: list[dict[str, Any]] = []
@@ -227,7 +227,7 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
         "max_party_size": r.max_party_size,
         "tables": tables,
         "combos": combos,
-        "queue": _queue(book, stand, ts, meta, quotes, set(occupants) | held),
+        "queue": _queue(book, stand, ts, meta, quotes),
         # Every party the clock seated today (time's own change, told to no tap): the
         # tablet says each once, however late it learns of it (offline across it).
         "clock_seated": [
@@ -258,27 +258,31 @@ def _queue(
     ts: int,
     meta: dict[str, dict[str, Any]],
     quotes: dict[str, int],
-    taken: set[str],
 ) -> list[dict[str, Any]]:
-    """The waitlist oldest first; `next_up` is the unit the host could seat a party at now
-    (no table of it is in `taken`: sat at or held for a reservation; it is big enough; an
-    older party has not got it already)."""
-    floor = book.restaurant.floor
-    units = sorted(
-        [(t.seats, i, t.id, (t.id,)) for i, t in enumerate(floor.tables)]
-        + [(c.capacity, 100 + j, c.id, c.tables) for j, c in enumerate(floor.combos)]
-    )
-    given: set[str] = set(taken)
+    """The waitlist oldest first; `next_up` is the unit the engine's own seating pass gives
+    the party with the tables as they are now, once roominess and a large party's claim no
+    longer hold it back (it has waited ROOMY_AFTER_MINUTES): never a table sat at or held
+    for a reservation, nor one whose next booking starts before the party's turn would be
+    over (the floor's protect_reservations: no wait lifts it, so the pass never gives it).
+    The pass itself (time included) has already seated whoever it can seat now, so these
+    are the tables the host may seat each party at by hand without taking one the engine
+    keeps for a booking; an older party's is not offered to a later one. Protection was
+    not applied here: the waitlist said 'next up: T3' for a party of 4 while T3 was kept
+    for an 18:45 booking, and the host walked them to a table the engine would not give."""
+    floor = stand.floor  # the plan the day runs on (a reload may have taken tables off)
+    queue = stand.queue()
+    usable = stand.usable_tables(ts)
+    patient = [
+        _Patient(p, min(p.arrival, ts - config.ROOMY_AFTER_MINUTES))
+        for p in queue
+        if p.size is not None
+    ]
+    given = {
+        cast(_Patient, s.party).party.id: unit_name(s.tables)
+        for s in seating_pass(ts, patient, usable, floor, stand.next_booked(usable))
+    }
     out = []
-    for p in stand.queue():
-        size = p.size or 0
-        next_up = None
-        for seats, _, unit, unit_tables in units:
-            combo = len(unit_tables) > 1
-            if seats >= size and combo == floor.is_large(size) and not given & set(unit_tables):
-                next_up = unit
-                given |= set(unit_tables)
-                break
+    for p in queue:
         details = meta.get(p.id, {})
         out.append(
             {
@@ -289,10 +293,23 @@ def _queue(
                 "arrival": p.arrival,
                 "waited": ts - p.arrival,
                 "quote": quotes.get(p.id),
-                "next_up": next_up,
+                "next_up": given.get(p.id),
             }
         )
     return out
+
+
+@dataclass(frozen=True)
+class _Patient:
+    """A waiting party as the pass would see it once it has waited long enough that
+    roominess and claims no longer apply (its `size` and an `arrival` that long ago)."""
+
+    party: Any
+    arrival: int
+
+    @property
+    def size(self) -> int:
+        return int(self.party.size)
 
 
 def reservation_rows(

@@ -535,6 +535,36 @@ def test_the_waitlist_never_sends_a_party_to_a_table_held_for_guests(
     assert tablet.errors() == []
 
 
+def test_the_waitlist_says_next_up_only_at_a_table_the_engine_would_give_the_party(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Hal's six are booked at 18:45 on T3, the only six-top, which is free at 18:00 and
+    not yet held. Five couples take the other tables and Wyn's four wait: their meal (70
+    minutes) would run past 18:45, so the engine keeps T3 from them (the floor protects
+    reservations) and never seats them there. The waitlist said 'next up: T3', T3's menu
+    marked Wyn as fitting it, and the host walked them to a table Hal's party needs."""
+    _book(server, 6, "18:45", "Hal")
+    for i in range(5):
+        api(server, "POST", "/walk-ins", {"size": 2, "name": f"C{i}", "party_id": f"c{i}"})
+    api(server, "POST", "/walk-ins", {"size": 4, "name": "Wyn", "party_id": "wyn"})
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.el('#queue [data-party="wyn"]'), message="Wyn waiting")
+    tablet.press(lambda: tablet.el('#floor [data-table="T3"]'))
+    tablet.wait(lambda: _chooser(tablet) is not None, message="T3's menu")
+    shown = tablet.js(
+        "return [document.querySelector('#floor [data-table=T3]').textContent,"
+        " document.querySelector('#queue [data-party=wyn]').textContent,"
+        " Array.from(document.querySelectorAll('#chooser-options button.fits'),"
+        " b => b.dataset.unit)]"
+    )
+    tablet.shot("waitlist-next-up-kept-table")
+    card, row, fitting = shown
+    assert "Free" in card and "next: Hal (6) at 18:45" in card, card
+    assert "next up" not in row, row
+    assert fitting == [], fitting
+    assert tablet.errors() == []
+
+
 # -- large parties -------------------------------------------------------------------------
 
 
