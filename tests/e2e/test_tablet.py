@@ -2337,6 +2337,41 @@ def test_the_page_never_scrolls_sideways_and_its_targets_are_large(
     assert tablet.errors() == []
 
 
+@pytest.mark.parametrize("width,height", [(390, 844), (320, 640)], ids=["phone", "narrowest-phone"])
+def test_a_long_name_due_next_at_a_table_never_makes_its_row_of_cards_taller(
+    server: ServerProcess, browser: Open, width: int, height: int
+) -> None:
+    """On a phone a table's card is a third of the screen wide. Two rows alike: a couple at
+    T1 with Maximilian-Alexander Featherstonehaugh-Worthington's four due next there, a
+    couple at T2 with Bartholomew Christopherson's two. The longer name wrapped over six
+    lines and the first row of cards stood 36 px taller than the second (367 px against 331
+    at 390 wide): now a name is cut with '…' on one line, whole in the line's tooltip and
+    on the booking's row."""
+    long = "Maximilian-Alexander Featherstonehaugh-Worthington"
+    _book(server, 4, "19:00", long)  # T1
+    _book(server, 2, "19:15", "Bartholomew Christopherson")  # T2
+    for i in range(4):  # T2, T4, T1, T5
+        api(server, "POST", "/walk-ins", {"size": 2, "name": f"W{i}", "party_id": f"w{i}"})
+    tablet = browser(server.base, width, height)
+    tablet.wait(lambda: "next: Bartholomew" in tablet.table("T2"), message="Bartholomew at T2")
+    shown = tablet.js(
+        """const card = (id) => document.querySelector(`#floor [data-table="${id}"]`);
+           const cut = card('T1').querySelector('.next .cut');
+           return [card('T1').offsetHeight, card('T2').offsetHeight,
+                   card('T1').querySelector('.next').title,
+                   Boolean(cut && cut.scrollWidth > cut.clientWidth),
+                   card('T1').querySelector('.next').textContent,
+                   document.querySelector('#reservations').innerText]"""
+    )
+    tablet.shot(f"long-name-next-{width}")
+    first_row, second_row, tooltip, cut, line, rows = shown
+    assert first_row == second_row, (first_row, second_row)
+    assert cut and tooltip == f"next: {long} (4) at 19:00", tooltip
+    assert line == f"next: {long} (4) at 19:00", line  # the words are all there, read aloud
+    assert long in rows
+    assert tablet.errors() == []
+
+
 def test_a_field_brought_into_view_on_a_phone_is_never_under_the_sticky_bar(
     server: ServerProcess, browser: Open
 ) -> None:

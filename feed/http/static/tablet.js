@@ -42,7 +42,8 @@
   const madeUp = /^w-[0-9a-f]{8}$/;
   const who = (p) => p.name || (p.reservation || p.reservation_id ? "Guest"
     : !p.party_id || madeUp.test(p.party_id) ? "Walk-in" : p.party_id);
-  const party = (p) => `${who(p)}${p.size ? `, party of ${p.size}` : ""}`;
+  const sizeOf = (p) => (p.size ? `, party of ${p.size}` : "");
+  const party = (p) => `${who(p)}${sizeOf(p)}`;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   // A host token refused in the middle of service was changed or revoked: the one saved on
   // the tablet is forgotten, and signing in again needs the current one.
@@ -337,6 +338,15 @@
     const over = f.minute - Math.max(r.arrived_minute, r.at);
     return { text: `here ${f.minute - r.arrived_minute} min`, cls: over >= 20 ? "worry long" : over >= 10 ? "worry" : "" };
   }
+  // A guest's name on a table's card, then the rest of its line (", party of 4", " (4) at
+  // 19:00"): the name takes one line at most, cut with "…" (whole in the line's tooltip,
+  // the card's label and the booking's own row), the rest follows it or wraps below. A
+  // long name wrapped over six lines of a phone's narrow card, and the whole row of cards
+  // grew as tall. A comma after the name stays with it.
+  function named(p, rest) {
+    const comma = rest.startsWith(",");
+    return [h("span", { class: "cut" }, who(p) + (comma ? "," : "")), comma ? rest.slice(1) : rest];
+  }
   function tableText(t, unit) {
     const seats = unit ? unit.seats : t.seats;
     const kids = [
@@ -347,7 +357,7 @@
     ];
     const o = t.occupant;
     if (o) {
-      kids.push(h("span", { class: "who" }, party(o)));
+      kids.push(h("span", { class: "who", title: party(o) }, named(o, sizeOf(o))));
       const left = o.overstay ? `over by ${-o.turn_left} min` : `${o.turn_left} min left`;
       kids.push(h("span", { class: "when" }, `${o.seated_for} min seated · ${left}`));
     } else if (t.hold) {
@@ -355,7 +365,7 @@
       const here = hd.arrived ? hereFor(hd.reservation_id) : null;
       const until = hd.until ? `until ${hd.until}` : `guests ${here ? here.text : "here"}`;
       kids.push(h("span", { class: "state" }, "Held"));
-      kids.push(h("span", { class: "who" }, party(hd)));
+      kids.push(h("span", { class: "who", title: party(hd) }, named(hd, sizeOf(hd))));
       kids.push(h("span", { class: `when ${here ? here.cls : ""}` }, `${hd.at} · ${until}`));
     } else {
       kids.push(h("span", { class: "state" }, "Free"));
@@ -365,8 +375,9 @@
       const tight = o && o.turn_left > nx.in_minutes;
       const here = nx.arrived ? hereFor(nx.reservation_id) : null;
       const late = nx.arrived ? ` · ${here ? `${here.text}, waiting` : "here, waiting"}` : nx.in_minutes <= 0 ? " · due now" : tight ? " · still eating then" : "";
-      kids.push(h("span", { class: (tight || nx.arrived ? "next tight" : "next") + (here?.cls ? ` ${here.cls}` : "") },
-        `next: ${who(nx)}${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${late}`));
+      const rest = `${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${late}`;
+      kids.push(h("span", { class: (tight || nx.arrived ? "next tight" : "next") + (here?.cls ? ` ${here.cls}` : ""), title: `next: ${who(nx)}${rest}` },
+        "next: ", named(nx, rest)));
     }
     return kids;
   }
