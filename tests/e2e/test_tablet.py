@@ -776,6 +776,30 @@ def test_parties_without_a_name_are_walk_ins_and_guests_never_made_up_ids(
     assert tablet.errors() == []
 
 
+def test_a_walk_in_added_here_without_a_name_is_a_walk_in_waiting_and_seated(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Friday 17:40, the door busy: the host adds a couple with no name from this tablet's
+    form. The page makes up its id ('w-' and 10 hex digits, kept across retries), and the
+    waitlist showed it ('1. w-addd5787b0'), then the table's card once they sat down."""
+    for i, size in enumerate((2, 2, 2, 6, 4, 4)):  # every table taken
+        api(server, "POST", "/walk-ins", {"size": size, "name": f"N{i}", "party_id": f"n{i}"})
+    tablet = browser(server.base)
+    said = tablet.walk_in(2, "")
+    assert said.startswith("Walk-in, party of 2: waitlist, place 1"), said
+    tablet.wait(lambda: tablet.el("#queue li[data-party]"), message="the walk-in waiting")
+    queue = tablet.text("#queue")
+    assert "1. Walk-in" in queue and "w-" not in queue, queue
+    pid = tablet.js("return document.querySelector('#queue li[data-party]').dataset.party")
+    seated = next(t for t, who in api(server, "GET", "/board")["result"]["tables"].items()
+                  if who == "n0")  # fmt: skip
+    tablet.tap_table(seated, "free")
+    tablet.wait(lambda: pid in str(api(server, "GET", "/board")["result"]), message="seated")
+    tablet.wait(lambda: "Walk-in, party of 2" in tablet.table(seated), message="on the card")
+    assert "w-" not in tablet.text("#floor", content=True)
+    assert tablet.errors() == []
+
+
 def test_the_finder_keeps_the_bookings_that_match_a_name_or_a_phones_digits(
     server: ServerProcess, browser: Open
 ) -> None:

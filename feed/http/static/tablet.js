@@ -36,10 +36,11 @@
     return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
   }
   const api = (path) => `/api/v1/restaurants/${encodeURIComponent(st.merchant)}${path}`;
-  // A party without a name: a walk-in whose id the server made up ("w-" and 8 hex digits,
-  // meaningless to the host) is "Walk-in", a booking "Guest"; an id the host chose itself
-  // ("A", as the seed's parties are called) is how the host knows that party.
-  const madeUp = /^w-[0-9a-f]{8}$/;
+  // A party without a name: a walk-in whose id was made up (meaningless to the host: "w-"
+  // and 8 hex digits by the server, 10 by this page's own Add walk-in) is "Walk-in", a
+  // booking "Guest"; an id the host chose itself ("A", as the seed's parties are called) is
+  // how the host knows that party. The page's own were shown as "w-addd5787b0".
+  const madeUp = /^w-[0-9a-f]{8}(?:[0-9a-f]{2})?$/;
   const who = (p) => p.name || (p.reservation || p.reservation_id ? "Guest"
     : !p.party_id || madeUp.test(p.party_id) ? "Walk-in" : p.party_id);
   const sizeOf = (p) => (p.size ? `, party of ${p.size}` : "");
