@@ -461,6 +461,38 @@ def test_a_check_in_with_no_free_table_big_enough_says_so_in_its_menu(
     assert tablet.errors() == []
 
 
+def test_a_check_in_whose_only_fitting_tables_are_held_for_others_shows_none_green(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Friday 18:00: Ed's couple is at the door for 18:15, Wu still sits at Ed's T2, and the
+    only tables nobody sits at are T3 and T4, held for Dee's six and Cy's couple. The menu
+    drew both green under "green ones fit the party" (the host walks Ed to Cy's table); now
+    neither is green and the note says they are held for other guests."""
+    ed = _book(server, 2, "18:15", "Ed")  # T2
+    _book(server, 2, "18:15", "Cy")  # T4
+    _book(server, 6, "18:15", "Dee")  # T3
+    for size, pid in ((4, "al"), (4, "bea"), (4, "cam")):  # T1, T5, T6
+        api(server, "POST", "/walk-ins", {"size": size, "party_id": pid, "name": pid.title()})
+    api(server, "POST", "/walk-ins", {"size": 2, "party_id": "W", "name": "Wu"})
+    api(server, "POST", "/parties/W/seat", {"unit": "T2"})
+    tablet = browser(server.base)
+    said = tablet.banner_after(lambda: tablet.tap_row(f'[data-reservation="{ed}"]', "Check in"))
+    assert "T2 is still taken" in said, said
+    tablet.wait(lambda: tablet.el("#chooser").is_displayed(), message="the menu")
+    menu = tablet.js(
+        "return [document.getElementById('chooser-note').textContent,"
+        " Array.from(document.querySelectorAll('#chooser-options button'),"
+        " b => [b.dataset.unit, b.classList.contains('fits')])]"
+    )
+    tablet.shot("check-in-only-held-tables")
+    assert menu == [
+        "Every table that seats a party of 2 now is held for other guests: choose one anyway"
+        " (you are asked first), or Close and seat them when one frees.",
+        [["T3", False], ["T4", False], ["T3+T4", False]],
+    ], menu
+    assert tablet.errors() == []
+
+
 def test_moving_a_party_onto_a_table_held_for_guests_asks_first(
     server: ServerProcess, browser: Open
 ) -> None:

@@ -736,24 +736,34 @@
     // A walk-in never sits at a unit smaller than the party (the engine refuses it: "table
     // too small"); a booking's size is not the engine's to check, so all stay offered.
     const walkIn = kind === "move" ? !p.reservation : !p.reservation_id;
+    // Green: a unit that seats the party and is nobody else's now. One held for other
+    // guests (due, or at the door) is offered as it says, not green: Seat asks first.
+    const ownHold = kind === "move" ? null : p.reservation_id;
+    const heldForOthers = (u) => (u.holds || [u.hold]).some((hd) => hd && hd.reservation_id !== ownHold);
     const opts = units()
       .filter((u) => u.id !== p.unit && u.id.split("+").every((id) => !tableOf(id)?.occupant || own.has(id)))
       .filter((u) => !walkIn || !size || u.seats >= size)
       .map((u) => ({
         value: u.id,
-        cls: size && u.seats >= size && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
+        cls: size && u.seats >= size && !heldForOthers(u) && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
         label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}${dueNext(u, p)}`,
         table: true,
         seats: u.seats,
+        u,
         run: () => (kind === "move" ? move(p, u.id, u) : seat(p, id, u.id, u)),
       }));
     const verb = kind === "move" ? "Move" : "Seat";
     const none = walkIn && size ? `No free table seats a party of ${size} now.` : "No table is free.";
     // None offered seats the party (a booking's guests, a party moved): said, not "green
     // ones fit", which sent the host looking for a green table that is not there.
+    // Those that seat it all held for other guests: said too (they were green, under
+    // "green ones fit the party", and the host walked Ed's couple to Cy's table).
     const fits = !size || opts.some((o) => o.seats >= size);
-    const note = !opts.length ? none : fits ? "Choose a table (green ones fit the party)."
-      : `No free table seats a party of ${size} now: choose a smaller one anyway, or Close and seat them when one frees.`;
+    const free = !size || opts.some((o) => o.cls === "fits" || (o.seats >= size && !heldForOthers(o.u)));
+    const note = !opts.length ? none : !fits
+      ? `No free table seats a party of ${size} now: choose a smaller one anyway, or Close and seat them when one frees.`
+      : free ? "Choose a table (green ones fit the party)."
+        : `Every table that seats a party of ${size} now is held for other guests: choose one anyway (you are asked first), or Close and seat them when one frees.`;
     choose(`${verb} ${party(p)}`, note, opts,
       () => partyGone(p, kind), kind === "move" ? p.party_id : null);
   }
