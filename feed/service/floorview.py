@@ -294,6 +294,11 @@ def _queue(
                 "waited": ts - p.arrival,
                 "quote": quotes.get(p.id),
                 "next_up": given.get(p.id),
+                # A unit whose next booking is due within this many minutes is kept from
+                # the party (its turn: the floor's protect_reservations); None: none is.
+                "clear_minutes": floor.turn(p.size)
+                if floor.protect_reservations and p.size is not None
+                else None,
             }
         )
     return out

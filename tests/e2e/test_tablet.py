@@ -597,6 +597,34 @@ def test_the_waitlist_says_next_up_only_at_a_table_the_engine_would_give_the_par
     assert tablet.errors() == []
 
 
+def test_seat_offers_a_walk_in_a_table_booked_before_its_meal_would_end_not_green(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Wyn's four wait at 18:00 and only T3 is free, Hal's six due there at 18:45: their
+    70-minute meal would run past it, so the engine keeps T3 from them. Seat… drew T3 green
+    ('green ones fit the party'), its line saying only 'next: Hal (6) at 18:45'; now it is
+    offered (the host's call) but not green, and says why."""
+    _book(server, 6, "18:45", "Hal")
+    for i in range(5):
+        api(server, "POST", "/walk-ins", {"size": 2, "name": f"C{i}", "party_id": f"c{i}"})
+    api(server, "POST", "/walk-ins", {"size": 4, "name": "Wyn", "party_id": "wyn"})
+    tablet = browser(server.base)
+    tablet.press(lambda: tablet.el('#queue [data-party="wyn"] button.primary'))
+    tablet.wait(lambda: _chooser(tablet) is not None, message="Seat… for Wyn")
+    menu = tablet.js(
+        "return [document.getElementById('chooser-note').textContent,"
+        " Array.from(document.querySelectorAll('#chooser-options button'),"
+        " b => [b.textContent, b.classList.contains('fits')])]"
+    )
+    tablet.shot("seat-walk-in-table-booked-before-it-finishes")
+    assert menu == [
+        "Every table that seats a party of 4 now is held for other guests or booked before"
+        " they would finish: choose one anyway, or Close and seat them when one frees.",
+        [["T3 · 6 seats · next: Hal (6) at 18:45, before they would finish", False]],
+    ], menu
+    assert tablet.errors() == []
+
+
 # -- large parties -------------------------------------------------------------------------
 
 
@@ -661,14 +689,15 @@ def test_a_menu_left_open_follows_what_another_tablet_does(
     tablet.press(lambda: tablet.el('#queue [data-party="zed"] button.primary'))
     tablet.wait(lambda: _chooser(tablet) is not None, message="Seat… for Zed")
     offered = _chooser(tablet)
-    assert offered is not None and ("T3 · 6 seats · next: Cat (6) at 19:00", True) in offered[1]
+    cat = "T3 · 6 seats · next: Cat (6) at 19:00, before they would finish"
+    assert offered is not None and (cat, True) in offered[1]
     api(server, "POST", "/parties/quinn/seat", {"unit": "T3"})  # the other tablet
 
     def t3() -> tuple[str, bool] | None:
         menu = _chooser(tablet)
         return next((o for o in menu[1] if o[0].startswith("T3 ")), None) if menu else None
 
-    taken = ("T3 · 6 seats · next: Cat (6) at 19:00 — taken now: Quinn", False)
+    taken = (f"{cat} — taken now: Quinn", False)
     tablet.wait(lambda: t3() == taken, message="T3 taken")
     tablet.shot("menu-table-taken-meanwhile")
     api(server, "POST", "/parties/zed/seat", {"unit": "T1"})  # the other tablet
@@ -700,9 +729,9 @@ def test_the_tables_offered_to_seat_a_party_name_the_booking_due_next_there(
     tablet.wait(lambda: _chooser(tablet) is not None, message="Seat… for Zed")
     menu = _chooser(tablet)
     assert menu is not None and [label for label, _ in menu[1]] == [
-        "T1 · 4 seats · next: Ben (4) at 18:30",
-        "T3 · 6 seats · next: Cat (6) at 19:00, here 0 min, waiting",
-        "T1+T3 · 10 seats · next: Ben (4) at 18:30",
+        "T1 · 4 seats · next: Ben (4) at 18:30, before they would finish",
+        "T3 · 6 seats · next: Cat (6) at 19:00, here 0 min, waiting, before they would finish",
+        "T1+T3 · 10 seats · next: Ben (4) at 18:30, before they would finish",
     ], menu
     tablet.shot("seat-menu-next-bookings")
     assert tablet.errors() == []

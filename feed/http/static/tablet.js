@@ -740,13 +740,18 @@
     // guests (due, or at the door) is offered as it says, not green: Seat asks first.
     const ownHold = kind === "move" ? null : p.reservation_id;
     const heldForOthers = (u) => (u.holds || [u.hold]).some((hd) => hd && hd.reservation_id !== ownHold);
+    // A waiting walk-in's meal would run into the booking due next there (the engine keeps
+    // the table from it, and its 'next up' never names it): not green either, and said.
+    const clear = kind === "seat" && !p.reservation_id ? p.clear_minutes : null;
+    const kept = (u) => Boolean(clear && !u.hold && u.next && u.next.in_minutes < clear);
+    const taken = (u) => heldForOthers(u) || kept(u);
     const opts = units()
       .filter((u) => u.id !== p.unit && u.id.split("+").every((id) => !tableOf(id)?.occupant || own.has(id)))
       .filter((u) => !walkIn || !size || u.seats >= size)
       .map((u) => ({
         value: u.id,
-        cls: size && u.seats >= size && !heldForOthers(u) && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
-        label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}${dueNext(u, p)}`,
+        cls: size && u.seats >= size && !taken(u) && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
+        label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}${dueNext(u, p)}${kept(u) ? ", before they would finish" : ""}`,
         table: true,
         seats: u.seats,
         u,
@@ -759,11 +764,13 @@
     // Those that seat it all held for other guests: said too (they were green, under
     // "green ones fit the party", and the host walked Ed's couple to Cy's table).
     const fits = !size || opts.some((o) => o.seats >= size);
-    const free = !size || opts.some((o) => o.cls === "fits" || (o.seats >= size && !heldForOthers(o.u)));
+    const free = !size || opts.some((o) => o.cls === "fits" || (o.seats >= size && !taken(o.u)));
+    const booked = opts.some((o) => o.seats >= size && kept(o.u));
     const note = !opts.length ? none : !fits
       ? `No free table seats a party of ${size} now: choose a smaller one anyway, or Close and seat them when one frees.`
       : free ? "Choose a table (green ones fit the party)."
-        : `Every table that seats a party of ${size} now is held for other guests: choose one anyway (you are asked first), or Close and seat them when one frees.`;
+        : booked ? `Every table that seats a party of ${size} now is held for other guests or booked before they would finish: choose one anyway, or Close and seat them when one frees.`
+          : `Every table that seats a party of ${size} now is held for other guests: choose one anyway (you are asked first), or Close and seat them when one frees.`;
     choose(`${verb} ${party(p)}`, note, opts,
       () => partyGone(p, kind), kind === "move" ? p.party_id : null);
   }
