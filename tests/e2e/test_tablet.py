@@ -939,6 +939,31 @@ def test_a_booking_past_its_time_and_not_yet_here_says_how_late_it_is(
         assert tablet.errors() == []
 
 
+def test_a_booking_due_now_at_a_table_whose_party_overstays_is_amber(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Pat's couple sat at 17:30 (45 minutes) at T2, Flo's couple is booked there at 18:15.
+    At 18:20 Pat is over by 5 minutes and Flo is due: T2's card said 'next: Flo (2) at
+    18:15 · due now' in grey, as quiet as a booking hours away, while a table whose party
+    still had minutes left before a booking due now was amber."""
+    db = tmp_path / "overstay.db"
+    with running_server(db, NOW - timedelta(minutes=30)) as earlier:
+        api(earlier, "POST", "/walk-ins", {"size": 2, "name": "Pat", "party_id": "pat"})
+        _book(earlier, 2, "18:15", "Flo")
+        assert api(earlier, "GET", "/board")["result"]["tables"]["T2"] == "pat"
+    with running_server(db, NOW + timedelta(minutes=20)) as server:
+        tablet = browser(server.base)
+        tablet.wait(lambda: "next: Flo" in tablet.table("T2"), message="Flo due at T2")
+        card = tablet.js(
+            "const n = document.querySelector('#floor [data-table=T2] .next');"
+            " return [n.textContent, n.classList.contains('tight'),"
+            " document.querySelector('#floor [data-table=T2]').classList.contains('over')]"
+        )
+        tablet.shot("due-now-overstay")
+        assert card == ["next: Flo (2) at 18:15 · due now", True, True], card
+        assert tablet.errors() == []
+
+
 def test_guests_waiting_at_the_door_say_how_long_and_turn_amber_then_red(
     tmp_path: Path, browser: Open
 ) -> None:

@@ -373,7 +373,9 @@
     }
     const nx = t.next;
     if (nx && !t.hold) {  // the booking due next here: why a free table is kept, by when to be done
-      const tight = o && o.turn_left > nx.in_minutes;
+      // Amber: the party there is still eating when the booking is due, or it is due now
+      // (or past) and they are still there, over their turn or not.
+      const tight = o && (o.turn_left > nx.in_minutes || nx.in_minutes <= 0);
       const here = nx.arrived ? hereFor(nx.reservation_id) : null;
       const late = nx.arrived ? ` · ${here ? `${here.text}, waiting` : "here, waiting"}` : nx.in_minutes <= 0 ? " · due now" : tight ? " · still eating then" : "";
       const rest = `${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${late}`;
