@@ -737,6 +737,36 @@ def test_the_tables_offered_to_seat_a_party_name_the_booking_due_next_there(
     assert tablet.errors() == []
 
 
+def test_a_held_tables_menu_offers_its_guests_first_and_close_stays_in_reach(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Friday 18:00 on a phone, a night of bookings: T1 is held for Flo's four at 18:15.
+    Tapping T1 listed the waitlist, then every booking of the night by time, Flo among
+    them like any other and Close below the twentieth: now Flo comes first, in green, and
+    Close stays at the bottom of the menu, on screen."""
+    flo = _book(server, 4, "18:15", "Flo")  # T1
+    for hhmm in ("18:30", "18:45", "19:00", "19:30", "20:00", "20:30", "21:00", "21:30"):
+        for size in (2, 4):
+            body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": f"G{hhmm}{size}"}
+            requests.post(f"{server.base}{HOST}/reservations", json=body, headers=AUTH, timeout=10)
+    tablet = browser(server.base, 390, 844)
+    tablet.wait(lambda: "Held" in tablet.table("T1"), message="T1 held for Flo")
+    tablet.press(lambda: tablet.el('#floor [data-table="T1"]'))
+    tablet.wait(lambda: _chooser(tablet) is not None, message="T1's menu")
+    menu = tablet.js(
+        "const b = [...document.querySelectorAll('#chooser-options button')];"
+        " const close = document.getElementById('chooser-cancel').getBoundingClientRect();"
+        " return [b.length, b[0].dataset.unit, b[0].textContent, b[0].classList.contains('fits'),"
+        " close.top >= 0 && close.bottom <= window.innerHeight]"
+    )
+    tablet.shot("held-table-menu")
+    count, first, label, green, reachable = menu
+    assert count >= 12, count
+    assert (first, label, green) == (flo, "18:15 Flo, party of 4 (held here)", True), menu
+    assert reachable, menu
+    assert tablet.errors() == []
+
+
 def test_the_forms_ask_the_next_partys_size_afresh(server: ServerProcess, browser: Open) -> None:
     """A walk-in of 6, a phone booking of 4 and a change to 3 each leave their form at its
     2: the next couple is not added as the last party's size (and seated at the six-top)."""

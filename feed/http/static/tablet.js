@@ -786,9 +786,23 @@
       return;
     }
     const f = st.floor;
-    const opts = f.queue.map((p) => ({ value: p.party_id, label: `${who(p)} (${p.size}) waited ${p.waited} min`, cls: p.next_up === t.id ? "fits" : "", run: () => seat(p, p.party_id, t.id, t) }))
-      .concat(f.reservations.filter((r) => r.status === "booked" || r.status === "arrived")
-        .map((r) => ({ value: r.reservation_id, label: `${r.time} ${party(r)} (booked)`, run: () => seat(r, r.reservation_id, t.id, t) })));
+    // Whom the host most likely seats here first, as a night's list runs to twenty
+    // bookings: the guests the table is held for (green), the waitlist (green: the table
+    // its 'next up' names), the guests at the door, then the other bookings by time. The
+    // held guests were in the middle of the evening's bookings, like any other.
+    const holder = t.hold?.reservation_id;
+    const live = f.reservations.filter((r) => r.status === "booked" || r.status === "arrived");
+    const rank = (r) => (r.reservation_id === holder ? 0 : r.status === "arrived" ? 2 : 3);
+    const booking = (r) => ({
+      value: r.reservation_id, cls: r.reservation_id === holder ? "fits" : "",
+      label: `${r.time} ${party(r)} (${r.reservation_id === holder ? "held here" : r.status === "arrived" ? "here" : "booked"})`,
+      run: () => seat(r, r.reservation_id, t.id, t),
+    });
+    const opts = [
+      ...live.filter((r) => rank(r) === 0).map(booking),
+      ...f.queue.map((p) => ({ value: p.party_id, label: `${who(p)} (${p.size}) waited ${p.waited} min`, cls: p.next_up === t.id ? "fits" : "", run: () => seat(p, p.party_id, t.id, t) })),
+      ...live.filter((r) => rank(r) > 0).sort((a, b) => rank(a) - rank(b)).map(booking),
+    ];
     const note = t.hold ? `Held for ${party(t.hold)} at ${t.hold.at}${t.hold.until ? ` until ${t.hold.until}` : ""}.` : "Seat somebody here:";
     const taken = () => {
       const now = tableOf(t.id)?.occupant;
