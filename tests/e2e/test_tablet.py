@@ -1798,6 +1798,37 @@ def test_a_page_kept_current_by_polling_says_live_and_offline_when_the_server_is
         server.stop()
 
 
+def test_a_page_offline_greys_its_clock_and_floor_until_it_is_current_again(
+    tmp_path: Path, browser: Open
+) -> None:
+    """The connection drops at 18:00 and the server comes back at 18:07: meanwhile the page
+    showed 18:00 in black and the floor as it was, only the small sign saying offline, and
+    a host glancing at it read them as now. Offline, the clock is struck through and
+    greyed and the floor and lists are greyed; live again, both are as before."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    server = start_server(db, NOW, port=port)
+    look = (
+        "return [document.getElementById('live').textContent,"
+        " getComputedStyle(document.getElementById('clock')).textDecorationLine,"
+        " getComputedStyle(document.getElementById('floor')).opacity,"
+        " getComputedStyle(document.getElementById('reservations')).opacity]"
+    )
+    try:
+        tablet = browser(server.base)
+        tablet.wait(lambda: tablet.text("#live") == "live", message="live")
+        assert tablet.js(look) == ["live", "none", "1", "1"]
+        server.stop()
+        tablet.wait(lambda: tablet.js(look)[0] == "offline", message="offline")
+        tablet.shot("offline")
+        assert tablet.js(look) == ["offline", "line-through", "0.5", "0.5"]
+        server = start_server(db, NOW + timedelta(minutes=7), port=port)
+        tablet.wait(lambda: tablet.clock() == "18:07", message="the floor read again")
+        tablet.wait(lambda: tablet.js(look) == ["live", "none", "1", "1"], message="live again")
+        assert tablet.errors() == []
+    finally:
+        server.stop()
+
+
 def test_the_phone_booking_says_the_day_it_books_on_when_not_today(
     server: ServerProcess, browser: Open
 ) -> None:

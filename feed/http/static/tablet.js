@@ -215,6 +215,11 @@
     const el = $("live");
     el.textContent = text;
     el.className = `live ${on ? "on" : "off"}`;
+    // Offline, what the page shows is the floor as it was when last read, and its clock
+    // stands still: both are greyed, so the host does not read 18:10 at 18:25 as now
+    // (only the small "offline" sign said so, and the clock and the waits looked current).
+    document.body.classList.toggle("stale", text === "offline");
+    $("clock").title = text === "offline" ? "Last known time: the tablet is offline" : "";
   }
   async function refresh() {
     if (!st.token) return;
