@@ -1382,6 +1382,26 @@ def test_an_open_change_of_a_booking_moved_to_another_day_elsewhere_says_where_i
     assert tablet.errors() == []
 
 
+def test_a_cancel_that_gives_the_table_to_the_waitlist_says_whom_to_seat(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Friday 18:00, every table taken but T1, held for Flo's four at 18:15; Wyn's four
+    wait. Flo phones to cancel: the engine gives T1 to Wyn at once, and the tablet said
+    only 'Flo, party of 4 at 18:15 cancelled': nobody fetched Wyn from the bar."""
+    flo = _book(server, 4, "18:15", "Flo")  # T1
+    for i, size in enumerate((2, 2, 6, 4, 4)):  # T2, T4, T3, T5, T6
+        api(server, "POST", "/walk-ins", {"size": size, "name": f"N{i}", "party_id": f"n{i}"})
+    api(server, "POST", "/walk-ins", {"size": 4, "name": "Wyn", "party_id": "wyn"})
+    tablet = browser(server.base)
+    tablet.js("window.confirm = () => true")  # the host says yes to 'Cancel the booking…?'
+    said = tablet.banner_after(lambda: tablet.tap_row(f'[data-reservation="{flo}"]', "Cancel"))
+    kind = tablet.js("return document.getElementById('banner').className")
+    tablet.shot("cancel-seats-the-waitlist")
+    assert said == "Flo, party of 4 at 18:15 cancelled. Seat now: Wyn, party of 4 at T1", said
+    assert "seat" in kind.split(), kind
+    assert tablet.errors() == []
+
+
 def test_a_booking_checked_in_or_cancelled_here_while_its_change_is_open_ends_the_change(
     server: ServerProcess, browser: Open
 ) -> None:

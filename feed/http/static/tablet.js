@@ -914,9 +914,13 @@
   const onDay = (r) => (r.day ? ` on ${dayWords(r.day)}` : "");  // a booking of another day's list
   async function cancel(r) {
     if (!confirm(`Cancel the booking of ${party(r)} at ${r.time}${onDay(r)}?`)) return;
+    const before = st.floor;
     const res = await onChanging(r.reservation_id, () => act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/cancel`));
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
-    say(`${party(r)} at ${r.time}${onDay(r)} cancelled`, "");
+    // The table it held may go to the waitlist at once (the engine's pass): whom to fetch
+    // is said, as after a Free. It said only "cancelled", and Wyn sat unseen at T1.
+    const seated = Array.isArray(res.data.seated) ? res.data.seated : [];  // "wyn@T1"
+    say(`${party(r)} at ${r.time}${onDay(r)} cancelled` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), seated.length ? "seat" : "");
   }
   // Changing a booking (the guest phoned): the phone booking form, filled with the booking,
   // books it again at the time and size chosen, under the same id (POST .../change).
