@@ -625,6 +625,40 @@ def test_seat_offers_a_walk_in_a_table_booked_before_its_meal_would_end_not_gree
     assert tablet.errors() == []
 
 
+def test_move_offers_a_table_booked_before_the_party_would_finish_not_green(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The Rossis (4) sat at T5 at 18:00 and ask for another table: Move… drew T1 green,
+    though Ben's four are due there at 18:30 and the Rossis have 70 minutes to go (and T3,
+    Cat's at 19:00); moved there, Ben's party finds them at its table. Now only T6 is
+    green, and T1 and T3 say why not."""
+    _book(server, 4, "18:30", "Ben")  # T1
+    _book(server, 6, "19:00", "Cat")  # T3
+    api(server, "POST", "/walk-ins", {"size": 4, "name": "Rossi", "party_id": "rossi"})  # T5
+    api(server, "POST", "/walk-ins", {"size": 2, "name": "Lee", "party_id": "lee"})  # T2
+    tablet = browser(server.base)
+    tablet.press(lambda: tablet.el('#floor [data-table="T5"]'))
+    tablet.choose("move")
+    tablet.wait(
+        lambda: (
+            tablet.js("return document.getElementById('chooser-h').textContent")
+            == "Move Rossi, party of 4"
+        ),
+        message="Move… for the Rossis",
+    )
+    menu = tablet.js(
+        "return Array.from(document.querySelectorAll('#chooser-options button'),"
+        " b => [b.textContent, b.classList.contains('fits')])"
+    )
+    tablet.shot("move-menu-booked-tables")
+    assert menu[:3] == [
+        ["T1 · 4 seats · next: Ben (4) at 18:30, before they would finish", False],
+        ["T3 · 6 seats · next: Cat (6) at 19:00, before they would finish", False],
+        ["T6 · 4 seats", True],
+    ], menu
+    assert tablet.errors() == []
+
+
 # -- large parties -------------------------------------------------------------------------
 
 

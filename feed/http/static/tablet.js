@@ -749,7 +749,8 @@
     const heldForOthers = (u) => (u.holds || [u.hold]).some((hd) => hd && hd.reservation_id !== ownHold);
     // A waiting walk-in's meal would run into the booking due next there (the engine keeps
     // the table from it, and its 'next up' never names it): not green either, and said.
-    const clear = kind === "seat" && !p.reservation_id ? p.clear_minutes : null;
+    // So would a seated party's moved there, in the minutes its turn has left.
+    const clear = kind === "move" ? p.turn_left : !p.reservation_id ? p.clear_minutes : null;
     const kept = (u) => Boolean(clear && !u.hold && u.next && u.next.in_minutes < clear);
     const taken = (u) => heldForOthers(u) || kept(u);
     const opts = units()
