@@ -381,6 +381,32 @@ def test_the_quote_a_waiting_party_was_given_stays_on_the_waitlist(
     assert "Gil" in row and "quoted 23 min" in row and "waited 0 min" in row
 
 
+def test_a_party_waiting_past_its_quote_says_by_how_much(tmp_path: Path, browser: Open) -> None:
+    """Kim's couple joined the waitlist at 17:30, every table taken, and was told 23
+    minutes. At 17:55 the row said 'waited 25 min · quoted 23 min', the sum left to the
+    host; now it also says '2 min over quote' (and nothing while within the quote)."""
+    db = tmp_path / "quote.db"
+    with running_server(db, NOW - timedelta(minutes=30)) as earlier:
+        for i, size in enumerate((2, 2, 2, 6, 4, 4)):
+            api(earlier, "POST", "/walk-ins", {"size": size, "name": f"N{i}", "party_id": f"n{i}"})
+        api(earlier, "POST", "/walk-ins", {"size": 2, "name": "Kim", "party_id": "kim"})
+        api(earlier, "POST", "/walk-ins", {"size": 6, "name": "Lou", "party_id": "lou"})
+    with running_server(db, NOW - timedelta(minutes=5)) as server:
+        tablet = browser(server.base)
+        tablet.wait(lambda: tablet.el('#queue [data-party="kim"]'), message="Kim waiting")
+        rows = tablet.js(
+            "return Array.from(document.querySelectorAll('#queue li[data-party]'),"
+            " li => [li.dataset.party, li.querySelector('.meta').textContent,"
+            " (li.querySelector('.badge.late') || {}).textContent || null])"
+        )
+        tablet.shot("waiting-past-quote")
+        assert rows == [
+            ["kim", "party of 2 · waited 25 min · quoted 23 min", "2 min over quote"],
+            ["lou", "party of 6 · waited 25 min · quoted 90 min", None],
+        ], rows
+        assert tablet.errors() == []
+
+
 # -- reservations ---------------------------------------------------------------------------
 
 

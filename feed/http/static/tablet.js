@@ -447,6 +447,10 @@
         h("span", { class: "name" }, `${i + 1}. ${who(p)}`), " ",
         h("span", { class: "meta" }, `party of ${p.size} · waited ${p.waited} min` +
           (p.quote !== null && p.quote !== undefined ? ` · quoted ${p.quote} min` : "")),
+        // Past the wait they were told: the host goes to them before they come asking (the
+        // row said "waited 30 min · quoted 23 min", the sum left to the host at the door).
+        p.quote !== null && p.quote !== undefined && p.waited > p.quote
+          ? h("span", { class: "badge late" }, `${p.waited - p.quote} min over quote`) : null,
         p.next_up ? h("span", { class: "badge next" }, ` next up: ${p.next_up}`) : null),
       h("div", { class: "acts" },
         h("button", { type: "button", class: "primary", "data-focus": `seat-${p.party_id}`, on: () => seatMenu(p, "seat") }, "Seat…"),
