@@ -22,6 +22,8 @@ from feed.service.days import DayBook, area_id, one_per_booking, refloor_before
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 
+# The operations whose result lists the parties the seating pass sat ("pid@unit").
+PASS_OPERATIONS = ("free", "cancel", "leave", "move", "seat")
 # (log length, minute, configuration): the floor changes only when one of them does
 Stamp = tuple[int, int, int]
 VIEWS_KEPT = 16  # documents kept per restaurant (days x stamps; tablets all ask the latest)
@@ -43,6 +45,10 @@ class _QuotesGiven:
     stand: HostStand
     next_seq: int = 0
     given: dict[str, int] = field(default_factory=dict)
+    # (party id, unit, minute) of each party the seating pass sat after a free, cancel,
+    # leave, move or seat, as the entry's result says: nobody's tap but that operation's
+    # own answered it (a partner's cancel, another tablet's free).
+    passed: list[tuple[str, str, int]] = field(default_factory=list)
     generation: int = 0  # the DayBook's configuration it was replayed under
     # When tables a reload removed leave the floor, as in the day's own replay (days._Day).
     switches: list[tuple[float, FloorPlan]] = field(default_factory=list)
@@ -56,6 +62,11 @@ class _QuotesGiven:
                 quoted = self.stand.apply(["quote", op[1], op[3]])
                 if isinstance(quoted, int):
                     self.given[str(op[2])] = quoted
+            if op and op[0] in PASS_OPERATIONS and isinstance(entry.result, list):
+                for item in entry.result:
+                    pid, _, unit = str(item).partition("@")
+                    if not (op[0] == "seat" and len(op) > 2 and pid == op[2]):  # its own
+                        self.passed.append((pid, unit, int(str(op[1]))))
             self.stand.apply(op)
             self.next_seq = entry.seq + 1
         refloor_before(self.stand, self.switches, None)
@@ -89,7 +100,7 @@ class FloorViews:
                     stand, generation=self.book.generation, switches=switches
                 )
             quotes.catch_up(self.book, day)
-            doc = build(self.book, day, now, quotes.given)
+            doc = build(self.book, day, now, quotes.given, quotes.passed)
             if len(self._docs) >= VIEWS_KEPT:
                 self._docs.clear()
             self._docs[(day, stamp)] = doc
@@ -100,7 +111,13 @@ def _clock(opening: datetime, r: Restaurant, minute: int) -> str:
     return (opening + timedelta(minutes=minute)).astimezone(r.tz).strftime("%H:%M")
 
 
-def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> dict[str, Any]:
+def build(
+    book: DayBook,
+    day: date,
+    now: datetime,
+    quotes: dict[str, int],
+    passed: list[tuple[str, str, int]] | None = None,
+) -> dict[str, Any]:
     """The floor document of `day` at `now` (see the module's docstring)."""
     r = book.restaurant
     opening = calendar.opening_instant(r, day)
@@ -238,6 +255,14 @@ def build(book: DayBook, day: date, now: datetime, quotes: dict[str, int]) -> di
                 "no_shows": [str(who(rid).get("booking_id", rid)) for rid in gone],
             }
             for at, pid, unit, gone in stand.by_clock
+        ],
+        # Every party the seating pass sat after an operation today (a free, a cancel, a
+        # leave, a move or a seat, from any tablet or a partner): the tablet that acted
+        # said them in its answer, every other says each once, as the clock's. A partner's
+        # cancel gave a held table to the waitlist and no tablet said whom to fetch.
+        "pass_seated": [
+            {"party_id": str(who(pid).get("booking_id", pid)), "unit": unit, "at": hhmm(at)}
+            for pid, unit, at in passed or []
         ],
         "reservations": [
             {

@@ -28,6 +28,7 @@ from tests.integration.server_process import (
     SETTINGS,
     ServerProcess,
     booking_event,
+    change_event,
     free_port,
     running_server,
     signed_post,
@@ -1460,6 +1461,50 @@ def test_a_cancel_that_gives_the_table_to_the_waitlist_says_whom_to_seat(
     assert said == "Flo, party of 4 at 18:15 cancelled. Seat now: Wyn, party of 4 at T1", said
     assert "seat" in kind.split(), kind
     assert tablet.errors() == []
+
+
+def test_a_party_the_pass_seats_after_a_change_elsewhere_is_announced_on_every_tablet(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Two tablets, every table taken but T1, held for Ada's four at 18:15 (booked through
+    Tablefinder); Wyn's four and Kim's couple wait. Ada cancels online: the engine gives T1
+    to Wyn at once, and neither tablet said a word (the clock had not done it, and no tap
+    here had). Then tablet B frees T2 and Kim sits there: B's answer says so, and tablet A,
+    whose host stands at the door, was not told either. Now each tablet says each once."""
+    booked = signed_post(
+        server.base, "tablefinder", SECRETS["tablefinder"],
+        booking_event("evt-ada", 4, "2026-12-04T18:15:00+00:00"),
+    )  # fmt: skip
+    assert booked.status_code == 200, booked.text
+    ada = next(r["reservation_id"] for r in api(server, "GET", "/reservations")["reservations"]
+               if r["name"] == "Ada")  # fmt: skip
+    for i, size in enumerate((2, 2, 6, 4, 4)):  # T2, T4, T3, T5, T6
+        api(server, "POST", "/walk-ins", {"size": size, "name": f"N{i}", "party_id": f"n{i}"})
+    api(server, "POST", "/walk-ins", {"size": 4, "name": "Wyn", "party_id": "wyn"})
+    api(server, "POST", "/walk-ins", {"size": 2, "name": "Kim", "party_id": "kim"})
+    a = browser(server.base)
+    b = browser(server.base, 390, 844)
+    for tablet in (a, b):
+        tablet.wait(lambda t=tablet: t.text("#live") == "live", message="live")
+    cancelled = signed_post(
+        server.base, "tablefinder", SECRETS["tablefinder"],
+        change_event("evt-ada-off", "cancelled", ada),
+    )  # fmt: skip
+    assert cancelled.status_code == 200, cancelled.text
+    banner = "return document.getElementById('banner').hidden ? null : document.getElementById('banner-text').textContent"  # noqa: E501
+    wyn = "Seat now: Wyn, party of 4 at T1"
+    for tablet in (a, b):
+        tablet.wait(lambda t=tablet: t.js(banner) == wyn, message="Wyn announced")
+    a.shot("pass-seated-after-a-partners-cancel")
+    said = b.tap_table("T2", "free")
+    assert said == "Seat now: Kim, party of 2 at T2", said
+    a.wait(lambda: a.js(banner) == "Seat now: Kim, party of 2 at T2", message="Kim on A")
+    b.js("document.getElementById('banner').hidden = true")
+    api(server, "POST", "/walk-ins", {"size": 2, "name": "Lou"})  # the floor changes again
+    a.wait(lambda: "Lou" in a.text("#queue"), message="Lou waiting on A")
+    b.wait(lambda: "Lou" in b.text("#queue"), message="Lou waiting on B")
+    assert b.js(banner) is None  # nothing said twice
+    assert a.errors() == [] and b.errors() == []
 
 
 def test_a_booking_checked_in_or_cancelled_here_while_its_change_is_open_ends_the_change(

@@ -311,8 +311,11 @@
   // of it. Coming back after being offline across it, with the log grown meanwhile by other
   // changes (a walk-in added elsewhere, the very party seated), it was not said: what was
   // known then was only the floor before and after.
+  // So is every party the seating pass sat after an operation elsewhere (`pass_seated`:
+  // a partner's cancel, another tablet's Free): this tablet's own taps say theirs in their
+  // answer (ownSeated), and are not said again.
   function seatedByTheClock(floor) {
-    const list = floor.clock_seated || [];
+    const list = [...(floor.clock_seated || []), ...(floor.pass_seated || [])];
     const key = (c) => `${c.party_id}@${c.unit}`;
     if (!st.clockSaid || st.clockSaid.day !== floor.day) {
       // Signed in, or a new day: what the clock did before is no news to say now.
@@ -821,6 +824,11 @@
     choose(`${t.id} · ${t.seats} seats`, opts.length ? note : `${note} nobody is waiting.`, opts, taken);
   }
 
+  // The parties a tap's answer says it seated ("pid@unit"): said by that answer, so not
+  // again when the floor lists them (pass_seated).
+  function ownSeated(list) {
+    for (const s of list) st.clockSaid?.keys.add(s);
+  }
   function seatedWords(list, floor) {
     const f = floor || st.floor;
     return list.map((s) => {
@@ -854,6 +862,7 @@
     const res = await act("POST", `/tables/${encodeURIComponent(table)}/free`);
     if (!res.ok) { say(explain(res, { unit }), "bad"); return; }
     const seated = Array.isArray(res.data.result) ? res.data.result : [];
+    ownSeated(seated);
     // Named as they were in the queue a moment ago (they are seated now).
     say(seated.length ? `Seat now: ${seatedWords(seated, before).join("; ")}` : `${unit} is free. Nobody in line is due it yet.`, seated.length ? "seat" : "");
   }
@@ -883,6 +892,7 @@
     if (!mayTake(t, p.reservation_id, unit, "Seat", who(p))) return;
     const res = await onChanging(p.reservation_id, () => act("POST", `/parties/${encodeURIComponent(id)}/seat`, { unit }));
     if (!res.ok) { say(explain(res, { unit, name: party(p) }), "bad"); return; }
+    ownSeated(Array.isArray(res.data.result) ? res.data.result : []);
     say(`${party(p)} seated at ${unit}`, "seat");
   }
   async function move(o, unit, u) {
@@ -891,6 +901,7 @@
     const res = await act("POST", `/parties/${encodeURIComponent(o.party_id)}/move`, { unit });
     if (!res.ok) { say(explain(res, { unit, name: party(o) }), "bad"); return; }
     const seated = res.data.result || [];
+    ownSeated(seated);
     say(`${party(o)} moved to ${unit}` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), "seat");
   }
   // Taking a party off the waitlist cannot be undone (added again, they queue last), and
@@ -901,6 +912,7 @@
     const res = await act("POST", `/parties/${encodeURIComponent(p.party_id)}/leave`);
     if (!res.ok) { say(explain(res, { name: party(p) }), "bad"); return; }
     const seated = res.data.result || [];
+    ownSeated(seated);
     say(`${party(p)} left the waitlist` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), seated.length ? "seat" : "");
   }
   async function checkIn(r) {
@@ -925,6 +937,7 @@
     // The table it held may go to the waitlist at once (the engine's pass): whom to fetch
     // is said, as after a Free. It said only "cancelled", and Wyn sat unseen at T1.
     const seated = Array.isArray(res.data.seated) ? res.data.seated : [];  // "wyn@T1"
+    ownSeated(seated);
     say(`${party(r)} at ${r.time}${onDay(r)} cancelled` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), seated.length ? "seat" : "");
   }
   // Changing a booking (the guest phoned): the phone booking form, filled with the booking,
