@@ -2532,6 +2532,35 @@ def test_a_walk_in_added_as_the_connection_drops_is_said_once_added(
     assert [p["name"] for p in api(server, "GET", "/floor")["queue"]] == ["Gil"]
 
 
+def test_a_walk_in_whose_answer_was_lost_is_added_once_when_tapped_again(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The Wi-Fi drops as the host adds Gil's couple: the request reaches the server and
+    the answers are lost (every retry too), and the page says it cannot reach the server.
+    Back online, the host taps Add walk-in again: Gil was put on the waitlist twice (a new
+    id and key); now the same request is sent again and the server answers it once."""
+    for size, pid in ((4, "al"), (2, "bea"), (6, "cam"), (2, "dee"), (4, "ed"), (4, "flo")):
+        api(server, "POST", "/walk-ins", {"size": size, "party_id": pid, "name": pid.title()})
+    tablet = browser(server.base)
+    tablet.js(
+        """const real = window.fetch;
+           window.fetch = async (url, init) => {
+             const answer = await real(url, init);
+             if (String(url).endsWith('/walk-ins')) throw new TypeError('Failed to fetch');
+             return answer;
+           };
+           window.restoreFetch = () => { window.fetch = real; };"""
+    )
+    said = tablet.walk_in(2, "Gil")
+    assert said == "The tablet cannot reach the server. Try again.", said
+    tablet.js("window.restoreFetch()")
+    form = tablet.el("#walkin-form")
+    again = tablet.banner_after(lambda: form.find_element("css selector", "button").click())
+    assert again == "Gil, party of 2: waitlist, place 1 — quote 23 min", again
+    assert [p["name"] for p in api(server, "GET", "/floor")["queue"]] == ["Gil"]
+    assert tablet.errors() == []
+
+
 def test_a_double_tap_acts_once(server: ServerProcess, browser: Open) -> None:
     tablet = browser(server.base)
     form = tablet.el("#walkin-form")

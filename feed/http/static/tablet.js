@@ -99,8 +99,7 @@
   }
 
   // One tap: one key, reused when the request is retried after a lost connection.
-  async function act(method, path, body) {
-    const key = newKey();
+  async function act(method, path, body, key = newKey()) {
     const init = {
       method,
       headers: { Authorization: `Bearer ${st.token}`, "Idempotency-Key": key },
@@ -838,11 +837,19 @@
       return `${q ? party(q) : r ? party(r) : pid} at ${unit}`;
     });
   }
+  // A walk-in whose answer never came (the connection dropped): it may have been added.
+  // Add walk-in tapped again for the same party (the form as it was) sends the same
+  // request under the same key, so the server answers what it did, once: a new id and
+  // key put the party on the waitlist twice.
+  let unanswered = null;
   async function addWalkIn(form) {
     const size = parseInt(form.size.value, 10);
     const name = form.name.value.trim();
-    const body = { size, name, phone: form.phone.value.trim(), party_id: `w-${newKey().slice(0, 10)}` };
-    const res = await act("POST", "/walk-ins", body);
+    const fresh = { size, name, phone: form.phone.value.trim(), party_id: `w-${newKey().slice(0, 10)}` };
+    const again = unanswered && ["size", "name", "phone"].every((k) => unanswered.body[k] === fresh[k]);
+    const { body, key } = again ? unanswered : { body: fresh, key: newKey() };
+    const res = await act("POST", "/walk-ins", body, key);
+    unanswered = res.status === 0 ? { body, key } : null;
     const label = `${name || "Walk-in"}, party of ${size}`;
     if (!res.ok) { say(explain(res, { name: label }), "bad"); return; }
     // The next walk-in is another party: its size is asked afresh (the form's 2), not the
