@@ -2561,6 +2561,38 @@ def test_a_walk_in_whose_answer_was_lost_is_added_once_when_tapped_again(
     assert tablet.errors() == []
 
 
+def test_a_phone_booking_whose_answer_was_lost_is_made_once_when_booked_again(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Ann phones for 20:00; the host taps Book as the Wi-Fi drops: the booking is made and
+    every answer lost, the page says it cannot reach the server. Back online, Book again
+    (the form as it was) booked Ann twice; now it is the same request, answered once."""
+    tablet = browser(server.base)
+    form = tablet.el("#book-form")
+    for field, value in (("name", "Ann"), ("phone", "+44 20 7946 0011")):
+        form.find_element("name", field).send_keys(value)
+    tablet.pick_time("2026-12-04T20:00")
+    tablet.js(
+        """const real = window.fetch;
+           window.fetch = async (url, init) => {
+             const answer = await real(url, init);
+             if (String(url).endsWith('/reservations') && init && init.method === 'POST')
+               throw new TypeError('Failed to fetch');
+             return answer;
+           };
+           window.restoreFetch = () => { window.fetch = real; };"""
+    )
+    submit = "#book-form button[type=submit]"
+    said = tablet.banner_after(lambda: tablet.el(submit).click())
+    assert said == "The tablet cannot reach the server. Try again.", said
+    tablet.js("window.restoreFetch()")
+    again = tablet.banner_after(lambda: tablet.el(submit).click())
+    assert again.startswith("Booked Ann, party of 2, at 20:00"), again
+    rows = api(server, "GET", "/reservations")["reservations"]
+    assert [r["name"] for r in rows if r["status"] == "booked"] == ["Ann"], rows
+    assert tablet.errors() == []
+
+
 def test_a_double_tap_acts_once(server: ServerProcess, browser: Open) -> None:
     tablet = browser(server.base)
     form = tablet.el("#walkin-form")

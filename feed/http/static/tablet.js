@@ -1078,8 +1078,8 @@
   // the answer is ", over pacing" when the booking stands marked so (read back from the
   // list of `day`, the service day booked on: a booking cancelled meanwhile may have left
   // it within pacing after all).
-  async function paced(path, body, doing, day) {
-    let res = await act("POST", path, body);
+  async function paced(path, body, doing, day, key = newKey()) {
+    let res = await act("POST", path, body, key);
     res.over = "";
     if (res.ok || res.data?.error?.code !== "over pacing" ||
         !confirm(dated(`${res.data.error.message}. ${doing} over pacing anyway?`))) return res;
@@ -1096,12 +1096,19 @@
       return rows.some((x) => x.reservation_id === booking.reservation_id && x.status === "booked" && x.over_pacing);
     } catch { return false; }
   }
+  let unbooked = null;
   async function book(form) {
     if (st.changing) return change(form, st.changing);
     const size = parseInt(form.size.value, 10);
     if (!form.start.value) { say(`No open slot ${other.day ? "that day" : "today"} for a party of ${size}`, "bad"); return; }
     const body = { party_size: size, start: form.start.value, name: form.name.value.trim(), phone: form.phone.value.trim(), notes: form.notes.value.trim() };
-    const res = await paced("/reservations", body, `Book ${body.name || "the guest"}`, formDay());
+    // A booking whose answer never came may have been made: Book tapped again for the same
+    // guest and time sends it again under the same key (the server answers what it did,
+    // once), as Add walk-in does; a new key booked the guest twice.
+    const again = unbooked && Object.keys(body).every((k) => unbooked.body[k] === body[k]);
+    const key = again ? unbooked.key : newKey();
+    const res = await paced("/reservations", body, `Book ${body.name || "the guest"}`, formDay(), key);
+    unbooked = res.status === 0 ? { body, key } : null;
     if (!res.ok) { say(explain(res, { name: `${body.name || "Guest"}, party of ${size}` }), "bad"); return; }
     form.name.value = ""; form.phone.value = ""; form.notes.value = "";
     form.size.value = form.size.defaultValue;  // the next caller is another party
