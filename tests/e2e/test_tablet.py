@@ -1055,6 +1055,37 @@ def test_a_booking_due_now_at_a_table_whose_party_overstays_is_amber(
         assert tablet.errors() == []
 
 
+def test_todays_list_puts_the_bookings_still_to_come_before_those_done_with(
+    tmp_path: Path, browser: Open
+) -> None:
+    """At 18:20 Ann (17:45) is seated and Dee (18:00) a no-show; Flo (18:30) is due. The
+    list ran in time order, Flo below the parties done with (by 21:00 on a night of thirty
+    bookings, below twenty rows); now Flo comes first, then a heading, then the rest."""
+    db = tmp_path / "done.db"
+    with running_server(db, NOW - timedelta(minutes=30)) as earlier:
+        ann = _book(earlier, 2, "17:45", "Ann")
+        _book(earlier, 4, "18:00", "Dee")
+        _book(earlier, 4, "18:30", "Flo")
+    with running_server(db, NOW - timedelta(minutes=14)) as doors:
+        api(doors, "POST", f"/reservations/{ann}/check-in")
+    with running_server(db, NOW + timedelta(minutes=20)) as server:
+        tablet = browser(server.base)
+        tablet.wait(lambda: "no-show" in tablet.text("#reservations"), message="Dee a no-show")
+        rows = tablet.js(
+            "return Array.from(document.querySelectorAll('#reservations li'),"
+            " li => li.classList.contains('divider') ? li.textContent"
+            " : li.querySelector('.name').textContent)"
+        )
+        tablet.shot("todays-list-done-last")
+        assert rows == [
+            "18:30 · Flo",
+            "Seated, no-shows and cancelled",
+            "17:45 · Ann",
+            "18:00 · Dee",
+        ], rows
+        assert tablet.errors() == []
+
+
 def test_guests_waiting_at_the_door_say_how_long_and_turn_amber_then_red(
     tmp_path: Path, browser: Open
 ) -> None:

@@ -525,7 +525,12 @@
     setText($("res-h"), today ? "Reservations today" : `Reservations on ${listed.day}`);
     showDays();
     const all = today ? floor.reservations : listed.rows;
-    const shown = all.filter((r) => matches(r, query));
+    // Today's still to come (booked, or at the door) first, by time, then those done with
+    // (seated, no-shows, cancelled) under their own heading: by 21:00 on a night of thirty
+    // bookings the guests arriving were below twenty rows of parties long seated.
+    const done = (r) => today && !(r.status === "booked" || r.status === "arrived");
+    const matching = all.filter((r) => matches(r, query));
+    const shown = [...matching.filter((r) => !done(r)), ...matching.filter(done)];
     const items = shown.map((r) => {
       const live = r.status === "booked" || r.status === "arrived";
       const b = (label, cls, fn) => h("button", { type: "button", class: cls, "data-focus": `${label}-${r.reservation_id}`, on: (e) => tap(e.currentTarget, fn) }, label);
@@ -554,6 +559,8 @@
     });
     const when = today ? "today" : `on ${dayWords(listed.day)}`;
     const none = all.length ? `No booking ${when} matches “${query.trim()}”.` : `No reservations ${when}.`;
+    const first = shown.findIndex(done);
+    if (first >= 0) items.splice(first, 0, h("li", { class: "divider" }, "Seated, no-shows and cancelled"));
     $("reservations").replaceChildren(...(items.length ? items : [h("li", { class: "empty" }, none)]));
   }
 
