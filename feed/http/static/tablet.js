@@ -906,7 +906,8 @@
     if (!mayTake(t, p.reservation_id, unit, "Seat", who(p))) return;
     const res = await onChanging(p.reservation_id, () => act("POST", `/parties/${encodeURIComponent(id)}/seat`, { unit }));
     if (!res.ok) { say(explain(res, { unit, name: party(p) }), "bad"); return; }
-    ownSeated(Array.isArray(res.data.result) ? res.data.result : []);
+    // Others the pass sits after it (a large party's claim lifted) are not said here: the
+    // floor lists them (pass_seated) and they are said as soon as it comes.
     say(`${party(p)} seated at ${unit}`, "seat");
   }
   async function move(o, unit, u) {
