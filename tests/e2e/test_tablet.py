@@ -1529,13 +1529,46 @@ def test_a_party_the_pass_seats_after_a_change_elsewhere_is_announced_on_every_t
     a.shot("pass-seated-after-a-partners-cancel")
     said = b.tap_table("T2", "free")
     assert said == "Seat now: Kim, party of 2 at T2", said
-    a.wait(lambda: a.js(banner) == "Seat now: Kim, party of 2 at T2", message="Kim on A")
+    both = f"{wyn} · Seat now: Kim, party of 2 at T2"  # Wyn's still on screen, not dismissed
+    a.wait(lambda: a.js(banner) == both, message="Kim on A")
     b.js("document.getElementById('banner').hidden = true")
     api(server, "POST", "/walk-ins", {"size": 2, "name": "Lou"})  # the floor changes again
     a.wait(lambda: "Lou" in a.text("#queue"), message="Lou waiting on A")
     b.wait(lambda: "Lou" in b.text("#queue"), message="Lou waiting on B")
     assert b.js(banner) is None  # nothing said twice
     assert a.errors() == [] and b.errors() == []
+
+
+def test_a_second_seat_now_keeps_the_first_on_screen_until_it_is_dismissed(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Every table taken but T1 and T5, held for Ada's and Bea's fours (booked through
+    Tablefinder); Wyn's and Xi's fours wait. Ada cancels online (Wyn to T1), then Bea (Xi to
+    T5): the second 'Seat now' replaced the first before the host had fetched Wyn, and
+    nothing on the page said Wyn any more. Now both are said until OK."""
+    ids = []
+    for event_id, hhmm in (("evt-ada", "18:15"), ("evt-bea", "18:15")):
+        event = booking_event(event_id, 4, f"2026-12-04T{hhmm}:00+00:00", name=event_id[4:].title())
+        reply = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+        assert reply.status_code == 200, reply.text
+        ids.append(reply.json()["reservation_id"])
+    units = {r["name"]: r["unit"] for r in api(server, "GET", "/reservations")["reservations"]}
+    assert units == {"Ada": "T1", "Bea": "T5"}, units
+    for i, size in enumerate((2, 2, 6, 4)):  # T2, T4, T3, T6
+        api(server, "POST", "/walk-ins", {"size": size, "name": f"N{i}", "party_id": f"n{i}"})
+    for pid in ("wyn", "xi"):
+        api(server, "POST", "/walk-ins", {"size": 4, "name": pid.title(), "party_id": pid})
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.text("#live") == "live", message="live")
+    banner = "return document.getElementById('banner').hidden ? null : document.getElementById('banner-text').textContent"  # noqa: E501
+    for n, rid in enumerate(ids):
+        event = change_event(f"evt-off-{n}", "cancelled", rid)
+        reply = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+        assert reply.status_code == 200, reply.text
+        tablet.wait(lambda n=n: str(tablet.js(banner)).count("Seat now") == n + 1, message=str(n))
+    tablet.shot("two-seat-nows")
+    assert tablet.js(banner) == ("Seat now: Wyn, party of 4 at T1 · Seat now: Xi, party of 4 at T5")
+    assert tablet.errors() == []
 
 
 def test_a_booking_checked_in_or_cancelled_here_while_its_change_is_open_ends_the_change(

@@ -329,7 +329,12 @@
     const gone = [...new Set(seated.flatMap(({ c }) => c.no_shows || []))]
       .map((id) => floor.reservations.find((r) => r.reservation_id === id)).filter(Boolean);
     const why = gone.length ? ` — ${gone.map((r) => `${party(r)} (${r.time})`).join(" and ")} did not come` : "";
-    say(`Seat now: ${seated.map(({ o }) => `${party(o)} at ${o.unit}`).join("; ")}${why}`, "seat");
+    // A "Seat now" still on screen (not dismissed) is kept, the new one after it: on a busy
+    // night a second party seated a minute later replaced the first before the host had
+    // fetched it, and nothing on the page said the first any more.
+    const banner = $("banner");
+    const still = !banner.hidden && banner.classList.contains("seat") ? `${$("banner-text").textContent} · ` : "";
+    say(`${still}Seat now: ${seated.map(({ o }) => `${party(o)} at ${o.unit}`).join("; ")}${why}`, "seat");
   }
 
   // Guests marked arrived whose table is not ready wait at the door: how long ("here 12
