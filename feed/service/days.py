@@ -792,6 +792,7 @@ class DayBook:
         self._lock = threading.RLock()
         self.generation = 0  # moves with each new configuration (reconfigure)
         self._retired: list[Retired] | None = None  # read on first need (retirements)
+        self._added: dict[str, float] | None = None  # read on first need (additions)
         # The day's floor without the units the floor in force lacks (_on_floor_in_force).
         self._in_force_floors: dict[tuple[int, frozenset[str]], tuple[FloorPlan, FloorPlan]] = {}
         self._floor_seen: str | None = None  # the floor in force's record read last (_floor_now)
@@ -805,6 +806,7 @@ class DayBook:
             self._days.clear()
             self._grids.clear()
             self._retired = None  # a reload records the units it removed before this
+            self._added = None  # and the floor it added units with
             self.generation += 1
 
     # -- state --------------------------------------------------------------------
@@ -848,6 +850,7 @@ class DayBook:
                 self.generation += 1
             self._floor_seen = key
             self._retired = None
+            self._added = None
         return key, units
 
     def _without_lacking(self, base: FloorPlan, gone: frozenset[str]) -> FloorPlan:
@@ -893,20 +896,40 @@ class DayBook:
                 gone = frozenset(u for u in unit_ids(base) if u not in units)
                 base = self._without_lacking(base, gone)
         floor = with_retired(base, kept)
+        # The units of the day's floor a reload or a start added (`additions`; not those
+        # `kept` puts on it for the whole day), and the earlier removal of one added again.
+        ours = set(unit_ids(base)) - {r.unit for r in kept}
+        added = {u: at for u, at in self.additions().items() if u in ours}
         retired = [
             r
             for r in self.retirements()
-            if floor.table(r.unit) is None and floor.combo(r.unit) is None
+            if (floor.table(r.unit) is None and floor.combo(r.unit) is None)
+            or (r.unit in added and r.at < added[r.unit])
         ]
-        if retired:
+        if retired or added:
             first = self.store.entries(self.restaurant.merchant_id, day, limit=1)
             began = first[0].received_at if first else None
             retired = [r for r in retired if began is not None and r.at >= began]
-        if not retired:
+            added = {u: at for u, at in added.items() if began is not None and at >= began}
+        if not retired and not added:
             return _Day(HostStand(floor), floor_key=key)
-        instants = sorted({r.at for r in retired})
-        switches = [(at, with_retired(floor, [r for r in retired if r.at > at])) for at in instants]
-        return _Day(HostStand(with_retired(floor, retired)), switches, key)
+
+        def floor_at(instant: float) -> FloorPlan:
+            """The day's floor for the entries received after `instant`: without the units
+            added later, with those removed later."""
+            later = {u for u, at in added.items() if at > instant}
+            return with_retired(without_units(floor, later), [r for r in retired if r.at > instant])
+
+        try:
+            first_floor = floor_at(-math.inf)
+        except ValueError:  # no floor the rules run on before the additions: the day's own
+            added = {}
+            if not retired:
+                return _Day(HostStand(floor), floor_key=key)
+            first_floor = floor_at(-math.inf)
+        instants = sorted({r.at for r in retired} | set(added.values()))
+        switches = [(at, floor_at(at)) for at in instants]
+        return _Day(HostStand(first_floor), switches, key)
 
     def blank_stand(self, day: date) -> tuple[HostStand, list[tuple[float, FloorPlan]]]:
         """A stand to replay the day's log on afresh, and when its floor changes (as the
@@ -938,6 +961,33 @@ class DayBook:
                         latest[found.unit] = found  # key order is time order
                 self._retired = list(latest.values())
             return self._retired
+
+    def additions(self) -> dict[str, float]:
+        """The tables and combos of the floor in force a reload or a start added, each with
+        the instant it last took force (Unix seconds): a day whose log began before then is
+        replayed without it until then, as one a reload removed is replayed with it until
+        its removal (`Retired`). Read from the history of the floors in force
+        (`floor_history`; a reload's floor that was undone never took force); those of
+        the first floor kept are not listed (in force as far as the store tells). Read
+        once per configuration and floor in force.
+
+        Replayed with it from the opening, a day rewrote where earlier parties sat: the
+        walk-in W who waited from 12:00 and was seated at T5 at 12:05, after the reload
+        that added T7, read seated at T7 since 12:00 on any fresh replay (a restart,
+        another server), T5 free while W sat there."""
+        with self._lock:
+            if self._added is None:
+                added: dict[str, float] = {}
+                before: Collection[str] | None = None
+                for kept in floor_history(self.store, self.restaurant.merchant_id):
+                    if kept.undone:
+                        continue
+                    if before is not None:
+                        added.update((u, kept.at) for u in kept.units if u not in before)
+                    added = {u: at for u, at in added.items() if u in kept.units}
+                    before = kept.units.keys()
+                self._added = added
+            return self._added
 
     def stand(self, day: date) -> HostStand:
         """The day's host stand as its log stands now (do not apply operations to it)."""
