@@ -139,3 +139,52 @@ def test_a_table_a_start_adds_leaves_where_earlier_parties_sat(any_db: str, tmp_
         assert sitting(restarted, SATURDAY) == {"P": ("T1",), "Q": ("T7",)}
     finally:
         store.close()
+
+
+def test_a_table_a_reload_puts_back_is_out_of_the_replay_while_it_was_removed(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Y sits at T5 from 12:00 and leaves at 12:02; a reload removes T5 (and T5+T6) at
+    12:05; W (4) walks in at 12:06 and is told it waits (no 4-top free); a reload puts T5
+    back at 12:10. Every replay has Y at T5 until 12:02, W waiting until the first write
+    after 12:10 (then at T5): replayed with T5 all day, W read seated at T5 since 12:06,
+    the host having told W to wait."""
+    path = tmp_path / "marlowes.toml"
+    text = MARLOWES.read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    clock = [at(4, 12)]
+    store = open_store(any_db)
+    try:
+        refuse_moved_openings(store, [(str(path), load_restaurant(path))], clock[0], start=True)
+        a = Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+        for party, size in (("A", 2), ("B", 2), ("X", 4), ("Y", 4), ("Z", 6), ("U", 4)):
+            assert a.host_operation(MID, "walk_in", party, size).code is None
+        assert sitting(a) == BEFORE
+        clock[0] = at(4, 12, 2)
+        assert a.host_operation(MID, "free", "T5").code is None
+        clock[0] = at(4, 12, 5)
+        t5 = '[[tables]]\nid = "T5"\nx = 1\ny = 1\nseats = 4\n\n'
+        path.write_text(
+            text.replace(t5, "").replace('[[combos]]\ntables = ["T5", "T6"]\n\n', ""), "utf-8"
+        )
+        assert Reloader([path], a).reload().applied
+        clock[0] = at(4, 12, 6)
+        assert a.host_operation(MID, "walk_in", "W", 4).body["result"] == "queued 1"
+        clock[0] = at(4, 12, 10)
+        path.write_text(text, encoding="utf-8")
+        assert Reloader([path], a).reload().applied
+
+        left = {p: t for p, t in BEFORE.items() if p != "Y"}
+        again = Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+        for receiver in (a, again):
+            assert sitting(receiver) == left
+            assert waiting(receiver) == ["W"]
+            y = receiver.books[MID].stand(FRIDAY).parties["Y"]
+            assert (y.state, y.tables) == ("gone", ("T5",))
+        clock[0] = at(4, 12, 11)
+        assert a.host_operation(MID, "walk_in", "V", 2).code is None
+        restarted = Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+        for receiver in (a, restarted):
+            assert sitting(receiver) == {**left, "W": ("T5",)}
+    finally:
+        store.close()
