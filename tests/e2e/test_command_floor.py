@@ -13,14 +13,8 @@ from click.testing import CliRunner, Result
 from feed.cli import main
 from feed.service.days import kept_floor
 from store import open_store
-from tests.integration.server_process import CONFIGS, NOW, TIMEOUT, start_server
-
-MARLOWES = CONFIGS[0]
-MID = "marlowes-kitchen"
-FRIDAY = NOW.date()
-T5 = '[[tables]]\nid = "T5"\nx = 1\ny = 1\nseats = 4\n\n'
-T5_T6 = '[[combos]]\ntables = ["T5", "T6"]\n\n'
-ADMIN = {"Authorization": "Bearer sample-admin-token-change-me"}  # samples/server.toml
+from tests.integration.floor_copies import FRIDAY, MARLOWES, MID, T5, T5_T6, serving_reloaded
+from tests.integration.server_process import NOW, TIMEOUT
 
 
 def hoststand(*args: str) -> Result:
@@ -36,17 +30,9 @@ def test_a_command_with_an_older_copy_of_the_file_is_refused_and_puts_no_removed
     stays ok on /healthz. It put T5 back in force for every server: the reloaded server
     was told its floor is out of date, and the next walk-in could be seated at T5. The
     same commands with the file the server runs work."""
-    current = tmp_path / "marlowes.toml"
-    current.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
-    server = start_server(
-        any_db, configs=(current, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
-    )
-    try:
-        text = current.read_text(encoding="utf-8")
-        current.write_text(text.replace(T5, "").replace(T5_T6, ""), encoding="utf-8")
-        reloaded = requests.post(f"{server.base}/api/v1/admin/reload", headers=ADMIN,
-                                 timeout=TIMEOUT)  # fmt: skip
-        assert reloaded.status_code == 200, reloaded.text
+    text = MARLOWES.read_text(encoding="utf-8")
+    without_t5 = text.replace(T5, "").replace(T5_T6, "")
+    with serving_reloaded(any_db, tmp_path, text, without_t5) as (server, current):
         store = open_store(any_db)
         try:
             assert "T5" not in kept_floor(store, MID)[1]
@@ -84,8 +70,6 @@ def test_a_command_with_an_older_copy_of_the_file_is_refused_and_puts_no_removed
             assert (health["status"], health["problems"]) == ("ok", []), health
         finally:
             store.close()
-    finally:
-        server.stop()
 
 
 def test_a_command_with_a_file_listing_its_tables_otherwise_with_the_same_ties_is_done(

@@ -12,6 +12,7 @@ import requests
 
 from feed.service.days import floor_history, kept_floor
 from store import open_store
+from tests.integration.floor_copies import FRIDAY, MARLOWES, MID, T5, T5_T6, serving_reloaded
 from tests.integration.server_process import (
     CONFIGS,
     HOSTSTAND,
@@ -22,13 +23,6 @@ from tests.integration.server_process import (
     _clean_env,
     start_server,
 )
-
-MARLOWES = CONFIGS[0]
-MID = "marlowes-kitchen"
-FRIDAY = NOW.date()
-T5 = '[[tables]]\nid = "T5"\nx = 1\ny = 1\nseats = 4\n\n'
-T5_T6 = '[[combos]]\ntables = ["T5", "T6"]\n\n'
-ADMIN = {"Authorization": "Bearer sample-admin-token-change-me"}  # samples/server.toml
 
 
 def serve_refused(db: str, config: Path, workdir: Path) -> subprocess.CompletedProcess[str]:
@@ -56,17 +50,9 @@ def test_a_start_on_an_older_copy_of_the_file_is_refused_and_puts_no_removed_tab
     told its floor is out of date, and the next walk-in could be seated at T5. A start
     with the current file serves; one with the older copy and --restore-floor puts it back
     in force on purpose (A is then the server out of date, as after any newer start)."""
-    current = tmp_path / "marlowes.toml"
-    current.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
-    server = start_server(
-        any_db, configs=(current, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
-    )
-    try:
-        text = current.read_text(encoding="utf-8")
-        current.write_text(text.replace(T5, "").replace(T5_T6, ""), encoding="utf-8")
-        reloaded = requests.post(f"{server.base}/api/v1/admin/reload", headers=ADMIN,
-                                 timeout=TIMEOUT)  # fmt: skip
-        assert reloaded.status_code == 200, reloaded.text
+    text = MARLOWES.read_text(encoding="utf-8")
+    without_t5 = text.replace(T5, "").replace(T5_T6, "")
+    with serving_reloaded(any_db, tmp_path, text, without_t5) as (server, current):
         store = open_store(any_db)
         try:
             assert [f.how for f in floor_history(store, MID)] == ["start", "reload"]
@@ -111,8 +97,6 @@ def test_a_start_on_an_older_copy_of_the_file_is_refused_and_puts_no_removed_tab
                 back.stop()
         finally:
             store.close()
-    finally:
-        server.stop()
 
 
 def test_a_start_on_the_file_before_a_default_was_written_out_is_not_an_older_copy(
@@ -125,18 +109,10 @@ def test_a_start_on_the_file_before_a_default_was_written_out_is_not_an_older_co
     It was refused as an older copy ("T3 is defined otherwise"), and a command with it
     too, though nothing a party could see differs."""
     T3 = 'id = "T3"\nx = 1\ny = 0\nseats = 6\n'
-    current = tmp_path / "marlowes.toml"
     text = MARLOWES.read_text(encoding="utf-8")
     assert T3 in text
-    current.write_text(text, encoding="utf-8")
-    server = start_server(
-        any_db, configs=(current, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
-    )
-    try:
-        current.write_text(text.replace(T3, T3 + "min_party = 4\n"), encoding="utf-8")
-        reloaded = requests.post(f"{server.base}/api/v1/admin/reload", headers=ADMIN,
-                                 timeout=TIMEOUT)  # fmt: skip
-        assert reloaded.status_code == 200, reloaded.text
+    written_out = text.replace(T3, T3 + "min_party = 4\n")
+    with serving_reloaded(any_db, tmp_path, text, written_out) as (server, _current):
         second = start_server(
             any_db, configs=(MARLOWES, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
         )
@@ -146,5 +122,3 @@ def test_a_start_on_the_file_before_a_default_was_written_out_is_not_an_older_co
                 assert (health["status"], health["problems"]) == ("ok", []), health
         finally:
             second.stop()
-    finally:
-        server.stop()

@@ -11,6 +11,7 @@ from typing import Any
 
 import requests
 
+from tests.integration.floor_copies import MARLOWES, MID, T5, T5_T6, reload_on
 from tests.integration.server_process import (
     CONFIGS,
     HOST_TOKENS,
@@ -20,13 +21,8 @@ from tests.integration.server_process import (
     start_server,
 )
 
-MARLOWES = CONFIGS[0]
-MID = "marlowes-kitchen"
 HOST = {"Authorization": f"Bearer {HOST_TOKENS[MID]}"}
-ADMIN = {"Authorization": "Bearer sample-admin-token-change-me"}  # samples/server.toml
 BASIC = ("tablefinder", "sample-basic-password")
-T5 = '[[tables]]\nid = "T5"\nx = 1\ny = 1\nseats = 4\n\n'
-T5_T6 = '[[combos]]\ntables = ["T5", "T6"]\n\n'
 
 
 def host(server: ServerProcess, method: str, path: str, **body: Any) -> dict[str, Any]:
@@ -98,10 +94,7 @@ def test_a_server_on_the_old_file_reads_its_day_on_the_floor_in_force(
         floor(b)
 
         text = current.read_text(encoding="utf-8")
-        current.write_text(text.replace(T5, "").replace(T5_T6, ""), encoding="utf-8")
-        reloaded = requests.post(f"{a.base}/api/v1/admin/reload", headers=ADMIN,
-                                 timeout=TIMEOUT)  # fmt: skip
-        assert reloaded.status_code == 200, reloaded.text
+        reload_on(a, current, text.replace(T5, "").replace(T5_T6, ""))
         c = start_server(any_db, later, configs=configs, extra=["--no-export"], workdir=tmp_path)
         servers.append(c)
         host(c, "POST", "/walk-ins", size=2, party_id="V")
