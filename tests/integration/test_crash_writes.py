@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from datetime import date
@@ -37,7 +38,7 @@ from tests.integration.test_partner_updates import (
     assert_acted_once,
     current_replace,
     replaces_for,
-    settle,
+    settle_after_restart,
     start,
     write_settings,
 )
@@ -69,6 +70,23 @@ def create_body(i: int) -> dict[str, Any]:
         "idempotency_token": str(10_000 + i),
         "payment_information": {"prepayment_status": "PREPAYMENT_NOT_PROVIDED"},
     }
+
+
+def kill_midway(
+    server: ServerProcess, send: Callable[[int], None], count: int, enough: threading.Event
+) -> None:
+    """`send(0)` to `send(count - 1)` from THREADS threads at once, the server SIGKILLed as
+    soon as `enough` is set (within 60 s, or the test fails); returns when every send has
+    ended (each catches the failures a killed server gives it), the server killed."""
+    try:
+        with ThreadPoolExecutor(THREADS) as pool:
+            futures = [pool.submit(send, i) for i in range(count)]
+            assert enough.wait(timeout=60)
+            server.stop(kill=True)
+            for future in futures:
+                future.result()
+    finally:
+        server.stop(kill=True)
 
 
 def v3(server: ServerProcess, name: str, body: Any) -> Any:
@@ -112,15 +130,7 @@ def test_a_create_booking_burst_killed_midway_loses_nothing_answered_and_shows_n
             if len(answered) >= KILL_AFTER:
                 enough.set()
 
-    try:
-        with ThreadPoolExecutor(THREADS) as pool:
-            futures = [pool.submit(send, i) for i in range(BURST)]
-            assert enough.wait(timeout=60)
-            server.stop(kill=True)
-            for future in futures:
-                future.result()
-    finally:
-        server.stop(kill=True)
+    kill_midway(server, send, BURST, enough)
     confirmed = {
         i: body["booking"]["booking_id"]
         for i, body in answered.items()
@@ -255,20 +265,8 @@ def test_the_outbox_of_a_burst_killed_midway_still_tells_the_partner_where_each_
             except requests.RequestException:
                 return
 
-        try:
-            with ThreadPoolExecutor(THREADS) as pool:
-                futures = [pool.submit(one, i) for i in range(60)]
-                assert enough.wait(timeout=60)
-                server.stop(kill=True)
-                for future in futures:
-                    future.result()
-        finally:
-            server.stop(kill=True)
-        restarted = start(db, settings)
-        try:
-            outbox = settle(restarted)
-        finally:
-            restarted.stop()
+        kill_midway(server, one, 60, enough)
+        outbox = settle_after_restart(db, settings)
         for rid in cancelled:
             told = [r for r in stub.acted(BOOKING) if r.target == rid]
             assert len(told) == 1, rid

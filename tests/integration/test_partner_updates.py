@@ -273,6 +273,16 @@ def settle(server: ServerProcess, timeout: float = SETTLE_SECONDS) -> dict[str, 
     return stats(server.db)
 
 
+def settle_after_restart(db: Path, settings: Path) -> dict[str, Any]:
+    """`hoststand serve` started again on `db` (after one was killed) and run until no
+    message is pending, then stopped; the outbox statistics then (as `settle`)."""
+    restarted = start(db, settings)
+    try:
+        return settle(restarted)
+    finally:
+        restarted.stop()
+
+
 def tried_while_down(db: Path) -> bool:
     """Some pending message has failed at least once."""
     with SQLiteStore(db) as store:
@@ -605,11 +615,7 @@ def test_a_server_killed_with_messages_pending_delivers_them_after_a_restart(
         first.stop(kill=True)
     assert stats(db)["pending"] > 0
     stub.start()
-    second = start(db, settings)
-    try:
-        outbox = settle(second)
-    finally:
-        second.stop()
+    outbox = settle_after_restart(db, settings)
     assert_canceled_once(stub, rid, at(TODAY, "19:00"), 2)
     for day in (TODAY, TOMORROW):
         assert replaces_for(stub, day)[-1] == current_replace(db, marlowes, day)
@@ -628,11 +634,7 @@ def test_a_server_killed_while_a_notification_is_in_flight_resends_it_after_a_re
         stub.wait_for(lambda s: s.in_flight(BOOKING) == 1, 10, "a notification in flight")
     finally:
         first.stop(kill=True)
-    second = start(db, settings)
-    try:
-        outbox = settle(second)
-    finally:
-        second.stop()
+    outbox = settle_after_restart(db, settings)
     assert_canceled_once(stub, rid, at(TODAY, "19:00"), 2)  # the partner acted on it once
     stub.wait_for(lambda s: s.in_flight(BOOKING) == 0, 10, "the slow answer finished")
     [resent] = stub.duplicates(BOOKING)  # the same message id before and after the restart
