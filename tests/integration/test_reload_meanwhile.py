@@ -132,7 +132,16 @@ def two_servers(
 def all_but_t5_taken(receiver: Receiver) -> None:
     """Walk-ins A, B (2), W (1), X, Y (4) and Z (6): every table but T5 is taken (Y moved
     from T5 to T6), and W waits, kept from T5 (4 seats) by roominess until 12:30."""
-    for party, size in (("A", 2), ("B", 2), ("W", 1), ("X", 4), ("Y", 4), ("Z", 6)):
+    for party, size in (("A", 2), ("B", 2), ("W", 1)):
+        assert receiver.host_operation(MID, "walk_in", party, size).code is None
+    the_rest_but_t5_taken(receiver)
+
+
+def the_rest_but_t5_taken(receiver: Receiver) -> None:
+    """After A, B and W (two_servers): walk-ins X, Y (4) and Z (6) at `receiver`, Y moved
+    from T5 to T6, so that every table but T5 is taken and W waits, kept from T5 (4 seats)
+    by roominess until 12:30."""
+    for party, size in (("X", 4), ("Y", 4), ("Z", 6)):
         assert receiver.host_operation(MID, "walk_in", party, size).code is None
     assert receiver.host_hand(MID, "move", "Y", "T6").code is None  # from T5
 
@@ -343,9 +352,7 @@ def test_a_server_on_the_old_file_seats_only_at_tables_in_force_and_takes_unrela
         return api.create_waitlist_entry(partner, asked)
 
     try:
-        for party, size in (("X", 4), ("Y", 4), ("Z", 6)):
-            assert b.host_operation(MID, "walk_in", party, size).code is None
-        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        the_rest_but_t5_taken(b)
         booking = book(api_a, "u1").body["booking"]["booking_id"]
         entry = join(api_a, "u2").body["waitlist_entry_id"]
         assert waiting(b) == ["W", entry]
@@ -715,9 +722,7 @@ def test_a_server_on_the_old_file_reads_its_days_on_the_floor_in_force(
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
     try:
-        for party, size in (("X", 4), ("Y", 4), ("Z", 6)):
-            assert b.host_operation(MID, "walk_in", party, size).code is None
-        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        the_rest_but_t5_taken(b)
         assert waiting(b) == ["W"]
         clock[0] = at(12, 5)
         remove_t5(path)
@@ -807,9 +812,7 @@ def test_a_second_servers_reload_leaves_a_table_removed_as_of_the_first_reload(
     clock = [at(12)]
     first, second, a, b = two_servers(any_db, path, clock)
     try:
-        for party, size in (("X", 4), ("Y", 4), ("Z", 6)):
-            assert b.host_operation(MID, "walk_in", party, size).code is None
-        assert b.host_hand(MID, "move", "Y", "T6").code is None  # from T5
+        the_rest_but_t5_taken(b)
         clock[0] = at(12, 5)
         remove_t5(path)
         assert Reloader([path], a).reload().applied
