@@ -25,7 +25,6 @@ from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import AVAILABILITY, BOOKING, HangingPartner, PartnerStub
 from tests.integration.server_process import (
-    HOST_TOKENS,
     HOSTSTAND,
     NOW,
     SAMPLES,
@@ -56,45 +55,16 @@ from tests.integration.test_partner_updates import (
     replaces_for,
     settle,
     start,
+    write_settings,
 )
 
 DINERLY = "dinerly"
 
 
 def two_partner_settings(tmp: Path, stub: PartnerStub, other: str) -> Path:
-    """tablefinder notified at `stub`, dinerly (Marlowe's only) at `other`."""
-    path = tmp / "settings.toml"
-    path.write_text(
-        f"""
-[[partners]]
-id = "tablefinder"
-secret = "{SECRETS[TABLEFINDER]}"
-basic_user = "tablefinder"
-basic_password = "{V3_PASSWORD}"
-notify_url = "{stub.base}"
-notify_token = "{NOTIFY_TOKEN}"
-
-[[partners]]
-id = "dinerly"
-secret = "{SECRETS[DINERLY]}"
-merchants = ["marlowes-kitchen"]
-notify_url = "{other}"
-notify_token = "dinerly-notify-token"
-
-[[hosts]]
-merchant_id = "marlowes-kitchen"
-token = "{HOST_TOKENS[MARLOWES]}"
-
-[export]
-interval_minutes = 60
-days = 2
-retry_base_seconds = 0.2
-coalesce_seconds = 0.2
-staging = "{tmp / "staging"}"
-""",
-        encoding="utf-8",
-    )
-    return path
+    """tablefinder notified at `stub`, dinerly (Marlowe's only) at `other`; no feed
+    destinations."""
+    return write_settings(tmp, stub, dinerly_notify=other, feeds=False)
 
 
 @pytest.fixture(scope="module")

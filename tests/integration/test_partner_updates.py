@@ -80,7 +80,28 @@ FEED_KINDS = ("availability", "merchant", "service")
 # -- the server, with settings that point at the stub ------------------------------------------
 
 
-def write_settings(tmp: Path, stub: PartnerStub) -> Path:
+def write_settings(
+    tmp: Path, stub: PartnerStub, dinerly_notify: str | None = None, feeds: bool = True
+) -> Path:
+    """tablefinder notified at `stub`; dinerly (Marlowe's only) notified at `dinerly_notify`
+    if given, else not; the feeds delivered to `stub` (/feeds) and a directory, or nowhere
+    (not `feeds`)."""
+    dinerly = ""
+    if dinerly_notify is not None:
+        dinerly = f'notify_url = "{dinerly_notify}"\nnotify_token = "dinerly-notify-token"\n'
+    destinations = ""
+    if feeds:
+        destinations = f"""
+[[export.destinations]]
+kind = "http"
+url = "{stub.base}/feeds"
+method = "PUT"
+auth_value = "{FEED_AUTH}"
+
+[[export.destinations]]
+kind = "directory"
+path = "{tmp / "partner-feeds"}"
+"""
     path = tmp / "settings.toml"
     path.write_text(
         f"""
@@ -96,7 +117,7 @@ notify_token = "{NOTIFY_TOKEN}"
 id = "dinerly"
 secret = "{SECRETS["dinerly"]}"
 merchants = ["marlowes-kitchen"]
-
+{dinerly}
 [[hosts]]
 merchant_id = "marlowes-kitchen"
 token = "{HOST_TOKENS["marlowes-kitchen"]}"
@@ -107,17 +128,7 @@ days = 2
 retry_base_seconds = 0.2
 coalesce_seconds = 0.2
 staging = "{tmp / "staging"}"
-
-[[export.destinations]]
-kind = "http"
-url = "{stub.base}/feeds"
-method = "PUT"
-auth_value = "{FEED_AUTH}"
-
-[[export.destinations]]
-kind = "directory"
-path = "{tmp / "partner-feeds"}"
-""",
+{destinations}""",
         encoding="utf-8",
     )
     return path
