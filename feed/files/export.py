@@ -153,7 +153,7 @@ def merchant_days(
     """One restaurant's future availability as day blocks, for the writer's fast path.
     With seating areas, a slot's entries are each area's (file order) sizes in turn."""
     r = book.restaurant
-    floor = r.online_floor  # partners never see the walk-in tables
+    floor = book.offered_floor()  # the online floor in force: no walk-in or removed table
     # In a server the floors are kept warm by the lookups: those stay as they are. A floor
     # this export works out itself is let go once the restaurant is done (memory must not
     # grow with the number of restaurants an export covers).

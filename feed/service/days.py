@@ -770,6 +770,7 @@ class _Grid:
     minute: int
     state: _Day
     ts: int
+    floor: FloorPlan  # the online floor in force it was worked out on (offered_floor)
 
 
 class DayBook:
@@ -796,6 +797,9 @@ class DayBook:
         # The day's floor without the units the floor in force lacks (_on_floor_in_force).
         self._in_force_floors: dict[tuple[int, frozenset[str]], tuple[FloorPlan, FloorPlan]] = {}
         self._floor_seen: str | None = None  # the floor in force's record read last (_floor_now)
+        # The file's floors (whole, online) without the units the floor in force lacks, by
+        # the floor and the floor in force's record key (`offered_floor`).
+        self._offered: dict[tuple[int, str | None], tuple[FloorPlan, FloorPlan]] = {}
 
     def reconfigure(self, restaurant: Restaurant) -> None:
         """Go on with a new configuration of the same restaurant (a reload). The replayed
@@ -869,6 +873,47 @@ class DayBook:
                 found = (base, base)
             self._in_force_floors = {key: found}
         return found[1]
+
+    def offered_floor(
+        self, host: bool = False, in_force: tuple[str | None, Mapping[str, Any]] | None = None
+    ) -> FloorPlan:
+        """The floor every availability count and every booking's choice of table is made
+        on: the file's (`rules.floor_for`: the online one for partners, the whole one for
+        the host) without the tables and combos the floor in force lacks, as the day's
+        writes are (`_on_floor_in_force`). On a server whose file is out of date (another
+        server's reload removed T5) its lookups, the feed, the replaces and the preview
+        counted T5 open: a partner told 2 spots where 1 could be booked, the next booking
+        placed elsewhere or refused (PRODUCT.md section 3: k open, k bookings succeed).
+
+        `in_force`: the floor in force's key and units (`_floor_now`) when the caller has
+        read them already, else read now (one store read). The floor made is kept by the
+        file's floor and the floor record's key, so a lookup's grid on it stays kept
+        (`_read_day`) and its masks worked out (feed.floor.availability), until another
+        floor takes force.
+
+        A table the floor in force has and the file lacks (a reload elsewhere added T7) is
+        not counted here: this server's stand cannot seat or book at it, so offering it
+        would promise a booking the server refuses; it is offered once the server reloads.
+        Should the floor in force lack every table of the file's floor, the file's floor is
+        counted (no floor the rules run on is left): each booking there is refused as a
+        removed table, as before."""
+        with self._lock:
+            floor = rules.floor_for(self.restaurant, host)
+            key, units = in_force if in_force is not None else self._floor_now()
+            if not units:  # no floor was ever kept: the file's is the one in force
+                return floor
+            found = self._offered.get((id(floor), key))
+            if found is not None and found[0] is floor:
+                return found[1]
+            gone = frozenset(u for u in unit_ids(floor) if u not in units)
+            try:
+                offered = without_units(floor, gone)
+            except ValueError:  # no floor the rules run on is left (see above)
+                offered = floor
+            if len(self._offered) >= 8:  # the whole and online floors of a floor or two
+                self._offered.clear()
+            self._offered[(id(floor), key)] = (floor, offered)
+            return offered
 
     def _new_day(
         self,
@@ -1008,12 +1053,12 @@ class DayBook:
         other reservation holds one (guests due now are on their way to it); `guest`'s own
         hold does not count. With `area` (the room the guests booked), that area's units
         only; an area the restaurant no longer has: the whole floor."""
-        floor = self.restaurant.floor
         within = area_units(self.restaurant, area)
         allowed = None if isinstance(within, Refused) else within
         ts = self.minute(day, now)
         with self._lock:  # holder() reads holds as of `ts` without expiry having run
             stand = self._load(day).stand
+            floor = self.offered_floor(host=True)  # not a table another reload removed
             occupied_tables = set(stand.seated())
             for t in floor.tables:
                 holder = stand.book.holder(t.id, ts)
@@ -1531,7 +1576,8 @@ class DayBook:
             )
         taken = occupied(r, stand, meta, ts, day)
         turns = calendar.turns_at(r, day, slot.minute)
-        unit = choose_unit(rules.floor_for(r, host), taken, slot.minute, party_size, turns, units)
+        floor = self.offered_floor(host)  # as the lookups count it: the floor in force's
+        unit = choose_unit(floor, taken, slot.minute, party_size, turns, units)
         if unit is None:
             where = f" in {area}" if area is not None else ""
             return Refused(SLOT_UNAVAILABLE, f"no table for {party_size}{where} at {when}")
@@ -1671,13 +1717,14 @@ class DayBook:
         out: list[int] = []
         with self._lock:
             version = self.store.log_version()  # read before the entries: a later commit bumps it
+            floor = self.offered_floor()  # the floor in force read once per lookup
             days: dict[date, tuple[_Day, int, dict[int, list[int]]] | None] = {}
             off_grid: dict[date, list[Taken]] = {}
             for day, slot, n, area in wanted:
                 if day in days:
                     read = days[day]
                 else:
-                    read = days[day] = self._read_day(day, now, now_sec, version, last_day)
+                    read = days[day] = self._read_day(day, now, now_sec, version, last_day, floor)
                 if read is None:  # beyond the horizon or closed: nothing is bookable
                     out.append(0)
                     continue
@@ -1701,15 +1748,23 @@ class DayBook:
                     if taken is None:  # worked out once a day, for every such slot asked
                         taken = off_grid[day] = occupied(r, state.stand, state.meta, ts, day)
                     turns = calendar.turns_at(r, day, slot.minute)
-                    out.append(spots_open(r.online_floor, taken, slot.minute, n, turns, units))
+                    out.append(spots_open(floor, taken, slot.minute, n, turns, units))
         return out
 
     def _read_day(
-        self, day: date, now: datetime, now_sec: float, version: int, last_day: date
+        self,
+        day: date,
+        now: datetime,
+        now_sec: float,
+        version: int,
+        last_day: date,
+        floor: FloorPlan,
     ) -> tuple[_Day, int, dict[int, list[int]]] | None:
         """The day's state as of `version`, its op ts at `now` and its grid (slot minute ->
         spots_open per column: the online floor's sizes, then each area's), for a lookup;
-        None beyond the horizon or on a closed day.
+        None beyond the horizon or on a closed day. `floor`: the online floor in force
+        (`offered_floor`); a grid worked out on another (a reload elsewhere since, which
+        need not write on this day's log) is not read.
 
         While neither the log version nor the minute moves, the last read is the answer:
         the next lookup reads the day without replaying or checking. The grid itself is
@@ -1723,14 +1778,15 @@ class DayBook:
             return None
         minute = math.floor((now_sec - opening.timestamp()) / 60)
         kept = self._grids.get(day)
-        if kept is not None and kept.version == version and kept.minute == minute:
+        fresh = kept is not None and kept.floor is floor
+        if kept is not None and fresh and kept.version == version and kept.minute == minute:
             return kept.state, kept.ts, kept.grid
         r = self.restaurant
         state = self._load(day, version)
         stand = state.stand
         ts = self.op_ts(day, stand, now)
         key = (-1 if ts < 0 and not stand.parties else ts, state.next_seq)
-        if kept is not None and kept.key == key:
+        if kept is not None and fresh and kept.key == key:
             grid = kept.grid
         else:
             taken = occupied(r, stand, state.meta, ts, day)
@@ -1739,11 +1795,11 @@ class DayBook:
             # The whole online floor's sizes, then each area's (a row holds them all: one pass).
             columns = [(n, a) for a in (None, *(x.units for x in r.rooms)) for n in sizes]
             counts = rules.stand_counts(r, stand, state.meta, ts) if r.paced else None
-            rows = rules.opens(r, day, r.online_floor, taken, None, slots, columns, counts)
+            rows = rules.opens(r, day, floor, taken, None, slots, columns, counts)
             grid = {s.minute: row for s, row in zip(slots, rows, strict=True)}
         if kept is None and len(self._grids) >= DAYS_KEPT:
             self._grids.clear()
-        self._grids[day] = _Grid(key, grid, version, minute, state, ts)
+        self._grids[day] = _Grid(key, grid, version, minute, state, ts, floor)
         return state, ts, grid
 
     def view(self, day: date, now: datetime, name: str, *args: Any) -> Applied:
@@ -2227,9 +2283,9 @@ class DayBook:
             return []
         limit = rules.party_limit(r, host)
         sizes = range(sizes.start, min(sizes.stop, limit + 1)) if sizes else range(1, limit + 1)
-        floor = rules.floor_for(r, host)
         ts = self.minute(day, now)
         with self._lock:
+            floor = self.offered_floor(host)
             state = self._load(day)
             taken = occupied(r, state.stand, state.meta, ts, day)
             counts = rules.stand_counts(r, state.stand, state.meta, ts) if r.paced else None
@@ -2258,12 +2314,14 @@ class DayBook:
         width = r.online_limit
         place = next((i + 1 for i, a in enumerate(r.rooms) if a.id == area), 0)
         sizes = range(1, width + 1)
-        totals = [spots_total(r.online_floor, n, units) for n in sizes]
         now_sec = int(now.timestamp())
         earliest = earliest_start(r, now)
         last_day = calendar.last_bookable_day(r, now)
         with self._lock:  # None beyond the horizon: nothing open there yet
-            read = self._read_day(day, now, now.timestamp(), self.store.log_version(), last_day)
+            version = self.store.log_version()
+            floor = self.offered_floor()
+            read = self._read_day(day, now, now.timestamp(), version, last_day, floor)
+        totals = [spots_total(floor, n, units) for n in sizes]
         grid, ts = (read[2], read[1]) if read is not None else (None, 0)
         return _open_rows(slots, sizes, totals, grid, width * place, ts, now_sec, earliest)
 
@@ -2284,8 +2342,8 @@ class DayBook:
         if not starts:
             return [], []
         ts = self.minute(day, now)
-        floor = r.online_floor
         with self._lock:
+            floor = self.offered_floor()
             # A day whose date has come has a live floor (seated parties, arrived guests)
             # that only the replay knows, even before it opens (the host may seat a party
             # early); a day ahead is its booked reservations, folded by the store.
