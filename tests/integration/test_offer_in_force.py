@@ -24,6 +24,7 @@ from store import open_store
 from tests.integration.test_reload_meanwhile import FRIDAY, MID, marlowes, remove_t5
 
 PARTNER = Partner("p", None, None)
+T7 = '[[tables]]\nid = "T7"\nx = 3\ny = 3\nseats = 4\n\n'
 SATURDAY = date(2026, 12, 5)
 
 
@@ -117,6 +118,49 @@ def test_a_server_on_the_old_file_offers_only_the_tables_in_force(
         after = offered(b, day, 4)
         assert after == offered(a, day, 4)
         assert (after["spots"], after["lookup"]) == (0, False), after
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_server_on_the_old_file_offers_no_table_another_servers_reload_added(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A, B and C (4) hold T1, T5 and T6 at 19:00 on Saturday: the 6-top T3 is left for 4.
+    Server A reloads a file adding T7, a 4-top. Server B, not reloaded, cannot seat or
+    book at T7 (its file has no T7, and the floor record does not say whether T7 is a
+    walk-in table or in which area): it offers 1 spot for 4 where A offers 2 (the reading
+    chosen: a spot fewer, never one a booking through B is refused), and the promise holds
+    on B, 1 booking through it, the next refused. Reloaded, B offers what A offers.
+    (Held before this change too: pinned as the reading.)"""
+    path = marlowes(tmp_path)
+    clock = [at(10)]
+    first, second = open_store(any_db), open_store(any_db)
+    try:
+        note_floor(first, MID, load_restaurant(path).floor, clock[0].timestamp())
+        a = Receiver([load_restaurant(path)], first, Settings(), lambda: clock[0])
+        b = Receiver([load_restaurant(path)], second, Settings(), lambda: clock[0])
+        for name in "ABC":
+            assert a.host_book(MID, 4, "2026-12-05T19:00", name, "").code is None
+        clock[0] = at(10, 5)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("\n[[combos]]", "\n" + T7 + "[[combos]]", 1), "utf-8")
+        assert Reloader([path], a).reload().applied
+        assert offered(a, SATURDAY, 4)["spots"] == 2
+        on_b = offered(b, SATURDAY, 4)
+        assert (on_b["spots"], on_b["replace"]) == (1, [(1, 4)]), on_b
+
+        api = PartnerApi(b.books, b.store, b.clock)
+        for i in range(2):
+            body = {"slot": slot(SATURDAY, 4), "user_information": {"user_id": f"u{i}"}}
+            made = api.create_booking(PARTNER, body)
+            if i == 0:
+                assert made.body.get("booking", {}).get("status") == "CONFIRMED", made.body
+            else:
+                assert made.body["booking_failure"]["cause"] == "SLOT_UNAVAILABLE", made.body
+        assert Reloader([path], b).reload().applied
+        assert offered(b, SATURDAY, 4) == offered(a, SATURDAY, 4)
+        assert offered(b, SATURDAY, 4)["spots"] == 1
     finally:
         first.close()
         second.close()
