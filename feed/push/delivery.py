@@ -6,13 +6,23 @@ it). Any other 4xx is the partner refusing the request: retrying would not help,
 reported at once. A redirect is never followed
 (the client would re-send a POST or PATCH as a GET, or drop its body and our token for
 another host): it is a failure worth retrying, delivered only once the URL answers 2xx.
+
+Each request has a whole deadline (TIMEOUT from its start) for its status line and headers,
+as for its body: the client's timeout bounds each read, so a partner trickling its status
+line a byte a second never timed one out, and the request went on until the sending process
+was taken for stuck and ended, with every other partner's requests in it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+import itertools
 import math
 import os
 import random
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +30,9 @@ from typing import Any
 import requests
 import requests.adapters
 import requests.utils
+import urllib3
+import urllib3.connection
+import urllib3.connectionpool
 import urllib3.exceptions
 
 BASE_DELAY = 1.0  # seconds before the first retry
@@ -76,6 +89,148 @@ def _retry_after(response: requests.Response) -> float | None:
     return min(MAX_DELAY, max(0.0, seconds))
 
 
+class _Watch:
+    """One request's deadline for its answer's status line and headers: past it, the socket
+    of the connection it is on is shut, so the read in progress ends (a connection error)."""
+
+    def __init__(self, at: float) -> None:
+        self.at = at  # time.monotonic()
+        self._lock = threading.Lock()
+        self._conn: urllib3.connection.HTTPConnection | None = None
+        self._over = False  # the request ended (its headers read, or it failed)
+        self.cut = False  # the deadline passed first
+
+    def attach(self, conn: urllib3.connection.HTTPConnection) -> None:
+        """The request is on `conn` (on the requesting thread, before anything is sent)."""
+        with self._lock:
+            self._conn = conn
+            if self.cut:  # a connect that took to the deadline: cut as it ends
+                _shut(conn)
+
+    def expire(self) -> None:
+        """The deadline has passed (on the watchdog's thread)."""
+        with self._lock:
+            if self._over:
+                return
+            self.cut = True
+            conn = self._conn
+            # A connection taken up by another request since is not this request's to cut.
+            if conn is not None and getattr(conn, "hoststand_watch", None) is self:
+                _shut(conn)
+
+    def end(self) -> None:
+        """The request has its headers (or failed): its connection is left alone from now
+        on, however long its body takes (read only so far: see `send`), and may be used
+        again by another request."""
+        with self._lock:
+            self._over = True
+            self._conn = None
+
+
+def _shut(conn: urllib3.connection.HTTPConnection) -> None:
+    sock = conn.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Watchdog:
+    """One thread ending the requests whose deadline passes before their headers arrive."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition()
+        self._heap: list[tuple[float, int, _Watch]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, seconds: float) -> _Watch:
+        watch = _Watch(time.monotonic() + seconds)
+        with self._ready:
+            heapq.heappush(self._heap, (watch.at, next(self._order), watch))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="hoststand-request-deadlines", daemon=True
+                )
+                self._thread.start()
+            self._ready.notify()
+        return watch
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    left = self._heap[0][0] - time.monotonic() if self._heap else None
+                    self._ready.wait(left)
+                _at, _n, watch = heapq.heappop(self._heap)
+            watch.expire()  # one ended already does nothing
+
+
+_WATCHDOG = _Watchdog()
+_requests = threading.local()  # .watch: the _Watch of the request this thread is making
+
+
+class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
+    hoststand_watch: _Watch | None = None
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _watched(self)
+        super().request(*args, **kwargs)
+
+    def connect(self) -> None:
+        super().connect()
+        _connected(self)
+
+
+class _WatchedHTTPSConnection(urllib3.connection.HTTPSConnection):
+    hoststand_watch: _Watch | None = None
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _watched(self)
+        super().request(*args, **kwargs)
+
+    def connect(self) -> None:
+        super().connect()
+        _connected(self)
+
+
+def _watched(conn: urllib3.connection.HTTPConnection) -> None:
+    watch: _Watch | None = getattr(_requests, "watch", None)
+    conn.hoststand_watch = watch  # type: ignore[attr-defined]
+    if watch is not None:
+        watch.attach(conn)
+
+
+def _connected(conn: urllib3.connection.HTTPConnection) -> None:
+    watch = getattr(conn, "hoststand_watch", None)
+    if watch is not None and watch.cut:
+        _shut(conn)
+
+
+class _WatchedPool(urllib3.connectionpool.HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_POOLS = {"http": _WatchedPool, "https": _WatchedHTTPSPool}
+
+
+class _Adapter(requests.adapters.HTTPAdapter):
+    """Connections whose request a `_Watch` can cut (directly or through an HTTP proxy)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> urllib3.PoolManager:
+        manager: urllib3.PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if isinstance(manager, urllib3.ProxyManager):  # a SOCKS proxy's: its own classes
+            manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
 def lean_session(pool_size: int) -> requests.Session:
     """A Session that reads the environment (proxies, CA bundle) once, not per request.
 
@@ -88,7 +243,7 @@ def lean_session(pool_size: int) -> requests.Session:
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
     if bundle:
         session.verify = bundle
-    adapter = requests.adapters.HTTPAdapter(pool_maxsize=pool_size)
+    adapter = _Adapter(pool_maxsize=pool_size)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
@@ -108,15 +263,22 @@ def send(
     data: bytes | None = None,
     headers: dict[str, str] | None = None,
     proxies: dict[str, str] | None = None,
+    timeout: float = TIMEOUT,
 ) -> Outcome:
     """One attempt; never raises for what the network or the partner does.
 
+    The status line and headers must arrive within `timeout` of the start (on a session
+    from `lean_session`), however they trickle: past it the request is cut, a failure worth
+    retrying. (Each read had its timeout only: a partner sending its status line a byte a
+    second held the request until the sending process was taken for stuck and ended.)
     The status is the partner's answer: its body is read only so far (BODY_BYTES, until
-    TIMEOUT from the start), and one that stalls or goes on does not undo a 2xx. Read whole
-    first, a 200 whose body stalled failed when the read timed out (the message was sent
-    again and again, never counted delivered), and one that trickled on for ever held the
-    request until the sending process was taken for stuck."""
-    deadline = time.monotonic() + TIMEOUT
+    `timeout` from the start), and one that stalls or goes on does not undo a 2xx. Read
+    whole first, a 200 whose body stalled failed when the read timed out (the message was
+    sent again and again, never counted delivered), and one that trickled on for ever held
+    the request until the sending process was taken for stuck."""
+    deadline = time.monotonic() + timeout
+    watch = _WATCHDOG.watch(timeout)
+    _requests.watch = watch
     try:
         response = session.request(
             method,
@@ -124,13 +286,19 @@ def send(
             json=json_body,
             data=data,
             headers=headers,
-            timeout=TIMEOUT,
+            timeout=timeout,
             proxies=proxies,
             allow_redirects=False,  # see classify: a redirect is not a delivery
             stream=True,
         )
     except requests.RequestException as exc:
+        if watch.cut:
+            error = f"no status line and headers within {timeout:g} s of the request's start"
+            return Outcome(ok=False, retry=True, error=f"{error} ({type(exc).__name__})")
         return Outcome(ok=False, retry=True, error=f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        _requests.watch = None
+        watch.end()
     with response:  # a body not read whole closes the connection: it is not used again
         return classify(response, _some_of(response, deadline))
 

@@ -407,10 +407,13 @@ class HangingPartner:
     answer (a wedged load balancer): it sends `answer` (by default nothing; a status line,
     headers and the start of a body that never ends, say) and holds the connection.
     `opened` counts the requests it holds, `closed` the ones the client gave up on (closed
-    its end), `message_ids` the Hoststand-Message-Id of each. `close()` lets them all go."""
+    its end), `message_ids` the Hoststand-Message-Id of each. `close()` lets them all go.
+    With `every`, the answer trickles: one byte every `every` seconds (a partner whose
+    status line comes a byte a second, each read well within the client's read timeout)."""
 
-    def __init__(self, answer: bytes = b"") -> None:
+    def __init__(self, answer: bytes = b"", every: float = 0.0) -> None:
         self.answer = answer
+        self.every = every
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
         self._lock = threading.Lock()
@@ -448,7 +451,11 @@ class HangingPartner:
             with self._lock:
                 self.opened += 1
                 self.message_ids.append(headers.get(MESSAGE_ID_HEADER.lower(), ""))
-            if self.answer:
+            if self.answer and self.every:
+                for one in self.answer:
+                    conn.sendall(bytes([one]))  # raises once the client has closed its end
+                    time.sleep(self.every)
+            elif self.answer:
                 conn.sendall(self.answer)
             while conn.recv(65536):  # the body, then nothing until the client gives up
                 pass

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -18,6 +19,7 @@ from tests.integration.partner_stub import (
     MESSAGE_ID_HEADER,
     TOO_MANY,
     UNAVAILABLE,
+    HangingPartner,
     PartnerStub,
 )
 
@@ -167,3 +169,43 @@ def test_no_process_to_be_had_is_a_failure_worth_retrying(
     monkeypatch.undo()
     assert sender.send("PATCH", booking_url(partner, "n2"), json_body={}).ok
     assert [r.target for r in partner.acted(BOOKING)] == ["n2"]
+
+
+# A status line, then a header, one byte a second: every read is answered within the read
+# timeout, and the whole would take over ten minutes.
+TRICKLED = b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 600 + b"\r\n\r\n"
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not {what} within {timeout} s"
+        time.sleep(0.05)
+
+
+def test_a_partner_trickling_its_status_line_is_cut_and_the_child_lives_on(
+    partner: PartnerStub,
+) -> None:
+    """Each read of the status line and headers had its timeout, none the whole: a partner
+    sending 'HTTP/1.1 200 OK' a byte a second held its request until the child was taken
+    for stuck (40 s) and killed, with every other partner's requests in it. Now the request
+    is cut at its deadline, a failure worth retrying, and the child goes on."""
+    sender = SendProcess(workers=4)
+    try:
+        with HangingPartner(TRICKLED, every=1.0) as trickling, ThreadPoolExecutor(1) as pool:
+            assert sender.send("PATCH", booking_url(partner, "t0"), json_body={}).ok
+            child = sender._process
+            url = f"{trickling.base}/v1alpha/notification/partners/p2/bookings/t1"
+            trickled = pool.submit(sender.send, "PATCH", url, json_body={})
+            wait_until(lambda: trickling.counts()[0] == 1, 10, "the trickle begun")
+            assert sender.send("PATCH", booking_url(partner, "t2"), json_body={}).ok
+            outcome = trickled.result()
+            assert not outcome.ok and outcome.retry
+            assert "no status line and headers within 10 s" in outcome.error, outcome.error
+            wait_until(lambda: trickling.counts()[1] == 1, 10, "the trickle's connection closed")
+        assert sender._process is child and child is not None and child.poll() is None
+        assert sender.send("PATCH", booking_url(partner, "t3"), json_body={}).ok
+        assert sender._process is child  # the same child, never taken for stuck
+        assert [r.target for r in partner.acted(BOOKING)] == ["t0", "t2", "t3"]
+    finally:
+        sender.close()
