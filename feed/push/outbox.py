@@ -16,6 +16,7 @@ import logging
 import random
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_all
@@ -37,7 +38,7 @@ from feed.service.notify import (
 from feed.settings import Partner
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
-from store.log import LogStore, OutboxItem, StoreUnavailable
+from store.log import JSON, LogStore, OutboxItem, StoreError, StoreUnavailable
 
 MESSAGE_ID_HEADER = "Hoststand-Message-Id"
 SENDERS = 4  # requests in flight at once to one partner (to different keys)
@@ -45,6 +46,13 @@ PER_PARTNER = SENDERS
 MAX_WINDOWS = 31  # service days in one availability replace
 ROUND_SECONDS = 0.05  # a busy sender starts a round at most this often: see `loop`
 _GIVE_UP = -1.0  # a retry time meaning: never
+# Which restaurants each live sender on a store can build replaces of: a record per sender
+# per interval (key "<interval>/<sender>", value the merchant ids), kept anew each interval.
+# A replace of a restaurant no live sender announced in the last SERVES_KEPT intervals is
+# moot: the restaurant was removed from every server's configuration (see `_served_here`).
+SERVES_SCOPE = "outbox-serves"
+SERVES_SECONDS = 30.0
+SERVES_KEPT = 3  # intervals: a sender whose rounds stall this long is taken for gone
 log = logging.getLogger("hoststand.outbox")
 
 
@@ -263,6 +271,13 @@ class OutboxSender:
         self._in_flight: dict[str, int] = {}  # partner -> requests being made
         self._ended: list[tuple[list[OutboxItem], Attempt]] = []  # not recorded yet
         self._wake = threading.Event()  # set as a request ends
+        self._sender_id = uuid.uuid4().hex
+        self._announced: list[str] = []  # this sender's SERVES_SCOPE keys still kept
+        self._left_to_others = 0  # due replaces of restaurants another sender serves
+        # Said before anything is written: a server starting writes its restaurants'
+        # replaces at once, and another server's sender must know they are not moot.
+        with contextlib.suppress(StoreError):
+            self._announce(time.time())
 
     def run_once(self) -> int:
         """Send every message that is due, several at once, and wait for them; the number
@@ -284,7 +299,12 @@ class OutboxSender:
         is kept; at most PER_PARTNER requests per partner are in flight."""
         with self._lock:
             full = [p for p, n in self._in_flight.items() if n >= PER_PARTNER]
-        items = self.store.pending(time.time(), skip=full)
+        now = time.time()
+        self._announce(now)
+        # The replaces another process sends take room in pending(): its limit is widened
+        # by as many, so they never keep this process's own messages out.
+        items = self.store.pending(now, limit=100 + self._left_to_others, skip=full)
+        items = self._served_here(items, now)
         if not items:
             return []
         room: dict[str, int] = {}
@@ -306,6 +326,66 @@ class OutboxSender:
                 self._in_flight[partner] = self._in_flight.get(partner, 0) + 1
             futures.append(self._pool.submit(self._send, group))
         return futures
+
+    def _announce(self, now: float) -> None:
+        """Say which restaurants this sender serves (one write per SERVES_SECONDS)."""
+        key = f"{int(now // SERVES_SECONDS):012d}/{self._sender_id}"
+        if self._announced and self._announced[-1] == key:
+            return
+        served: JSON = sorted(self.books)
+        self.store.remember(SERVES_SCOPE, key, served)
+        self._announced = [*self._announced[-SERVES_KEPT:], key]
+        before = int(now // SERVES_SECONDS) - SERVES_KEPT
+        self.store.forget_range(SERVES_SCOPE, "", f"{before:012d}")
+
+    def _served_elsewhere(self, now: float) -> set[str]:
+        """The restaurants another live sender on this store has said it serves lately."""
+        interval = int(now // SERVES_SECONDS)
+        served: set[str] = set()
+        for one in range(interval - SERVES_KEPT + 1, interval + 1):
+            for key, value in self.store.recall_prefix(SERVES_SCOPE, f"{one:012d}/"):
+                if key.rsplit("/", 1)[-1] != self._sender_id and isinstance(value, list):
+                    served.update(str(m) for m in value)
+        return served
+
+    def _served_here(self, items: list[OutboxItem], now: float) -> list[OutboxItem]:
+        """`items` less the replaces of restaurants this process does not serve (it cannot
+        build them: its configuration lacks them). A restaurant another live sender on the
+        store serves is left to that one, unclaimed; one no sender serves was removed from
+        every server's configuration (on purpose, by its operator): its replaces are moot
+        (no partner should be told of a restaurant no server books for), and are given up
+        here, each with a 'delivery_dead' line naming the restaurant, counted in
+        hoststand_outbox_delivery_failures_total{outcome="dead"} and hoststand_outbox_dead, never
+        retried for ever (they were, and /healthz turned unhealthy after max_backlog).
+        A booking notification is built from its message alone: it is still sent."""
+        foreign = {
+            item.id: str(item.payload.get("merchant_id"))
+            for item in items
+            if item.kind == AVAILABILITY
+            and isinstance(item.payload, dict)
+            and str(item.payload.get("merchant_id")) not in self.books
+        }
+        if not foreign:
+            self._left_to_others = 0
+            return items
+        elsewhere = self._served_elsewhere(now)
+        moot = [item for item in items if foreign.get(item.id, "") not in ("", *elsewhere)]
+        self._left_to_others = sum(1 for m in foreign.values() if m in elsewhere)
+        claimed = set(self.store.claim([item.id for item in moot], now)) if moot else set()
+        dropped: dict[tuple[str, str], list[OutboxItem]] = {}
+        for item in moot:
+            if item.id in claimed:
+                dropped.setdefault((item.partner, foreign[item.id]), []).append(item)
+        with self._lock:
+            for (_partner, merchant), group in dropped.items():
+                error = (
+                    f"restaurant {merchant} is served by no server on this store (removed"
+                    " from the configuration): its availability replace is moot, given up"
+                )
+                self._ended.append((group, (0.0, _GIVE_UP, error)))
+        if dropped:
+            self._wake.set()  # recorded at the next round, at once
+        return [item for item in items if item.id not in foreign]
 
     def _send(self, group: list[OutboxItem]) -> None:
         try:
@@ -376,7 +456,7 @@ class OutboxSender:
             return 0.0, _GIVE_UP, f"no partner {item.partner} to send {item.kind} to"
         try:
             method, url, body = self._request(group, partner)
-        except Exception as exc:  # e.g. a restaurant no longer configured: retry later
+        except Exception as exc:  # a message that cannot be built now: retry later
             return 0.0, time.time() + backoff(item.attempts, self.rng, self.base_delay), str(exc)
         headers = {MESSAGE_ID_HEADER: ", ".join(str(one.id) for one in group)}
         if partner.notify_token:
@@ -424,5 +504,9 @@ class OutboxSender:
         self._pool.shutdown(wait=True)
         with contextlib.suppress(Exception):  # what ended meanwhile; else sent again
             self.record()
+        # Its restaurants are no longer served here: a server on the store without them
+        # may give their replaces up now, not SERVES_KEPT intervals on.
+        with contextlib.suppress(Exception):
+            self.store.forget(SERVES_SCOPE, self._announced)
         if self.session is not None:
             self.session.close()

@@ -8,6 +8,7 @@ The sender runs against a real SQLite file and a partner stub on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -24,6 +25,7 @@ from feed.service.notify import AVAILABILITY, BOOKING, replace_due
 from feed.settings import Partner
 from feed.venue import calendar
 from feed.venue.restaurant import load_restaurant
+from store import open_store
 from store.log import LogAppend, NewEntry, OutboxItem, OutboxMessage
 from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import PartnerStub
@@ -152,3 +154,41 @@ def test_a_restaurants_due_days_go_out_as_one_replace_listing_every_message_id(
     assert starts == [d.isoformat() for d in sorted(DAYS)]
     assert json.loads(request.body) == body
     assert store.outbox_stats(recent=10)["delivered"] == len(DAYS)
+
+
+def test_a_replace_no_sender_on_the_store_serves_is_given_up_one_another_serves_is_left(
+    any_db: str, stub: PartnerStub
+) -> None:
+    """A process without Marlowe's (its file removed from its configuration) leaves
+    Marlowe's replace to a live sender that serves it, sends a booking's notification (built
+    from its message alone), and once no sender serves Marlowe's gives the replace up: it
+    used to claim it and retry it for ever, as nothing here can build it."""
+    store = open_store(any_db)
+    partner = Partner(PARTNER, None, None, notify_url=stub.base, notify_token="t")
+    try:
+        day = DAYS[0]
+        payload = {"merchant_id": MERCHANT, "day": day.isoformat()}
+        now = time.time()
+        replace = OutboxMessage(PARTNER, AVAILABILITY, f"{MERCHANT}/{day}", payload, now)
+        notification = OutboxMessage(PARTNER, BOOKING, "b1", {"status": "CANCELED"}, now)
+        entry = NewEntry(["board", 0], {"ok": True}, 0.0)
+        store.append_all(
+            [LogAppend("queue", date(2026, 1, 1), 0, [entry])], outbox=[replace, notification]
+        )
+        serving = OutboxSender(store, {MERCHANT: DayBook(store, load_restaurant(SAMPLE))}, {})
+        other = OutboxSender(store, {}, {PARTNER: partner})
+        assert other.run_once() == 1  # the notification
+        [left] = store.pending(time.time() + 10**6)
+        assert left.kind == AVAILABILITY and left.attempts == 0  # never claimed here
+        stopped = threading.Event()
+        stopped.set()
+        serving.loop(stopped)  # the serving one stops: it serves Marlowe's no longer
+        assert other.run_once() == 0
+        other._pool.shutdown()
+        assert store.pending(time.time() + 10**6) == []
+        counts = store.outbox_stats()
+        assert (counts["delivered"], counts["dead"]) == (1, 1), counts
+        assert [r.target for r in stub.acted(BOOKING)] == ["b1"]
+        assert stub.acted(AVAILABILITY) == []
+    finally:
+        store.close()

@@ -8,7 +8,10 @@ order relative to the other partner's requests, never how long anything took.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sqlite3
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -25,6 +28,7 @@ from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import AVAILABILITY, BOOKING, HangingPartner, PartnerStub
 from tests.integration.server_process import (
+    HOST_TOKENS,
     HOSTSTAND,
     NOW,
     SAMPLES,
@@ -33,6 +37,7 @@ from tests.integration.server_process import (
     ServerProcess,
     booking_event,
     change_event,
+    free_port,
     signed_post,
     start_server,
 )
@@ -55,6 +60,7 @@ from tests.integration.test_partner_updates import (
     replaces_for,
     settle,
     start,
+    stats,
     write_settings,
 )
 
@@ -430,3 +436,158 @@ path = "{published}"
         assert hanging.counts()[1] == 0, "copied only once the upload had given up"
     finally:
         server.stop()
+
+
+FLOORPLAN = SAMPLES / "google-floorplan.toml"  # merch1, The Round Table
+MERCH1 = "merch1"
+
+
+def one_partner_settings(tmp: Path, stub: PartnerStub, backlog_seconds: float) -> Path:
+    """tablefinder notified at `stub`; /healthz unhealthy once a message waits `backlog_seconds`."""
+    path = tmp / "settings.toml"
+    path.write_text(
+        f"""
+[[partners]]
+id = "tablefinder"
+secret = "{SECRETS[TABLEFINDER]}"
+basic_user = "tablefinder"
+basic_password = "{V3_PASSWORD}"
+notify_url = "{stub.base}"
+notify_token = "{NOTIFY_TOKEN}"
+
+[[hosts]]
+merchant_id = "marlowes-kitchen"
+token = "{HOST_TOKENS[MARLOWES]}"
+
+[export]
+interval_minutes = 60
+days = 2
+retry_base_seconds = 0.2
+coalesce_seconds = 0.2
+staging = "{tmp / "staging"}"
+
+[health]
+max_backlog_seconds = {backlog_seconds}
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def serve(db: Path, settings: Path, configs: tuple[Path, ...]) -> ServerProcess:
+    """`hoststand serve` of `configs` on `db`, once it is ready (/readyz: its /healthz may
+    well be unhealthy, which is what is looked at)."""
+    port = free_port()
+    log = db.with_name(f"{db.stem}-server-{port}.log")
+    args = [str(HOSTSTAND), "--now", NOW.isoformat(), "serve"]
+    for config in configs:
+        args += ["--config", str(config)]
+    args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTSTAND_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [*args, "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=db.parent,
+            env=env,
+        )
+    server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
+
+    def ready() -> bool:
+        assert process.poll() is None, server.output()
+        try:
+            with requests.get(f"{server.base}/readyz", timeout=1) as reply:
+                return reply.status_code == 200
+        except (requests.ConnectionError, requests.Timeout):
+            return False
+
+    try:
+        poll(ready, STARTUP_SECONDS, "the server ready", server)
+    except BaseException:
+        server.stop(kill=True)
+        raise
+    return server
+
+
+def outbox_rows(db: Path) -> list[tuple[str, str, str]]:
+    """(kind, merchant of a replace or "" for a notification, state) of each message."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT kind, payload, state FROM outbox ORDER BY id").fetchall()
+    return [(k, str(json.loads(p).get("merchant_id", "")), state) for k, p, state in rows]
+
+
+def health(server: ServerProcess) -> tuple[int, dict[str, Any]]:
+    with requests.get(f"{server.base}/healthz", timeout=10) as reply:
+        return reply.status_code, reply.json()
+
+
+def test_a_restaurant_removed_from_the_configuration_has_its_replaces_given_up_not_retried(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """A restart without Marlowe's file (its operator removed it) left its pending replaces
+    to be claimed and retried for ever (nothing can build them), and /healthz unhealthy once
+    they waited max_backlog_seconds. Now a replace of a restaurant no server serves is given
+    up with a line saying so and counted dead; a booking's notification, built from its
+    message alone, is still sent; the other restaurant's replaces go out as before."""
+    db = tmp_path / "hoststand.db"
+    settings = one_partner_settings(tmp_path, stub, backlog_seconds=2)
+    stub.stop()  # the partner is down: what the evening writes waits in the outbox
+    server = serve(db, settings, (SAMPLES / "marlowes.toml", FLOORPLAN))
+    try:
+        rid = partner_book(server, 2, at(TOMORROW, "19:00"))
+        host_cancel(server, rid)
+    finally:
+        assert server.stop() == 0
+    assert ("availability", MARLOWES, "pending") in outbox_rows(db)
+    stub.start()
+    server = serve(db, settings, (FLOORPLAN,))  # Marlowe's is no longer served
+    try:
+        poll(lambda: stats(db)["pending"] == 0, SETTLE_SECONDS, "nothing pending", server)
+        poll(lambda: health(server)[0] == 200, SETTLE_SECONDS, "a healthy server", server)
+        code, body = health(server)
+        metrics = requests.get(f"{server.base}/metrics", timeout=10).text
+    finally:
+        server.stop()
+    assert code == 200 and body["status"] == "ok", body
+    rows = outbox_rows(db)
+    moot = rows.count(("availability", MARLOWES, "dead"))
+    assert body["outbox"]["dead"] == moot > 0  # Marlowe's replaces, every one given up
+    assert {row for row in rows if row[1] == MARLOWES} == {("availability", MARLOWES, "dead")}
+    assert {row for row in rows if row[2] == "dead"} == {("availability", MARLOWES, "dead")}
+    assert_canceled_once(stub, rid, at(TOMORROW, "19:00"), 2)  # still owed: it was sent
+    windows = [w for r in stub.acted(AVAILABILITY) for w in r.json()["extendedServiceAvailability"]]
+    assert {w["merchantId"] for w in windows} == {MERCH1}
+    assert "marlowes-kitchen is served by no server on this store" in server.output()
+    assert 'hoststand_outbox_delivery_failures_total{outcome="dead",partner="tablefinder"}' in (
+        metrics
+    )
+
+
+def test_a_replace_another_server_on_the_store_serves_is_left_to_it_not_given_up(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """Two servers on one store, each with a restaurant of its own: a replace of Marlowe's
+    is due at both, and the one without Marlowe's leaves it to the other (never gives it
+    up as a restaurant no server serves)."""
+    db = tmp_path / "hoststand.db"
+    settings = one_partner_settings(tmp_path, stub, backlog_seconds=600)
+    stub.stop()  # Marlowe's messages wait, due at both servers, until the partner is back
+    marlowes_server = serve(db, settings, (SAMPLES / "marlowes.toml",))
+    merch1_server = serve(db, settings, (FLOORPLAN,))
+    try:
+        rids = [partner_book(marlowes_server, 2, at(TOMORROW, t)) for t in ("18:30", "19:00")]
+        for rid in rids:
+            host_cancel(marlowes_server, rid)
+        stub.start()
+        outbox = settle(marlowes_server)
+    finally:
+        merch1_server.stop()
+        marlowes_server.stop()
+    assert outbox["dead"] == 0, outbox
+    assert "served by no server" not in merch1_server.output()
+    windows = [w for r in stub.acted(AVAILABILITY) for w in r.json()["extendedServiceAvailability"]]
+    assert MARLOWES in {w["merchantId"] for w in windows}
+    for rid, t in zip(rids, ("18:30", "19:00"), strict=True):
+        assert_canceled_once(stub, rid, at(TOMORROW, t), 2)
