@@ -10,8 +10,10 @@ Why removing one cannot make a partner or host be told anything untrue, nor make
 happen twice (a retry sent later than `keep_days` past that moment is taken as a new
 request, and a new request about a past moment changes nothing):
 
-- a webhook's event id (`event:<partner>`): its `reservation.requested` again books a
-  start that is long past: refused (409, nothing booked); its `reservation.cancelled` or
+- a webhook's event id (`event:<partner>`): dated by its booking as it now stands too (a
+  booking moved to a later day keeps it, so a retry is answered as the booking is); its
+  `reservation.requested` again books a start that is long past: refused (409, nothing
+  booked); its `reservation.cancelled` or
   `.checked_in` again acts on the booking as it now stands: ended long ago, refused as
   not active (what it is), nothing changed.
 - a partner's own reservation id (`partnerres:<partner>`): a `reservation.requested`
@@ -92,11 +94,15 @@ def rules(store: LogStore, cutoff: float | None = None) -> Mapping[str, Rule]:
             return None
         body = value.get("body")
         body = body if isinstance(body, dict) else {}
-        at = _number(value.get("at"))
-        start = _number(body.get("start_sec"))
-        if at is not None or start is not None:
-            return _latest(at, start)
-        return booking_day(body.get("reservation_id"))  # a record from before "at"
+        # Its receipt and the slot it answered with, or, once both are past the cutoff, the
+        # day of the booking it names as that booking now stands: a booking the host (or the
+        # partner) moved to a later day is still to come, and the event sent again is
+        # answered as it now stands (Receiver._replay), not refused as a request for a past
+        # slot. A record from before "at" without a slot is dated by its booking alone.
+        known = _latest(_number(value.get("at")), _number(body.get("start_sec")))
+        if kept(known):
+            return known
+        return _latest(known, booking_day(body.get("reservation_id")))
 
     def reservation(key: str, value: JSON) -> float | None:
         # {"booking_id", "room_id", "reply": {... "start_sec"}}

@@ -105,6 +105,11 @@ def test_each_rule_dates_its_records_by_the_booking_or_entry_they_answer_for(
         cancelled = {"digest": "d", "body": {"reservation_id": "bk-moved"}}  # before "at"
         assert rule["event:"]("e", cancelled) == day_over(date(2026, 12, 20))
         assert rule["event:"]("e", {"digest": "d", "body": {"error": {}}}) is None
+        # Received and first booked long ago, its booking moved later since: that day.
+        moved = {"digest": "d", "body": {"reservation_id": "bk-moved", "start_sec": 9}, "at": 7.0}
+        assert rule["event:"]("e", moved) == day_over(date(2026, 12, 20))
+        assert rule["host:"]("k", moved) == day_over(date(2026, 12, 20))
+        assert rules(store, cutoff=8.0)["event:"]("e", moved) == 9  # not before the cutoff
         # A partner's reservation id: its slot, or its booking's day once moved later.
         made = {"booking_id": "bk-moved", "reply": {"start_sec": start}}
         assert rule["partnerres:"]("m/r1", made) == day_over(date(2026, 12, 20))
@@ -316,3 +321,46 @@ def test_two_servers_passing_at_once_remove_each_record_once_and_nothing_else(
     finally:
         for s in stores:
             s.close()
+
+
+def test_a_webhook_event_of_a_booking_moved_later_stays_while_the_booking_is_to_come(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A partner's reservation.requested booked Saturday 5 December; the guest phoned and the
+    host moved it to Sunday 20 December. With keep_days = 1, a pass on Wednesday 9 December
+    is past the first slot but not the booking: the event's record answers for the booking
+    as it now is (the reservation id's and CreateBooking token's records already follow a
+    move), so the event sent again is answered as the booking now stands, not refused as a
+    request for a past slot (the partner would drop a booking the restaurant holds)."""
+    saturday = int(datetime(2026, 12, 5, 19, 0, tzinfo=UTC).timestamp())
+    event = booking_event("evt-moved-later", 2, saturday)
+    keep_one_day = settings_with(tmp_path, 1)
+    server = serve(any_db, tmp_path, NOW, keep_one_day)
+    try:
+        hook = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event, NOW_T)
+        assert hook.status_code == 200, hook.text
+        booking_id = hook.json()["reservation_id"]
+        moved = requests.post(
+            f"{server.base}/api/v1/restaurants/{MARLOWES}/reservations/{booking_id}/change",
+            json={"start": "2026-12-20T19:00"},
+            headers=HOST_AUTH,
+            timeout=TIMEOUT,
+        )
+        assert moved.status_code == 200, moved.text
+    finally:
+        server.stop()
+
+    wednesday = NOW + timedelta(days=5)
+    server = serve(any_db, tmp_path, wednesday, keep_one_day)
+    try:
+        line = retention_line(server)
+        assert line["removed_event"] == 0, line
+        again = signed_post(
+            server.base, "tablefinder", SECRETS["tablefinder"], event, int(wednesday.timestamp())
+        )
+        assert again.status_code == 200, again.text
+        assert again.json()["reservation_id"] == booking_id
+        assert again.json()["status"] == "booked"
+        assert again.json()["start_sec"] == moved.json()["start_sec"]
+    finally:
+        server.stop()
