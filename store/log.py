@@ -263,8 +263,10 @@ class LogStore(Protocol):
         the first), in key order: a long pass over a scope, a page at a time."""
         ...
 
-    def forget(self, scope: str, keys: Sequence[str]) -> int:
-        """Drop exactly these records of `scope`, in one transaction; how many were there."""
+    def forget(self, scope: str, records: Sequence[tuple[str, JSON]]) -> int:
+        """Drop exactly these (key, value) records of `scope` as `records_page` read them,
+        in one transaction: a key holding another value now (removed by another pass and
+        written anew since) is left as it is. How many were dropped."""
         ...
 
     def prune_delivered(self, before: float, limit: int) -> int:

@@ -683,13 +683,19 @@ class PostgresStore:
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
-    def forget(self, scope: str, keys: Sequence[str]) -> int:
-        if not keys:
+    def forget(self, scope: str, records: Sequence[tuple[str, JSON]]) -> int:
+        if not records:
             return 0
+        # Each key only while it holds the value read (compared as JSON, not as text: a
+        # record written otherwise than by _dumps is the same record).
+        keys = [key for key, _value in records]
+        values = [_dumps(value) for _key, value in records]
 
         def delete(conn: Conn) -> int:
             cursor = conn.execute(
-                "DELETE FROM idempotency WHERE scope = %s AND key = ANY(%s)", (scope, list(keys))
+                "DELETE FROM idempotency AS i USING unnest(%s::text[], %s::text[]) AS r(key, value)"
+                " WHERE i.scope = %s AND i.key = r.key AND i.value::jsonb = r.value::jsonb",
+                (keys, values, scope),
             )
             return int(cursor.rowcount)
 

@@ -21,8 +21,10 @@ What grows with every day of service, and what becomes of it:
 
 The pass works a page of BATCH records at a time, each deletion its own short transaction,
 so the bookings being written meanwhile never wait long behind it. Several servers on one
-store may run it at once (each deletion is of exactly the records read, and deleting a
-record already gone deletes nothing); the server takes turns at it (store.turns) anyway.
+store may run it at once (each deletion is of exactly the records read, key and value: a
+record already gone deletes nothing, and one removed by another pass and written anew
+since, under the same key, is the new one and stays); the server takes turns at it
+(store.turns) anyway, but a pass of a big store may run past its hour.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def prune(
             for key, value in page:
                 until = rule(key, value)
                 if until is not None and until < cutoff:
-                    gone.append(key)
+                    gone.append((key, value))
             removed.records[prefix] += store.forget(scope, gone)
             after = page[-1][0]
             if stop():

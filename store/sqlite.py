@@ -955,13 +955,24 @@ class SQLiteStore:
             ).fetchall()
         return [(str(key), json.loads(value)) for key, value in rows]
 
-    def forget(self, scope: str, keys: Sequence[str]) -> int:
-        if not keys:
+    def forget(self, scope: str, records: Sequence[tuple[str, JSON]]) -> int:
+        if not records:
             return 0
+        # Each key only while it holds the value read (compared as JSON, not as text: a
+        # record written otherwise than by _dumps is the same record). One writer at a time:
+        # nothing changes between the read and the delete.
+        read = dict(records)
         with self._transaction() as conn:
-            cursor = conn.executemany(
-                "DELETE FROM idempotency WHERE scope = ? AND key = ?", [(scope, k) for k in keys]
-            )
+            same = [
+                (scope, key)
+                for key, value in conn.execute(
+                    "SELECT key, value FROM idempotency WHERE scope = ? AND key IN"
+                    f" ({', '.join('?' * len(read))})",
+                    (scope, *read),
+                ).fetchall()
+                if json.loads(value) == read[key]
+            ]
+            cursor = conn.executemany("DELETE FROM idempotency WHERE scope = ? AND key = ?", same)
             return int(cursor.rowcount)
 
     def prune_delivered(self, before: float, limit: int) -> int:

@@ -364,3 +364,31 @@ def test_a_webhook_event_of_a_booking_moved_later_stays_while_the_booking_is_to_
         assert again.json()["start_sec"] == moved.json()["start_sec"]
     finally:
         server.stop()
+
+
+def test_a_record_written_again_after_another_pass_removed_it_stays(any_db: str) -> None:
+    """Two passes overlapping (a long pass of a big store runs past the hour, and the next
+    hour's server starts its own): this pass has read an old partner reservation id's
+    record, the other removes it, and the partner gives that reservation id a new booking
+    (a new record under the same key) before this pass removes what it read. It removes
+    only the record it read, never the new one: without it, the new booking's reservation
+    id sent again under a new event id (the partner's retry after a crash) would book a
+    second table."""
+    now = 1_800_000_000.0
+    scope, key = "partnerres:p1", "m/r-1"
+    old = {"booking_id": "bk-old", "reply": {"start_sec": now - 40 * DAY}}
+    new = {"booking_id": "bk-new", "reply": {"start_sec": now + DAY}}
+    with closing(open_store(any_db)) as store, closing(open_store(any_db)) as other:
+        store.remember(scope, key, old)
+
+        def meanwhile(_key: str, value: Any) -> float:
+            # Asked once this pass has read its page: the other pass and the partner act.
+            if value == old:
+                other.forget_range(scope, key, key + "\x01")
+                assert other.remember(scope, key, new) == new
+            return float(value["reply"]["start_sec"])
+
+        removed = prune(store, now, 30 * DAY, {"partnerres:": meanwhile})
+
+        assert removed.records == {"partnerres:": 0}
+        assert store.recall(scope, key) == new
