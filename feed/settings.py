@@ -140,7 +140,7 @@ class Settings:
     export: ExportSettings = ExportSettings()
     health: HealthSettings = HealthSettings()
     admin_token: str | None = None  # bearer token of the admin routes (reload)
-    retention: RetentionSettings = RetentionSettings()  # bearer token of the admin routes (reload)
+    retention: RetentionSettings = RetentionSettings()  # [retention]: how long retry records stay
 
 
 ADMIN_TOKEN_ENV = "HOSTSTAND_ADMIN_TOKEN"
