@@ -1539,6 +1539,55 @@ def test_a_party_the_pass_seats_after_a_change_elsewhere_is_announced_on_every_t
     assert a.errors() == [] and b.errors() == []
 
 
+def test_the_tablets_own_free_or_leave_keeps_a_seat_now_on_screen_until_ok(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Every table taken but T1, held for Ada's four at 18:15 (booked through Tablefinder);
+    Wyn's four, Kim's and Lou's couples wait. Ada cancels online and the tablet says 'Seat
+    now: Wyn, party of 4 at T1'. Before the host has fetched Wyn, a party leaves T2 and the
+    host taps Free: its own answer ('Seat now: Kim...') replaced Wyn's, and so did Lou's
+    Left, and nothing on the page said Wyn any more. Now every 'Seat now' stays until OK."""
+    booked = signed_post(
+        server.base, "tablefinder", SECRETS["tablefinder"],
+        booking_event("evt-ada", 4, "2026-12-04T18:15:00+00:00"),
+    )  # fmt: skip
+    assert booked.status_code == 200, booked.text
+    ada = next(r["reservation_id"] for r in api(server, "GET", "/reservations")["reservations"]
+               if r["name"] == "Ada")  # fmt: skip
+    for i, size in enumerate((2, 2, 6, 4, 4)):  # T2, T4, T3, T5, T6
+        api(server, "POST", "/walk-ins", {"size": size, "name": f"N{i}", "party_id": f"n{i}"})
+    for pid, size in (("wyn", 4), ("kim", 2), ("lou", 2)):
+        api(server, "POST", "/walk-ins", {"size": size, "name": pid.title(), "party_id": pid})
+    tablet = browser(server.base)
+    tablet.wait(lambda: tablet.text("#live") == "live", message="live")
+    tablet.js("window.confirm = () => true")  # the host says yes to 'Take Lou off…?'
+    cancelled = signed_post(
+        server.base, "tablefinder", SECRETS["tablefinder"],
+        change_event("evt-ada-off", "cancelled", ada),
+    )  # fmt: skip
+    assert cancelled.status_code == 200, cancelled.text
+    banner = (
+        "const b = document.getElementById('banner');"
+        " return b.hidden ? null"
+        " : [document.getElementById('banner-text').textContent, b.className]"
+    )
+    wyn = "Seat now: Wyn, party of 4 at T1"
+    tablet.wait(lambda: tablet.js(banner) == [wyn, "banner seat"], message="Wyn announced")
+    tablet.press(lambda: tablet.el('#floor [data-table="T2"]'))  # N0 left: Free, no OK first
+    tablet.choose("free")
+    kim = f"{wyn} · Seat now: Kim, party of 2 at T2"
+    tablet.wait(lambda: tablet.js(banner)[0] != wyn, message="Free's answer")
+    assert tablet.js(banner) == [kim, "banner seat"], tablet.js(banner)
+    tablet.tap_row('#queue [data-party="lou"]', "Left")
+    tablet.wait(lambda: tablet.js(banner)[0] != kim, message="Left's answer")
+    tablet.shot("own-free-and-leave-keep-seat-now")
+    assert tablet.js(banner) == [f"{kim} · Lou, party of 2 left the waitlist", "banner seat"]
+    tablet.el("#banner-close").click()  # OK: Wyn and Kim fetched
+    said = tablet.tap_table("T4", "free")
+    assert said == "T4 is free. Nobody in line is due it yet.", said
+    assert tablet.errors() == []
+
+
 def test_a_second_seat_now_keeps_the_first_on_screen_until_it_is_dismissed(
     server: ServerProcess, browser: Open
 ) -> None:

@@ -13,7 +13,8 @@
     // whether the host's own change is on its way.
     changing: null, touched: { size: false, start: false }, gone: null, sending: false,
     polled: null,  // while polling: whether the last poll was answered (null: none yet)
-    chooser: null };  // the open menu's checks (recheckChooser)
+    chooser: null,  // the open menu's checks (recheckChooser)
+    seatNow: [] };  // the "Seat now" parts the banner shows until OK (say)
 
   // -- small helpers ------------------------------------------------------------------
   function h(tag, attrs, ...kids) {
@@ -196,14 +197,24 @@
   // -- banner ---------------------------------------------------------------------------
   // The message floats at the bottom of the screen (the host may be anywhere on the
   // page); the page gets its height as room below, so no control stays under it.
+  // Every "Seat now" stays on screen until OK, whatever is said after it: the host has
+  // guests to fetch. A later message (the clock's, another tablet's, this tablet's own
+  // Free, Leave or Move, an error) comes after those still shown; it replaced them, and
+  // a host who had not yet fetched Wyn read only the next table's party. `st.seatNow`:
+  // the "Seat now: ..." parts on screen (none once the banner is closed).
   function say(text, kind) {
-    setText($("banner-text"), text);
-    $("banner").className = `banner ${kind || ""}`;
+    const kept = $("banner").hidden ? [] : st.seatNow;
+    const at = text.indexOf("Seat now: ");
+    st.seatNow = at >= 0 ? [...kept, text.slice(at)] : kept;
+    setText($("banner-text"), [...kept, text].join(" · "));
+    // Green while it says whom to seat, unless what is said last went wrong.
+    $("banner").className = `banner ${kind === "bad" || !st.seatNow.length ? kind || "" : "seat"}`;
     $("banner").hidden = false;
     $("stand").style.paddingBottom = `${$("banner").offsetHeight + 24}px`;
     keepClear();
   }
   function unsay() {
+    st.seatNow = [];
     $("banner").hidden = true;
     $("stand").style.paddingBottom = "";
     keepClear();
@@ -329,12 +340,10 @@
     const gone = [...new Set(seated.flatMap(({ c }) => c.no_shows || []))]
       .map((id) => floor.reservations.find((r) => r.reservation_id === id)).filter(Boolean);
     const why = gone.length ? ` — ${gone.map((r) => `${party(r)} (${r.time})`).join(" and ")} did not come` : "";
-    // A "Seat now" still on screen (not dismissed) is kept, the new one after it: on a busy
-    // night a second party seated a minute later replaced the first before the host had
-    // fetched it, and nothing on the page said the first any more.
-    const banner = $("banner");
-    const still = !banner.hidden && banner.classList.contains("seat") ? `${$("banner-text").textContent} · ` : "";
-    say(`${still}Seat now: ${seated.map(({ o }) => `${party(o)} at ${o.unit}`).join("; ")}${why}`, "seat");
+    // A "Seat now" still on screen (not dismissed) is kept, the new one after it (say): on
+    // a busy night a second party seated a minute later replaced the first before the host
+    // had fetched it, and nothing on the page said the first any more.
+    say(`Seat now: ${seated.map(({ o }) => `${party(o)} at ${o.unit}`).join("; ")}${why}`, "seat");
   }
 
   // Guests marked arrived whose table is not ready wait at the door: how long ("here 12
