@@ -2706,6 +2706,47 @@ def test_a_phone_booking_whose_answer_was_lost_is_made_once_when_booked_again(
     assert tablet.errors() == []
 
 
+@pytest.mark.parametrize("label", ["Check in", "Cancel"])
+def test_a_check_in_or_cancel_whose_answer_was_lost_says_what_it_did_when_tapped_again(
+    server: ServerProcess, browser: Open, label: str
+) -> None:
+    """The Wi-Fi drops as the host taps Check in (or Cancel) on Flo's row: the request
+    reaches the server, which does it, and the answers are lost (every retry too). The host
+    taps the row's button again, as drawn when the page was last current: it went under a
+    new key and said 'The booking of Flo, party of 2 is already seated' ('was cancelled
+    meanwhile (on another tablet or online)'), untrue of this tablet's own tap. Now it goes
+    again under the same key and says what the first tap did."""
+    flo = _book(server, 2, "18:15", "Flo")  # held from 18:00: checked in now
+    unit = next(r["unit"] for r in api(server, "GET", "/reservations")["reservations"])
+    tablet = browser(server.base)
+    tablet.js("window.confirm = () => true")  # the host says yes to 'Cancel the booking…?'
+    path = "/check-in" if label == "Check in" else "/cancel"
+    tablet.js(
+        """const [path, id, label] = arguments;
+           const real = window.fetch;
+           window.fetch = async (url, init) => {
+             const answer = await real(url, init);
+             if (String(url).endsWith(path)) throw new TypeError('Failed to fetch');
+             return answer;
+           };
+           window.restoreFetch = () => { window.fetch = real; };
+           window.held = [...document.querySelectorAll(`[data-reservation="${id}"] button`)]
+             .find((b) => b.textContent === label);""",
+        path, flo, label,
+    )  # fmt: skip
+    said = tablet.banner_after(lambda: tablet.js("window.held.click()"))
+    assert said == "The tablet cannot reach the server. Try again.", said
+    status = "seated" if label == "Check in" else "cancelled"
+    assert [r["status"] for r in api(server, "GET", "/reservations")["reservations"]] == [status]
+    tablet.js("window.restoreFetch()")
+    again = tablet.banner_after(lambda: tablet.js("window.held.click()"))  # the row as drawn
+    done = f"Seat Flo, party of 2 at {unit}" if label == "Check in" else (
+        "Flo, party of 2 at 18:15 cancelled"
+    )  # fmt: skip
+    assert again == done, again
+    assert tablet.errors() == []
+
+
 def test_a_double_tap_acts_once(server: ServerProcess, browser: Open) -> None:
     tablet = browser(server.base)
     form = tablet.el("#walkin-form")

@@ -944,8 +944,23 @@
     ownSeated(seated);
     say(`${party(p)} left the waitlist` + (seated.length ? `. Seat now: ${seatedWords(seated, before).join("; ")}` : ""), seated.length ? "seat" : "");
   }
+  // A Check in or Cancel whose answer never came (the connection dropped after the server
+  // had done it): tapped again on the booking's row, still drawn as it was, it goes again
+  // under the same key, so the server answers what the first tap did ("Seat Flo at T1",
+  // "cancelled"), as Add walk-in and Book do. A new key was told the booking was
+  // "cancelled meanwhile (on another tablet or online)", untrue of this tablet's own tap.
+  // A booking is checked in or cancelled once, so its key is kept until answered; a
+  // table's Free or a party's Leave, Seat or Move may rightly be done again later, and
+  // are not sent under an old key.
+  const lostTaps = new Map();  // the request's path -> the key of the lost tap
+  async function once(path) {
+    const key = lostTaps.get(path) || newKey();
+    const res = await act("POST", path, undefined, key);
+    if (res.status === 0) lostTaps.set(path, key); else lostTaps.delete(path);
+    return res;
+  }
   async function checkIn(r) {
-    const res = await onChanging(r.reservation_id, () => act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/check-in`));
+    const res = await onChanging(r.reservation_id, () => once(`/reservations/${encodeURIComponent(r.reservation_id)}/check-in`));
     if (res.ok) { say(`Seat ${party(r)} at ${res.data.tables.join("+")}`, "seat"); return; }
     say(explain(res, { unit: r.unit, name: party(r), at: r.time }), "bad");
     if (res.data?.error?.arrived) seatMenu({ ...r, status: "arrived" }, "seat");
@@ -961,7 +976,7 @@
   async function cancel(r) {
     if (!confirm(`Cancel the booking of ${party(r)} at ${r.time}${onDay(r)}?`)) return;
     const before = st.floor;
-    const res = await onChanging(r.reservation_id, () => act("POST", `/reservations/${encodeURIComponent(r.reservation_id)}/cancel`));
+    const res = await onChanging(r.reservation_id, () => once(`/reservations/${encodeURIComponent(r.reservation_id)}/cancel`));
     if (!res.ok) { say(explain(res, { name: party(r) }), "bad"); return; }
     // The table it held may go to the waitlist at once (the engine's pass): whom to fetch
     // is said, as after a Free. It said only "cancelled", and Wyn sat unseen at T1.
