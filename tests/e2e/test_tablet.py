@@ -2747,6 +2747,34 @@ def test_a_check_in_or_cancel_whose_answer_was_lost_says_what_it_did_when_tapped
     assert tablet.errors() == []
 
 
+def test_the_walk_in_size_goes_up_to_the_restaurants_largest_party(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Marlowe's seats parties of at most 10 (max_party_size). The walk-in Size allowed up
+    to 20: the host typed 12 and tapped Add walk-in. Now the field's max is the restaurant's
+    and its message says so; 12 is not sent, 10 is (at T1+T3 joined)."""
+    tablet = browser(server.base)
+    form = tablet.el("#walkin-form")
+    box = form.find_element("name", "size")
+    box.clear()
+    box.send_keys("12")
+    form.find_element("css selector", "button").click()
+    read = (
+        "const f = document.getElementById(arguments[0]);"
+        " return [f.size.max, f.size.validationMessage, f.checkValidity(),"
+        " document.getElementById('banner').hidden]"
+    )
+    assert tablet.js(read, "walkin-form") == [
+        "10", "Marlowe's Kitchen seats parties of at most 10.", False, True,
+    ], tablet.js(read, "walkin-form")  # fmt: skip
+    assert api(server, "GET", "/floor")["queue"] == []
+    said = tablet.walk_in(10, "Tess")
+    assert said == "Seat Tess, party of 10 at T1+T3", said  # the combined tables
+    book = tablet.js(read, "book-form")
+    assert book[:3] == ["10", "", True], book  # the phone booking's Size: the same limit
+    assert tablet.errors() == []
+
+
 def test_a_double_tap_acts_once(server: ServerProcess, browser: Open) -> None:
     tablet = browser(server.base)
     form = tablet.el("#walkin-form")

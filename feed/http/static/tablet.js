@@ -307,10 +307,24 @@
       drawSpots(floor);
     });
     follow();
+    sizeLimit();
     fillSlots();
     recheckChooser();
     showDays();
     seatedByTheClock(floor);
+  }
+  // A party's Size goes up to the restaurant's largest (max_party_size, Marlowe's 10), the
+  // message saying so: the fields allowed 20 whatever the restaurant, and a walk-in of 12
+  // went to the server to be refused. The phone booking's Size has the same limit.
+  function sizeLimit() {
+    const f = st.floor;
+    if (!f || !f.max_party_size) return;
+    const max = String(f.max_party_size);
+    for (const box of [$("walkin-form").size, $("book-form").size]) {
+      if (box.max !== max) box.max = max;
+      const over = box.value !== "" && Number(box.value) > f.max_party_size;
+      box.setCustomValidity(over ? `${f.name} seats parties of at most ${max}.` : "");
+    }
   }
   // The clock seats parties with nobody's tap: a booking past its hold becomes a no-show
   // and the waitlist's pass gives its table to the next party, or a wait reaches its limit.
@@ -1244,13 +1258,14 @@
     $("banner-close").addEventListener("click", unsay);
     $("chooser-cancel").addEventListener("click", () => $("chooser").close());
     const walkin = $("walkin-form");
+    walkin.size.addEventListener("input", sizeLimit);
     walkin.addEventListener("submit", (e) => { e.preventDefault(); tap(walkin.querySelector("button"), () => addWalkIn(walkin)); });
     $("res-find").addEventListener("input", () => { if (st.floor) drawReservations(st.floor); });
     $("res-day").addEventListener("change", listDay);
     $("res-day").addEventListener("input", showDays);
     $("book-day").addEventListener("input", showDays);
     const bookForm = $("book-form");
-    bookForm.size.addEventListener("input", () => { st.touched.size = true; fillSlots(); });
+    bookForm.size.addEventListener("input", () => { st.touched.size = true; sizeLimit(); fillSlots(); });
     bookForm.day.addEventListener("change", () => { showDays(); pickDay(); });
     bookForm.start.addEventListener("change", () => {
       chooseTime(bookForm.start.value, formDay());
