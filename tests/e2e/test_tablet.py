@@ -3068,3 +3068,86 @@ def test_a_host_token_revoked_during_service_signs_the_tablet_out_saying_what_to
         tablet.shot("token-revoked")
     finally:
         server.stop()
+
+
+# -- the busiest moment of an evening, as a host sees it ------------------------------------
+
+GUESTS = [
+    "Okafor", "Lindqvist", "Ní Bhriain", "Featherstonehaugh-Worthington", "Hale", "Moreau",
+    "Pellegrini", "Tanaka", "Abernathy", "Szymańska", "Quinn", "Van der Berg", "Yusuf",
+    "Castellanos", "Duchamp", "Iversen", "Kowalczyk", "Rahman", "Ellingsen", "Marchetti",
+    "Oyelaran", "Bertrand", "Nakamura", "Fitzgerald", "Haddad", "Sørensen",
+]  # fmt: skip
+
+
+def _busy_evening(tmp_path: Path) -> tuple[Path, list[str]]:
+    """Friday: at 17:30 a party of 9 sits at T1+T3 and four walk-ins take the rest (the
+    two couples' 45 minutes run out at 18:15), then 20 bookings are made for the evening;
+    at 18:05 six parties join the waitlist. Returns the database and the bookings' ids."""
+    db = tmp_path / "busy.db"
+    ids: list[str] = []
+    with running_server(db, NOW - timedelta(minutes=30)) as early:
+        for pid, size in (("big", 9), ("c1", 2), ("c2", 2), ("f1", 4), ("f2", 4)):
+            name = {"big": "Whitcombe-Harrington", "c1": "Adeyemi", "c2": "Brennan"}.get(pid)
+            api(
+                early,
+                "POST",
+                "/walk-ins",
+                {"size": size, "name": name or pid.upper(), "party_id": pid},
+            )
+        for hhmm in ("18:30", "18:45", "19:00", "19:15", "19:30", "19:45", "20:00", "20:15",
+                     "20:30", "20:45", "21:00", "21:15", "21:30"):  # fmt: skip
+            for size in (2, 4, 2, 6):
+                if len(ids) == 20:
+                    break
+                body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": GUESTS[len(ids)],
+                        "phone": "+44 7700 900" + str(100 + len(ids))}  # fmt: skip
+                reply = requests.post(f"{early.base}{HOST}/reservations", json=body,
+                                      headers=AUTH, timeout=10)  # fmt: skip
+                if reply.status_code == 200:
+                    ids.append(reply.json()["reservation_id"])
+    assert len(ids) == 20, ids
+    with running_server(db, NOW + timedelta(minutes=5)) as later:
+        for i, size in enumerate((2, 4, 2, 6, 3, 2)):
+            api(
+                later,
+                "POST",
+                "/walk-ins",
+                {"size": size, "name": f"{GUESTS[20 + i]}", "party_id": f"q{i}"},
+            )
+    return db, ids
+
+
+@pytest.mark.parametrize("size", [(768, 1024), (390, 844)], ids=["tablet", "phone"])
+def test_the_busiest_moment_of_an_evening_reads_right(
+    tmp_path: Path, browser: Open, size: tuple[int, int]
+) -> None:
+    """18:20 on a Friday: 20 bookings, 6 parties waiting, 2 couples over their turn, a party
+    of 9 at T1+T3. Screenshots for a look, and what a host reads first checked."""
+    db, ids = _busy_evening(tmp_path)
+    with running_server(db, NOW + timedelta(minutes=20)) as server:
+        api(server, "POST", f"/reservations/{ids[0]}/arrive")  # the 18:30 couple is here
+        tablet = browser(server.base, *size)
+        tablet.wait(lambda: tablet.clock() == "18:20", message="18:20")
+        tablet.shot("busiest-moment")
+        cards = tablet.js(
+            "return Array.from(document.querySelectorAll('#floor [data-table]'), b =>"
+            " [b.dataset.table, b.className, (b.querySelector('.next') || {}).className || null,"
+            " (b.querySelector('.next') || {}).textContent || null])"
+        )
+        # Both couples over their turn, their tables' next guests held for from 18:15: amber,
+        # whether at the door already (Okafor) or not yet (Lindqvist, who may come in now).
+        assert cards == [
+            ["T1+T3", "table seated joined", "next", "next: Tanaka (4) at 19:30"],
+            ["T2", "table seated over", "next tight",
+             "next: Okafor (2) at 18:30 · here 0 min, waiting"],
+            ["T4", "table seated over", "next tight",
+             "next: Lindqvist (2) at 18:30 · held from 18:15"],
+            ["T5", "table seated", "next", "next: Ní Bhriain (2) at 18:45"],
+            ["T6", "table seated", "next", "next: Featherstonehaugh-Worthington (4) at 18:45"],
+        ], cards  # fmt: skip
+        full = int(tablet.js("return document.documentElement.scrollHeight"))
+        for i, y in enumerate(range(0, full, size[1] - 100)):  # screen by screen, as seen
+            tablet.js("window.scrollTo(0, arguments[0])", y)
+            tablet.driver.save_screenshot(str(tablet.artefacts / f"busiest-moment-screen-{i}.png"))
+        assert tablet.errors() == []

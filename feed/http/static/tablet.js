@@ -410,9 +410,15 @@
     if (nx && !t.hold) {  // the booking due next here: why a free table is kept, by when to be done
       // Amber: the party there is still eating when the booking is due, or it is due now
       // (or past) and they are still there, over their turn or not.
-      const tight = o && (o.turn_left > nx.in_minutes || nx.in_minutes <= 0);
+      // So is a party over its turn once the booking's hold has begun (15 minutes before
+      // its time, when its guests may check in): 'over by 5 min' with 'next: Lindqvist (2)
+      // at 18:30' in grey read as a table with time to spare beside one whose guests were
+      // at the door, while the guests due there could come in now and find it taken.
+      const held = o && o.overstay && nx.in_minutes > 0 && nx.in_minutes <= 15;
+      const tight = o && (o.turn_left > nx.in_minutes || nx.in_minutes <= 0 || held);
       const here = nx.arrived ? hereFor(nx.reservation_id) : null;
-      const late = nx.arrived ? ` · ${here ? `${here.text}, waiting` : "here, waiting"}` : nx.in_minutes <= 0 ? " · due now" : tight ? " · still eating then" : "";
+      const late = nx.arrived ? ` · ${here ? `${here.text}, waiting` : "here, waiting"}` : nx.in_minutes <= 0 ? " · due now"
+        : held ? ` · held from ${minutesBefore(nx.at, 15)}` : tight ? " · still eating then" : "";
       const rest = `${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${late}`;
       kids.push(h("span", { class: (tight || nx.arrived ? "next tight" : "next") + (here?.cls ? ` ${here.cls}` : ""), title: `next: ${who(nx)}${rest}` },
         "next: ", named(nx, rest)));
