@@ -912,7 +912,16 @@
     const seated = Array.isArray(res.data.result) ? res.data.result : [];
     ownSeated(seated);
     // Named as they were in the queue a moment ago (they are seated now).
-    say(seated.length ? `Seat now: ${seatedWords(seated, before).join("; ")}` : `${unit} is free. Nobody in line is due it yet.`, seated.length ? "seat" : "");
+    if (seated.length) { say(`Seat now: ${seatedWords(seated, before).join("; ")}`, "seat"); return; }
+    // Nobody in line is due it, but the table may be held for a booking: its guests at the
+    // door are whom to seat now. "T2 is free. Nobody in line is due it yet." while Okafor's
+    // couple, at the door for T2, waited read as a table for anybody.
+    const floor = await getFloor().then((f) => (f.status === 200 ? f.body : null), () => null);
+    const holds = floor ? unit.split("+").map((id) => floor.tables.find((x) => x.id === id)?.hold).filter(Boolean) : [];
+    const hold = holds.find((hd) => hd.arrived) || holds[0];
+    if (!hold) { say(`${unit} is free. Nobody in line is due it yet.`, ""); return; }
+    if (hold.arrived) { say(`${unit} is free, held for ${party(hold)} (${hold.at}), who are here: check them in.`, "seat"); return; }
+    say(`${unit} is free, held for ${party(hold)} at ${hold.at}.`, "");
   }
   // A table held for guests (maybe at the door already) is the host's to give away, but
   // only knowingly: asked when any table of the unit is held for somebody other than
