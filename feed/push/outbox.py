@@ -272,7 +272,9 @@ class OutboxSender:
         self._ended: list[tuple[list[OutboxItem], Attempt]] = []  # not recorded yet
         self._wake = threading.Event()  # set as a request ends
         self._sender_id = uuid.uuid4().hex
-        self._announced: list[str] = []  # this sender's SERVES_SCOPE keys still kept
+        # This sender's SERVES_SCOPE records still kept: (key, what it wrote), as the store's
+        # `forget` removes a record only while it holds what was read (or written) there.
+        self._announced: list[tuple[str, JSON]] = []
         self._left_to_others = 0  # due replaces of restaurants another sender serves
         # Said before anything is written: a server starting writes its restaurants'
         # replaces at once, and another server's sender must know they are not moot.
@@ -330,11 +332,11 @@ class OutboxSender:
     def _announce(self, now: float) -> None:
         """Say which restaurants this sender serves (one write per SERVES_SECONDS)."""
         key = f"{int(now // SERVES_SECONDS):012d}/{self._sender_id}"
-        if self._announced and self._announced[-1] == key:
+        if self._announced and self._announced[-1][0] == key:
             return
         served: JSON = sorted(self.books)
         self.store.remember(SERVES_SCOPE, key, served)
-        self._announced = [*self._announced[-SERVES_KEPT:], key]
+        self._announced = [*self._announced[-SERVES_KEPT:], (key, served)]
         before = int(now // SERVES_SECONDS) - SERVES_KEPT
         self.store.forget_range(SERVES_SCOPE, "", f"{before:012d}")
 
