@@ -25,7 +25,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 import requests.adapters
@@ -169,7 +169,16 @@ _WATCHDOG = _Watchdog()
 _requests = threading.local()  # .watch: the _Watch of the request this thread is making
 
 
-class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
+if TYPE_CHECKING:
+    _Connection = urllib3.connection.HTTPConnection
+else:
+    _Connection = object  # a mixin: the class it is mixed into comes after it
+
+
+class _Watched(_Connection):
+    """A connection whose request is watched by its request's deadline (`_watched`,
+    `_connected`), mixed into urllib3's HTTP and HTTPS connections."""
+
     hoststand_watch: _Watch | None = None
 
     def request(self, *args: Any, **kwargs: Any) -> None:
@@ -181,16 +190,12 @@ class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
         _connected(self)
 
 
-class _WatchedHTTPSConnection(urllib3.connection.HTTPSConnection):
-    hoststand_watch: _Watch | None = None
+class _WatchedHTTPConnection(_Watched, urllib3.connection.HTTPConnection):
+    pass
 
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _watched(self)
-        super().request(*args, **kwargs)
 
-    def connect(self) -> None:
-        super().connect()
-        _connected(self)
+class _WatchedHTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
+    pass
 
 
 def _watched(conn: urllib3.connection.HTTPConnection) -> None:
