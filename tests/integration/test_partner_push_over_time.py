@@ -28,7 +28,6 @@ from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import AVAILABILITY, BOOKING, HangingPartner, PartnerStub
 from tests.integration.server_process import (
-    HOST_TOKENS,
     HOSTSTAND,
     NOW,
     SAMPLES,
@@ -443,35 +442,9 @@ MERCH1 = "merch1"
 
 
 def one_partner_settings(tmp: Path, stub: PartnerStub, backlog_seconds: float) -> Path:
-    """tablefinder notified at `stub`; /healthz unhealthy once a message waits `backlog_seconds`."""
-    path = tmp / "settings.toml"
-    path.write_text(
-        f"""
-[[partners]]
-id = "tablefinder"
-secret = "{SECRETS[TABLEFINDER]}"
-basic_user = "tablefinder"
-basic_password = "{V3_PASSWORD}"
-notify_url = "{stub.base}"
-notify_token = "{NOTIFY_TOKEN}"
-
-[[hosts]]
-merchant_id = "marlowes-kitchen"
-token = "{HOST_TOKENS[MARLOWES]}"
-
-[export]
-interval_minutes = 60
-days = 2
-retry_base_seconds = 0.2
-coalesce_seconds = 0.2
-staging = "{tmp / "staging"}"
-
-[health]
-max_backlog_seconds = {backlog_seconds}
-""",
-        encoding="utf-8",
-    )
-    return path
+    """tablefinder notified at `stub` (dinerly not notified), no feed destinations; /healthz
+    unhealthy once a message waits `backlog_seconds`."""
+    return write_settings(tmp, stub, feeds=False, backlog_seconds=backlog_seconds)
 
 
 def serve(db: Path, settings: Path, configs: tuple[Path, ...]) -> ServerProcess:

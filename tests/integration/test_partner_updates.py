@@ -81,11 +81,15 @@ FEED_KINDS = ("availability", "merchant", "service")
 
 
 def write_settings(
-    tmp: Path, stub: PartnerStub, dinerly_notify: str | None = None, feeds: bool = True
+    tmp: Path,
+    stub: PartnerStub,
+    dinerly_notify: str | None = None,
+    feeds: bool = True,
+    backlog_seconds: float | None = None,
 ) -> Path:
     """tablefinder notified at `stub`; dinerly (Marlowe's only) notified at `dinerly_notify`
     if given, else not; the feeds delivered to `stub` (/feeds) and a directory, or nowhere
-    (not `feeds`)."""
+    (not `feeds`); /healthz unhealthy once a message waits `backlog_seconds` (if given)."""
     dinerly = ""
     if dinerly_notify is not None:
         dinerly = f'notify_url = "{dinerly_notify}"\nnotify_token = "dinerly-notify-token"\n'
@@ -102,6 +106,9 @@ auth_value = "{FEED_AUTH}"
 kind = "directory"
 path = "{tmp / "partner-feeds"}"
 """
+    health = ""
+    if backlog_seconds is not None:
+        health = f"\n[health]\nmax_backlog_seconds = {backlog_seconds}\n"
     path = tmp / "settings.toml"
     path.write_text(
         f"""
@@ -128,7 +135,7 @@ days = 2
 retry_base_seconds = 0.2
 coalesce_seconds = 0.2
 staging = "{tmp / "staging"}"
-{destinations}""",
+{destinations}{health}""",
         encoding="utf-8",
     )
     return path
