@@ -18,6 +18,7 @@ import pytest
 import requests
 
 from feed.http.health import PROBE_SCOPE
+from feed.push.outbox import SERVES_SCOPE
 from store.generations import SCOPE as GENERATION_SCOPE
 from store.turns import SCOPE as TURN_SCOPE
 from tests.integration.server_process import (
@@ -63,13 +64,15 @@ def snapshot(server: ServerProcess, *, keep_refusals: bool = False) -> list[Any]
     """Everything a request could change: the logs, the idempotency records, the outbox.
     With `keep_refusals`, a webhook's stored refusal (kept on purpose, so a retried delivery
     gets the same answer) is left out. The records the server writes on its own clock are
-    left out too: the sweep's turns, export generations and the health write probe (one may
-    land between two snapshots on a slow machine, whatever the request did)."""
+    left out too: the sweep's turns, export generations, the health write probe and the
+    outbox sender's note of the restaurants it serves (one may land between two snapshots
+    on a slow machine, whatever the request did)."""
     with sqlite3.connect(server.db) as conn:
         entries = conn.execute("SELECT * FROM log_entries ORDER BY 1, 2, 3").fetchall()
         records = conn.execute(
-            "SELECT scope, key, value FROM idempotency WHERE scope NOT IN (?, ?, ?) ORDER BY 1, 2",
-            (TURN_SCOPE, GENERATION_SCOPE, PROBE_SCOPE),
+            "SELECT scope, key, value FROM idempotency WHERE scope NOT IN (?, ?, ?, ?)"
+            " ORDER BY 1, 2",
+            (TURN_SCOPE, GENERATION_SCOPE, PROBE_SCOPE, SERVES_SCOPE),
         ).fetchall()
         outbox = conn.execute("SELECT * FROM outbox ORDER BY id").fetchall()
     if keep_refusals:
