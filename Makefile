@@ -27,8 +27,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers for the tests that may share the machine, then the few that end every session
+# of the test database (marked alone) by themselves.
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 -m "not alone"
+	$(BIN)/pytest -q -m alone
 
 test: lint typecheck pytest
 

@@ -316,6 +316,7 @@ def host_cancel_through_a_restart(server: ServerProcess, reservation_id: str) ->
     assert reply.status_code == 200, reply.text
 
 
+@pytest.mark.alone  # ends every session of the test database
 def test_after_a_postgresql_restart_each_partner_message_is_still_sent_once(
     url: str, tmp_path: Path
 ) -> None:

@@ -167,6 +167,7 @@ def test_a_server_nobody_listens_on_is_store_unavailable() -> None:
     assert isinstance(raised.value.__cause__, psycopg.OperationalError)
 
 
+@pytest.mark.alone  # ends every session of the test database
 def test_a_connection_the_server_ended_is_store_unavailable(
     store: PostgresStore, raw: psycopg.Connection[tuple[object, ...]]
 ) -> None:
