@@ -180,7 +180,8 @@ def merchant_days(
         for day in ahead:
             # Taken out, not read: a day's fold is let go once its block is made, not kept
             # with the restaurant's other days (fewer objects for the collector to go over).
-            starts, opens = book.day_block(day, now, columns, booked.pop(day, None) or BookedDay())
+            day_booked = booked.pop(day, None) or BookedDay()
+            starts, opens = book.day_block(day, now, columns, day_booked, floor)
             if counter is not None:
                 counter.slots += len(starts)
             yield day, starts, opens

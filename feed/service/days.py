@@ -2331,11 +2331,14 @@ class DayBook:
         now: datetime,
         sizes: Sequence[int | Column],
         booked: BookedDay | None = None,
+        floor: FloorPlan | None = None,
     ) -> tuple[list[int], list[list[int]]]:
         """The day's future slots as (starts, spots_open per slot and size): the export's
         block, with no per-cell objects. A size may be a (size, area units) column.
         `booked` is the day's log folded by the store (the export asks for all its days at
-        once); without it the store is asked for this day."""
+        once); without it the store is asked for this day. `floor`: the offered floor the
+        caller read for all its days (the export reads the floor in force once per
+        restaurant, not once per day); without it, read now (`offered_floor`)."""
         r = self.restaurant
         # Each day is read once: its slots' times only, no Slot objects (local times).
         starts, minutes, services = calendar.slot_times(r, day)
@@ -2343,7 +2346,8 @@ class DayBook:
             return [], []
         ts = self.minute(day, now)
         with self._lock:
-            floor = self.offered_floor()
+            if floor is None:
+                floor = self.offered_floor()
             # A day whose date has come has a live floor (seated parties, arrived guests)
             # that only the replay knows, even before it opens (the host may seat a party
             # early); a day ahead is its booked reservations, folded by the store.
