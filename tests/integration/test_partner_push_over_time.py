@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 import subprocess
 import uuid
@@ -36,7 +35,6 @@ from tests.integration.server_process import (
     ServerProcess,
     booking_event,
     change_event,
-    free_port,
     signed_post,
     start_server,
 )
@@ -450,38 +448,7 @@ def one_partner_settings(tmp: Path, stub: PartnerStub, backlog_seconds: float) -
 def serve(db: Path, settings: Path, configs: tuple[Path, ...]) -> ServerProcess:
     """`hoststand serve` of `configs` on `db`, once it is ready (/readyz: its /healthz may
     well be unhealthy, which is what is looked at)."""
-    port = free_port()
-    log = db.with_name(f"{db.stem}-server-{port}.log")
-    args = [str(HOSTSTAND), "--now", NOW.isoformat(), "serve"]
-    for config in configs:
-        args += ["--config", str(config)]
-    args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTSTAND_")}
-    env["PYTHONUNBUFFERED"] = "1"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [*args, "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=db.parent,
-            env=env,
-        )
-    server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
-
-    def ready() -> bool:
-        assert process.poll() is None, server.output()
-        try:
-            with requests.get(f"{server.base}/readyz", timeout=1) as reply:
-                return reply.status_code == 200
-        except (requests.ConnectionError, requests.Timeout):
-            return False
-
-    try:
-        poll(ready, STARTUP_SECONDS, "the server ready", server)
-    except BaseException:
-        server.stop(kill=True)
-        raise
-    return server
+    return start(db, settings, configs=configs, ready="/readyz")
 
 
 def outbox_rows(db: Path) -> list[tuple[str, str, str]]:

@@ -16,7 +16,7 @@ import sqlite3
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -141,12 +141,19 @@ staging = "{tmp / "staging"}"
     return path
 
 
-def start(db: Path, settings: Path, now: datetime = NOW) -> ServerProcess:
-    """`hoststand serve` on `db` with `settings`; returns once /healthz answers."""
+def start(
+    db: Path,
+    settings: Path,
+    now: datetime = NOW,
+    configs: Sequence[Path] = CONFIGS,
+    ready: str = "/healthz",
+) -> ServerProcess:
+    """`hoststand serve` of `configs` on `db` with `settings`; returns once `ready` answers
+    200 (/healthz; /readyz where /healthz may well be unhealthy)."""
     port = free_port()
     log = db.with_name(f"{db.stem}-server-{port}.log")
     args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
-    for config in CONFIGS:
+    for config in configs:
         args += ["--config", str(config)]
     args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
     args += ["--port", str(port)]
@@ -158,18 +165,23 @@ def start(db: Path, settings: Path, now: datetime = NOW) -> ServerProcess:
         )
     server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
     try:
-        poll(lambda: _healthy(server), STARTUP_SECONDS, "the server answering /healthz", server)
+        poll(
+            lambda: _healthy(server, ready),
+            STARTUP_SECONDS,
+            f"the server answering {ready}",
+            server,
+        )
     except BaseException:
         server.stop(kill=True)
         raise
     return server
 
 
-def _healthy(server: ServerProcess) -> bool:
+def _healthy(server: ServerProcess, route: str = "/healthz") -> bool:
     if server.process.poll() is not None:
         raise AssertionError(f"hoststand serve exited early:\n{server.output()}")
     try:
-        with requests.get(f"{server.base}/healthz", timeout=1) as reply:
+        with requests.get(f"{server.base}{route}", timeout=1) as reply:
             return reply.status_code == 200
     except (requests.ConnectionError, requests.Timeout):  # bound, not yet serving
         return False
