@@ -78,6 +78,18 @@ def too_large(limit: int) -> Answer:
     return problem(statuses.BODY_TOO_LARGE, f"bodies are {limit} bytes at most"), None
 
 
+def client_closed() -> Answer:
+    """The answer to a request whose connection closed before its body ended: nothing was
+    done with what came of it. Nobody receives it (uvicorn drops what is sent to a closed
+    connection); the request's log line and metrics say 499, as FastAPI's routes do."""
+    message = "the connection closed before the body ended: nothing was done"
+    return problem(statuses.CLIENT_CLOSED, message), None
+
+
+class _ClientGone(Exception):
+    """The connection closed before the request's body ended."""
+
+
 def _without_trailing_slash(scope: Scope) -> None:
     """A write to a path with a trailing slash ("/v3/CreateBooking/") is answered as the
     path without it: FastAPI answered a 307 to it, which a partner's client need not follow
@@ -189,24 +201,36 @@ class HotPaths:
         if declared is not None and declared > self.max_body:
             answer = too_large(self.max_body)
         else:
-            body = await self._body(receive)
-            if body is None:
-                answer = too_large(self.max_body)
-            else:
-                try:
-                    answer = route.handler(Request(tail, headers, body))
-                except (StoreUnavailable, ConcurrencyConflict) as exc:
-                    answer = busy(exc)
+            answer = await self._answer(route, tail, headers, receive)
         await _respond(send, *answer)
 
+    async def _answer(
+        self, route: Route, tail: str, headers: dict[str, str], receive: Receive
+    ) -> Answer:
+        """`route`'s answer once the request's body is read."""
+        try:
+            body = await self._body(receive)
+        except _ClientGone:
+            # What came is no request: a partner's client that dropped the connection before
+            # the last chunk (or short of its Content-Length) took the call for failed, yet
+            # was booked or cancelled for. FastAPI's routes do nothing with it either.
+            return client_closed()
+        if body is None:
+            return too_large(self.max_body)
+        try:
+            return route.handler(Request(tail, headers, body))
+        except (StoreUnavailable, ConcurrencyConflict) as exc:
+            return busy(exc)
+
     async def _body(self, receive: Receive) -> bytes | None:
-        """The whole body, or None once it passes max_body (nothing more is read)."""
+        """The whole body, or None once it passes max_body (nothing more is read); raises
+        _ClientGone when the connection closes before the body ends."""
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                break
+                raise _ClientGone
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body:

@@ -26,10 +26,18 @@ from pydantic import (
     model_validator,
 )
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from feed.http import admin, health, statuses, tablet, v3
 from feed.http.auth import bearer
-from feed.http.hotpaths import HotPaths, Route, WriteRequests, busy, too_large
+from feed.http.hotpaths import (
+    HotPaths,
+    Route,
+    WriteRequests,
+    busy,
+    client_closed,
+    too_large,
+)
 from feed.http.hotpaths import Request as HotRequest
 from feed.http.responses import send
 from feed.service import bodies
@@ -373,6 +381,13 @@ def create_app(
     @app.exception_handler(ConcurrencyConflict)
     async def _busy(_request: Request, exc: Exception) -> JSONResponse:
         return send(*busy(exc))
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(_request: Request, _exc: ClientDisconnect) -> JSONResponse:
+        # The connection closed before the body ended: nothing was done. It went on to
+        # uvicorn as "Exception in ASGI application", a traceback and a 500 in the log and
+        # the metrics for every client that hung up mid-request.
+        return send(*client_closed())
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

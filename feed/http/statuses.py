@@ -14,6 +14,7 @@ from feed.service.replies import (
     BAD_JSON,
     BODY_TOO_LARGE,
     CHANGED_MEANWHILE,
+    CLIENT_CLOSED,
     EVENT_ID_REUSED,
     IDEMPOTENCY_KEY_REUSED,
     INVALID_CONFIGURATION,
@@ -79,6 +80,8 @@ HTTP_STATUS: dict[str, int] = {
     BAD_ARGUMENTS: 400,
     INVALID_CONFIGURATION: 422,
     CHANGED_MEANWHILE: 409,  # the partner protocol's "409 concurrency abort": retry
+    # nginx's "client closed request": never sent (the client is gone), a 4xx in the log
+    CLIENT_CLOSED: 499,
 }
 
 
@@ -97,6 +100,7 @@ __all__ = [
     "BAD_JSON",
     "BODY_TOO_LARGE",
     "CHANGED_MEANWHILE",
+    "CLIENT_CLOSED",
     "EVENT_ID_REUSED",
     "HTTP_STATUS",
     "IDEMPOTENCY_KEY_REUSED",

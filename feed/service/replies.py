@@ -35,6 +35,10 @@ INVALID_CONFIGURATION = "invalid configuration"  # a reload refused: the files h
 # refusal of a copy since replaced is true of the booking, so none is given. Not stored
 # against a webhook's event id: a retry tries again.
 CHANGED_MEANWHILE = "changed meanwhile"
+# The client closed the connection before its request's body ended: nothing was read as a
+# request, so nothing was done. Nobody receives the answer; the request's log line and
+# metrics say it.
+CLIENT_CLOSED = "client closed request"
 
 
 @dataclass(frozen=True)
