@@ -3,7 +3,9 @@
 A few thousand requests, built from valid ones by swapping in wrong types, sizes, depths,
 encodings, headers, dates, numbers, methods and paths. The rules checked: no answer is a
 5xx, every refusal is in the error shape, a refused request changes nothing in the store
-(logs, idempotency records, outbox), and the server is still healthy after the lot.
+(logs, idempotency records, outbox), and the server is still healthy after the lot. The
+same corpus runs on each store (an SQLite file, then PostgreSQL): a value one store keeps may
+be one the other refuses.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 import requests
 
 from feed.push.outbox import SERVES_SCOPE
 from feed.service.signing import HEADER, sign
 from store.turns import SCOPE as TURN
+from tests.integration.postgres import BACKENDS, database
 from tests.integration.server_process import (
     HOST_TOKENS,
     NOW_T,
@@ -105,18 +110,32 @@ class Tally:
     problems: list[str] = field(default_factory=list)
 
 
-def snapshot(conn: sqlite3.Connection) -> list[Any]:
-    return [
-        conn.execute("SELECT * FROM log_entries ORDER BY 1, 2, 3").fetchall(),
-        # The clock's turns (store.turns) and the outbox sender's note of the restaurants
-        # it serves (written every SERVES_SECONDS) are written by time, not by requests:
-        # left out.
-        conn.execute(
-            "SELECT scope, key, value FROM idempotency WHERE scope NOT IN (?, ?) ORDER BY 1, 2",
-            (TURN, SERVES_SCOPE),
-        ).fetchall(),
-        conn.execute("SELECT * FROM outbox ORDER BY id").fetchall(),
-    ]
+class Tables:
+    """The store's tables a refusal must leave as they were, read straight from either store."""
+
+    def __init__(self, db: Path | str) -> None:
+        self.conn: Any
+        if isinstance(db, Path):
+            self.conn, self.mark = sqlite3.connect(db), "?"
+        else:
+            self.conn, self.mark = psycopg.connect(db, autocommit=True), "%s"
+
+    def snapshot(self) -> list[Any]:
+        return [
+            self.conn.execute("SELECT * FROM log_entries ORDER BY 1, 2, 3").fetchall(),
+            # The clock's turns (store.turns) and the outbox sender's note of the restaurants
+            # it serves (written every SERVES_SECONDS) are written by time, not by requests:
+            # left out.
+            self.conn.execute(
+                "SELECT scope, key, value FROM idempotency"
+                f" WHERE scope NOT IN ({self.mark}, {self.mark}) ORDER BY 1, 2",
+                (TURN, SERVES_SCOPE),
+            ).fetchall(),
+            self.conn.execute("SELECT * FROM outbox ORDER BY id").fetchall(),
+        ]
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def kept_refusal(before: list[Any], after: list[Any]) -> bool:
@@ -158,10 +177,10 @@ def variants(body: Any) -> Iterator[Any]:
 
 
 class Corpus:
-    def __init__(self, server: ServerProcess) -> None:
+    def __init__(self, server: ServerProcess, tables: Tables) -> None:
         self.server = server
         self.http = requests.Session()
-        self.db = sqlite3.connect(server.db)
+        self.db = tables
         self.tally = Tally()
 
     def send(
@@ -172,7 +191,7 @@ class Corpus:
         headers: dict[str, Any] | None = None,
         params: dict[str, str] | None = None,
     ) -> None:
-        before = snapshot(self.db)
+        before = self.db.snapshot()
         try:
             reply = self.http.request(
                 method,
@@ -198,7 +217,7 @@ class Corpus:
             protocol = status == 400 and reply.text == "Invalid HTTP request received."
             if not protocol and not error_shaped(reply):
                 self.tally.problems.append("not the error shape: " + what)
-            after = snapshot(self.db)
+            after = self.db.snapshot()
             if after != before and not kept_refusal(before, after):
                 self.tally.problems.append("a refusal changed the store: " + what)
 
@@ -253,16 +272,29 @@ def seed(corpus: Corpus) -> dict[str, str]:
     return {"webhook": hooked, "v3": created, "host": phoned, "slot": json.dumps(slot)}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with running_server(tmp_path_factory.mktemp("corpus") / "hoststand.db") as running:
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    workdir = tmp_path_factory.mktemp("corpus")
+    with (
+        database(request.param, workdir, "corpus") as db,
+        running_server(Path(db) if request.param == "sqlite" else db, workdir=workdir) as running,
+    ):
         yield running
 
 
+@pytest.fixture
+def tables(server: ServerProcess) -> Iterator[Tables]:
+    read = Tables(server.db)
+    yield read
+    read.close()
+
+
 def test_no_hostile_request_gets_a_5xx_or_changes_anything_when_refused(
-    server: ServerProcess,
+    server: ServerProcess, tables: Tables
 ) -> None:
-    corpus = Corpus(server)
+    corpus = Corpus(server, tables)
     ids = seed(corpus)
     slot = json.loads(ids["slot"])
     basic = {"Authorization": BASIC, "Content-Type": "application/json"}

@@ -2,7 +2,8 @@
 outside the schema (body or status code).
 
 One `hoststand serve` process on a free port, its clock pinned on a Friday evening while
-Marlowe's Kitchen is open (so host operations really run), a fresh database. Each pass runs
+Marlowe's Kitchen is open (so host operations really run), a fresh database: an SQLite file,
+then PostgreSQL (the module runs once on each). Each pass runs
 in positive and negative mode, a bounded number of examples per operation (a subtest each):
 
 - every operation as schemathesis generates it (host routes mostly stop at 401);
@@ -41,6 +42,7 @@ from schemathesis.specs.openapi.checks import (
 
 from feed.service.signing import HEADER as SIGNATURE_HEADER
 from feed.service.signing import sign
+from tests.integration.postgres import BACKENDS, database
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
@@ -86,10 +88,18 @@ def _command() -> str:
     return command
 
 
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `hoststand serve` process for the module; its base URL."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def base_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A real `hoststand serve` process on each store (an SQLite file, then PostgreSQL: a
+    value one keeps may be one the other refuses); its base URL."""
     work = tmp_path_factory.mktemp("fuzz")
+    with database(request.param, work, "fuzz") as db:
+        yield from _serve(work, db)
+
+
+def _serve(work: Path, db: str) -> Iterator[str]:
     port = _free_port()
     args = [
         _command(),
@@ -101,7 +111,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--config",
         str(SAMPLES / "google-floorplan.toml"),
         "--db",
-        str(work / "fuzz.db"),
+        db,
         "--settings",
         str(SAMPLES / "server.toml"),
         "--host",
