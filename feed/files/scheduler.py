@@ -37,7 +37,7 @@ from feed.files.directory import (
     remove_leftovers,
 )
 from feed.files.export import ExportSummary, export_feeds
-from feed.push.delivery import backoff, send
+from feed.push.delivery import backoff, send, watched
 from feed.service.events import Events
 from feed.settings import Destination, ExportSettings
 from feed.venue.restaurant import Restaurant
@@ -47,6 +47,9 @@ from store.turns import Turns
 
 log = logging.getLogger("hoststand.export")
 MAX_ATTEMPTS = 6  # per file and upload
+# An upload's answer is due within delivery.TIMEOUT of its file having gone out at this
+# rate at least (a slow link): a big file's seconds of sending are no stalled answer.
+UPLOAD_BYTES_PER_SECOND = 64 * 1024
 KEEP_GENERATIONS = 2  # staged exports kept on disk
 # Complete generations kept in a directory destination: the one just published and the two
 # before it, so a reader that began on an earlier feed has a run or two more to finish it.
@@ -124,7 +127,9 @@ class ExportScheduler:
         self.clock = clock
         self.base_delay = base_delay
         self.rng = rng or random.Random()
-        self.session = requests.Session()
+        # Watched, as the partners' requests are: a destination trickling its status line
+        # or headers held the export thread (every later run, and a stop) for as long.
+        self.session = watched(requests.Session())
         self.stop = threading.Event()  # set on shutdown: a retry wait ends at once
         self.turns = Turns(store, "export", settings.interval_minutes * 60)
 
@@ -230,7 +235,14 @@ class ExportScheduler:
         data = path.read_bytes()  # one file per request: never a truncated file
         error = ""
         for attempt in range(MAX_ATTEMPTS):
-            outcome = send(self.session, destination.method, url, data=data, headers=headers)
+            outcome = send(
+                self.session,
+                destination.method,
+                url,
+                data=data,
+                headers=headers,
+                sending=len(data) / UPLOAD_BYTES_PER_SECOND,
+            )
             if outcome.ok:
                 return True, attempt + 1, ""
             error = outcome.error

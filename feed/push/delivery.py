@@ -236,6 +236,15 @@ class _Adapter(requests.adapters.HTTPAdapter):
         return manager
 
 
+def watched(session: requests.Session, pool_size: int = 10) -> requests.Session:
+    """`session` with its requests on connections `send` can cut at their deadline (a
+    requests.Session of its own: each read would have its timeout only)."""
+    adapter = _Adapter(pool_maxsize=pool_size)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
 def lean_session(pool_size: int) -> requests.Session:
     """A Session that reads the environment (proxies, CA bundle) once, not per request.
 
@@ -248,10 +257,7 @@ def lean_session(pool_size: int) -> requests.Session:
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
     if bundle:
         session.verify = bundle
-    adapter = _Adapter(pool_maxsize=pool_size)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
+    return watched(session, pool_size)
 
 
 def environ_proxies(url: str) -> dict[str, str]:
@@ -269,6 +275,7 @@ def send(
     headers: dict[str, str] | None = None,
     proxies: dict[str, str] | None = None,
     timeout: float = TIMEOUT,
+    sending: float = 0.0,
 ) -> Outcome:
     """One attempt; never raises for what the network or the partner does.
 
@@ -280,9 +287,10 @@ def send(
     `timeout` from the start), and one that stalls or goes on does not undo a 2xx. Read
     whole first, a 200 whose body stalled failed when the read timed out (the message was
     sent again and again, never counted delivered), and one that trickled on for ever held
-    the request until the sending process was taken for stuck."""
-    deadline = time.monotonic() + timeout
-    watch = _WATCHDOG.watch(timeout)
+    the request until the sending process was taken for stuck. `sending`: seconds more
+    for a big body to go out (a feed file) before its answer's deadline."""
+    deadline = time.monotonic() + sending + timeout
+    watch = _WATCHDOG.watch(sending + timeout)
     _requests.watch = watch
     try:
         response = session.request(
@@ -298,7 +306,8 @@ def send(
         )
     except requests.RequestException as exc:
         if watch.cut:
-            error = f"no status line and headers within {timeout:g} s of the request's start"
+            whole = sending + timeout
+            error = f"no status line and headers within {whole:g} s of the request's start"
             return Outcome(ok=False, retry=True, error=f"{error} ({type(exc).__name__})")
         return Outcome(ok=False, retry=True, error=f"{type(exc).__name__}: {exc}"[:300])
     finally:

@@ -60,6 +60,7 @@ from tests.integration.test_partner_updates import (
     stats,
     write_settings,
 )
+from tests.integration.test_send_process import TRICKLED
 
 DINERLY = "dinerly"
 
@@ -433,6 +434,35 @@ path = "{published}"
         assert hanging.counts()[1] == 0, "copied only once the upload had given up"
     finally:
         server.stop()
+
+
+def test_a_feed_upload_whose_answer_trickles_is_cut_at_its_deadline_and_tried_again(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """The export's uploads went on a plain session: each read of the destination's status
+    line and headers had its timeout, none the whole, so a destination sending 'HTTP/1.1
+    200 OK' a byte a second held the export thread (and every later run) for as long as it
+    went on. Now the upload is cut at its deadline, as a partner's request is, and tried
+    again."""
+    settings = two_partner_settings(tmp_path, stub, stub.base)
+    with HangingPartner(TRICKLED, every=1.0) as trickling:
+        with settings.open("a", encoding="utf-8") as f:
+            f.write(
+                f"""
+[[export.destinations]]
+kind = "http"
+url = "{trickling.base}/feeds"
+method = "PUT"
+"""
+            )
+        server = start(tmp_path / "hoststand.db", settings)
+        try:
+            poll(lambda: trickling.counts()[0] >= 1, 30, "the upload begun", server)
+            # The whole answer would take ten minutes: cut, the upload is sent again.
+            poll(lambda: trickling.counts()[1] >= 1, 60, "the trickle cut", server)
+            poll(lambda: trickling.counts()[0] >= 2, 60, "the upload tried again", server)
+        finally:
+            server.stop()
 
 
 FLOORPLAN = SAMPLES / "google-floorplan.toml"  # merch1, The Round Table
