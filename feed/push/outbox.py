@@ -53,6 +53,10 @@ _GIVE_UP = -1.0  # a retry time meaning: never
 SERVES_SCOPE = "outbox-serves"
 SERVES_SECONDS = 30.0
 SERVES_KEPT = 3  # intervals: a sender whose rounds stall this long is taken for gone
+# The days whose replace was given up so (key "<day>/<merchant>", value the merchant): no
+# server served the restaurant then, which is also so while its only servers restart (a
+# rolling upgrade). A sender serving it tells partners of those days again, as they stand.
+MOOT_SCOPE = "outbox-moot"
 log = logging.getLogger("hoststand.outbox")
 
 
@@ -276,6 +280,7 @@ class OutboxSender:
         # `forget` removes a record only while it holds what was read (or written) there.
         self._announced: list[tuple[str, JSON]] = []
         self._left_to_others = 0  # due replaces of restaurants another sender serves
+        self._retold: int | None = None  # the SERVES_SECONDS interval MOOT_SCOPE was read
         # Said before anything is written: a server starting writes its restaurants'
         # replaces at once, and another server's sender must know they are not moot.
         with contextlib.suppress(StoreError):
@@ -303,6 +308,7 @@ class OutboxSender:
             full = [p for p, n in self._in_flight.items() if n >= PER_PARTNER]
         now = time.time()
         self._announce(now)
+        self._retell(now)
         # The replaces another process sends take room in pending(): its limit is widened
         # by as many, so they never keep this process's own messages out.
         items = self.store.pending(now, limit=100 + self._left_to_others, skip=full)
@@ -340,6 +346,30 @@ class OutboxSender:
         before = int(now // SERVES_SECONDS) - SERVES_KEPT
         self.store.forget_range(SERVES_SCOPE, "", f"{before:012d}")
 
+    def _retell(self, now: float) -> None:
+        """Tell partners again of each day of this sender's restaurants whose replace was
+        given up while no server served them (once per SERVES_SECONDS: a replace given up
+        just after a read here is told at the next)."""
+        interval = int(now // SERVES_SECONDS)
+        if self._retold == interval:
+            return
+        # Records of days over in every time zone matter no more (a restaurant removed for good).
+        over = (datetime.fromtimestamp(now, UTC).date() - timedelta(days=1)).isoformat()
+        self.store.forget_range(MOOT_SCOPE, "", over)
+        done: list[tuple[str, JSON]] = []
+        for key, merchant in self.store.recall_prefix(MOOT_SCOPE, ""):
+            book = self.books.get(str(merchant))
+            if book is None:
+                continue  # still nobody's here
+            with contextlib.suppress(ValueError):  # not a day: nothing to tell
+                day = date.fromisoformat(key.split("/", 1)[0])
+                if day >= self.clock().astimezone(book.restaurant.tz).date():
+                    book.tell_partners(day)
+            done.append((key, merchant))
+        if done:
+            self.store.forget(MOOT_SCOPE, done)
+        self._retold = interval
+
     def _served_elsewhere(self, now: float) -> set[str]:
         """The restaurants another live sender on this store has said it serves lately."""
         interval = int(now // SERVES_SECONDS)
@@ -359,6 +389,9 @@ class OutboxSender:
         here, each with a 'delivery_dead' line naming the restaurant, counted in
         hoststand_outbox_delivery_failures_total{outcome="dead"} and hoststand_outbox_dead, never
         retried for ever (they were, and /healthz turned unhealthy after max_backlog).
+        Its days are noted (MOOT_SCOPE): its servers may only be restarting, and the first
+        back tells partners of them (`_retell`); given up for good, a rolling restart lost
+        a day's change (the restarted server told of today only).
         A booking notification is built from its message alone: it is still sent."""
         foreign = {
             item.id: str(item.payload.get("merchant_id"))
@@ -378,11 +411,23 @@ class OutboxSender:
         for item in moot:
             if item.id in claimed:
                 dropped.setdefault((item.partner, foreign[item.id]), []).append(item)
+        days = {
+            (str(item.payload.get("day")), foreign[item.id])
+            for group in dropped.values()
+            for item in group
+            if isinstance(item.payload, dict) and isinstance(item.payload.get("day"), str)
+        }
+        # Noted before they are recorded given up: a crash between leaves them claimed by a
+        # dead sender, released and judged again, never given up unnoted.
+        for day, merchant in sorted(days):
+            self.store.remember(MOOT_SCOPE, f"{day}/{merchant}", merchant)
         with self._lock:
             for (_partner, merchant), group in dropped.items():
                 error = (
                     f"restaurant {merchant} is served by no server on this store (removed"
-                    " from the configuration): its availability replace is moot, given up"
+                    " from the configuration, or its servers restarting): its availability"
+                    " replace is given up; a server serving it again tells partners of the"
+                    " day as it then stands"
                 )
                 self._ended.append((group, (0.0, _GIVE_UP, error)))
         if dropped:

@@ -561,3 +561,42 @@ def test_a_replace_another_server_on_the_store_serves_is_left_to_it_not_given_up
     assert MARLOWES in {w["merchantId"] for w in windows}
     for rid, t in zip(rids, ("18:30", "19:00"), strict=True):
         assert_canceled_once(stub, rid, at(TOMORROW, t), 2)
+
+
+def test_a_replace_given_up_while_its_restaurants_server_restarts_is_sent_once_it_is_back(
+    tmp_path: Path, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    """Two servers on one store, each with a restaurant of its own, restarted one by one (a
+    rolling upgrade). While Marlowe's server restarted, nobody said it served Marlowe's, so
+    the other server gave Marlowe's pending replace of tomorrow up as a removed
+    restaurant's; the restarted server told partners of today only, and the partner kept
+    tomorrow's 19:00 as it was before the booking. Now a server serving the restaurant again
+    tells partners of every day given up meanwhile, as it now stands."""
+    db = tmp_path / "hoststand.db"
+    settings = one_partner_settings(tmp_path, stub, backlog_seconds=600)
+    stub.stop()  # Marlowe's replace of tomorrow waits in the outbox
+    marlowes_server = serve(db, settings, (SAMPLES / "marlowes.toml",))
+    merch1_server = serve(db, settings, (FLOORPLAN,))
+    try:
+        partner_book(marlowes_server, 2, at(TOMORROW, "19:00"))
+        assert marlowes_server.stop() == 0  # its turn in the rolling restart
+        poll(
+            lambda: ("availability", MARLOWES, "dead") in outbox_rows(db),
+            SETTLE_SECONDS,
+            "Marlowe's replace given up while no server served it",
+            merch1_server,
+        )
+        stub.start()
+        marlowes_server = serve(db, settings, (SAMPLES / "marlowes.toml",))
+        poll(
+            lambda: replaces_for(stub, TOMORROW) != [],
+            SETTLE_SECONDS,
+            "tomorrow's window sent",
+            marlowes_server,
+        )
+        settle(marlowes_server)
+    finally:
+        merch1_server.stop()
+        marlowes_server.stop()
+    [window] = replaces_for(stub, TOMORROW)
+    assert window == current_replace(db, marlowes, TOMORROW, NOW)
