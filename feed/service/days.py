@@ -640,12 +640,24 @@ def floor_record(
         "how": how,
         "fingerprint": fingerprint(units),
     }
-    # Two starts at one instant (clocks pinned with --now) with two floors: the later one
-    # is kept after the other (key order is the order kept_floor reads), not dropped.
-    key = f"{merchant_id}/{at:020.6f}"
+    # Kept after every floor kept before it, whatever this writer's clock says (key order
+    # is the order kept_floor reads): a start on a server whose clock ran behind another's
+    # was keyed before that one's floor, which stayed in force, and the next start on the
+    # new file was refused as an older copy. Two starts at one instant (clocks pinned with
+    # --now) with two floors: the later one is kept after the other, not dropped.
+    last = store.recall_last(FLOOR_SCOPE, f"{merchant_id}/")
+    key = f"{merchant_id}/{max(at, _kept_at(merchant_id, last[0]) if last else at):020.6f}"
     taken = [k for k, _value in store.recall_prefix(FLOOR_SCOPE, key)]
     at_once = sum(1 for k in taken if k == key or k[len(key)] == "/")
     return (FLOOR_SCOPE, key if not at_once else f"{key}/{at_once:06d}", kept)
+
+
+def _kept_at(merchant_id: str, key: str) -> float:
+    """The instant a floor record's key (`floor_record`) orders it by."""
+    try:
+        return float(key[len(merchant_id) + 1 :].split("/", 1)[0])
+    except ValueError:  # not one of ours: ordered by the writer's clock
+        return 0.0
 
 
 def removed_units(store: LogStore, merchant_id: str, units: Iterable[str]) -> list[str]:

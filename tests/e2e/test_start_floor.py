@@ -6,6 +6,7 @@ difference and what to do, nothing written; `--restore-floor` puts it back on pu
 from __future__ import annotations
 
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import requests
@@ -122,3 +123,45 @@ def test_a_start_on_the_file_before_a_default_was_written_out_is_not_an_older_co
                 assert (health["status"], health["problems"]) == ("ok", []), health
         finally:
             second.stop()
+
+
+def test_a_start_on_a_new_file_takes_force_though_another_servers_clock_runs_ahead(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A server whose clock runs 2 minutes ahead started on Marlowe's file; the operator
+    then started a second server on the new file, without T5. Its floor was kept under
+    its own clock's instant, before the first's, so the floor in force stayed the old
+    one (T5 offered by every server, the new server told it was out of date), and the
+    next start on the new file was refused as an older copy of it. A floor a start keeps
+    is kept after every floor kept before it, whatever its clock says."""
+    without_t5 = tmp_path / "marlowes.toml"
+    without_t5.write_text(
+        MARLOWES.read_text(encoding="utf-8").replace(T5, "").replace(T5_T6, ""), encoding="utf-8"
+    )
+    ahead = start_server(
+        any_db, now=NOW + timedelta(minutes=2), configs=(MARLOWES, CONFIGS[1]),
+        extra=["--no-export"], workdir=tmp_path,
+    )  # fmt: skip
+    store = open_store(any_db)
+    try:
+        newer = start_server(
+            any_db, configs=(without_t5, CONFIGS[1]), extra=["--no-export"], workdir=tmp_path
+        )
+        try:
+            assert "T5" not in kept_floor(store, MID)[1]
+            health = requests.get(f"{newer.base}/healthz", timeout=TIMEOUT).json()
+            assert (health["status"], health["problems"]) == ("ok", []), health
+            health = requests.get(f"{ahead.base}/healthz", timeout=TIMEOUT).json()
+            assert health["status"] == "degraded", health
+            assert "it has T5, T5+T6, the floor in force does not" in health["problems"][0]
+        finally:
+            newer.stop()
+        again = start_server(
+            any_db, now=NOW + timedelta(minutes=1), configs=(without_t5, CONFIGS[1]),
+            extra=["--no-export"], workdir=tmp_path,
+        )  # fmt: skip
+        again.stop()
+        assert [f.how for f in floor_history(store, MID)] == ["start", "start"]
+    finally:
+        ahead.stop()
+        store.close()
