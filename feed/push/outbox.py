@@ -52,7 +52,12 @@ _GIVE_UP = -1.0  # a retry time meaning: never
 # moot: the restaurant was removed from every server's configuration (see `_served_here`).
 SERVES_SCOPE = "outbox-serves"
 SERVES_SECONDS = 30.0
-SERVES_KEPT = 3  # intervals: a sender whose rounds stall this long is taken for gone
+SERVES_KEPT = 3  # intervals: a sender whose rounds stall this long (and SERVES_SKEW) is gone
+# How far the servers' clocks on one store may differ (a webhook's signature allows as
+# much): another sender's records are read, and kept, this much either side of our clock's
+# intervals. Read by our clock alone, a sender 2 minutes ahead was never seen, and its own
+# clock removed every other sender's records as past: each gave the others' replaces up.
+SERVES_SKEW = int(300 // SERVES_SECONDS)  # intervals
 # The days whose replace was given up so (key "<day>/<merchant>", value the merchant): no
 # server served the restaurant then, which is also so while its only servers restart (a
 # rolling upgrade). A sender serving it tells partners of those days again, as they stand.
@@ -251,14 +256,17 @@ class OutboxSender:
         rng: random.Random | None = None,
         events: Events | None = None,
         transport: Transport | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         """`transport` makes the requests (a `sendproc.SendProcess` in the server); by
-        default this process does, on a session of its own."""
+        default this process does, on a session of its own. `wall`: this machine's clock
+        (Unix seconds), which may differ from the other servers' by a few minutes."""
         self.store = store
         self.events = events or Events()
         self.books = books
         self.partners = partners
         self.clock = clock
+        self.wall = wall
         self.base_delay = base_delay
         self.rng = rng or random.Random()
         # A session of this process's own only when it makes the requests itself.
@@ -284,7 +292,7 @@ class OutboxSender:
         # Said before anything is written: a server starting writes its restaurants'
         # replaces at once, and another server's sender must know they are not moot.
         with contextlib.suppress(StoreError):
-            self._announce(time.time())
+            self._announce(self.wall())
 
     def run_once(self) -> int:
         """Send every message that is due, several at once, and wait for them; the number
@@ -306,7 +314,7 @@ class OutboxSender:
         is kept; at most PER_PARTNER requests per partner are in flight."""
         with self._lock:
             full = [p for p, n in self._in_flight.items() if n >= PER_PARTNER]
-        now = time.time()
+        now = self.wall()
         self._announce(now)
         self._retell(now)
         # The replaces another process sends take room in pending(): its limit is widened
@@ -343,7 +351,7 @@ class OutboxSender:
         served: JSON = sorted(self.books)
         self.store.remember(SERVES_SCOPE, key, served)
         self._announced = [*self._announced[-SERVES_KEPT:], (key, served)]
-        before = int(now // SERVES_SECONDS) - SERVES_KEPT
+        before = int(now // SERVES_SECONDS) - SERVES_KEPT - SERVES_SKEW
         self.store.forget_range(SERVES_SCOPE, "", f"{before:012d}")
 
     def _retell(self, now: float) -> None:
@@ -373,11 +381,17 @@ class OutboxSender:
     def _served_elsewhere(self, now: float) -> set[str]:
         """The restaurants another live sender on this store has said it serves lately."""
         interval = int(now // SERVES_SECONDS)
+        first, last = interval - SERVES_KEPT - SERVES_SKEW, interval + SERVES_SKEW
         served: set[str] = set()
-        for one in range(interval - SERVES_KEPT + 1, interval + 1):
-            for key, value in self.store.recall_prefix(SERVES_SCOPE, f"{one:012d}/"):
-                if key.rsplit("/", 1)[-1] != self._sender_id and isinstance(value, list):
-                    served.update(str(m) for m in value)
+        for key, value in self.store.recall_prefix(SERVES_SCOPE, ""):
+            written, _, sender = key.partition("/")
+            if (
+                written.isdigit()
+                and first < int(written) <= last
+                and sender != self._sender_id
+                and isinstance(value, list)
+            ):
+                served.update(str(m) for m in value)
         return served
 
     def _served_here(self, items: list[OutboxItem], now: float) -> list[OutboxItem]:

@@ -192,3 +192,40 @@ def test_a_replace_no_sender_on_the_store_serves_is_given_up_one_another_serves_
         assert stub.acted(AVAILABILITY) == []
     finally:
         store.close()
+
+
+def test_a_replace_a_live_sender_serves_is_left_to_it_whatever_the_senders_clocks_say(
+    any_db: str, stub: PartnerStub
+) -> None:
+    """Senders on one store whose clocks differ by 2 minutes (one ahead, one behind the
+    sender serving Marlowe's): each read only the records of the last intervals by its own
+    clock, and the one ahead removed the others' as past, so both gave Marlowe's replace up
+    as a restaurant no server serves while its server ran. A sender serving it is seen
+    whatever the clocks say (within 5 minutes); once it stops, the replace is given up."""
+    store = open_store(any_db)
+    partner = Partner(PARTNER, None, None, notify_url=stub.base, notify_token="t")
+    try:
+        day = DAYS[0]
+        payload = {"merchant_id": MERCHANT, "day": day.isoformat()}
+        replace = OutboxMessage(PARTNER, AVAILABILITY, f"{MERCHANT}/{day}", payload, time.time())
+        store.append_all([], outbox=[replace])
+        serving = OutboxSender(store, {MERCHANT: DayBook(store, load_restaurant(SAMPLE))}, {})
+        skewed = [
+            OutboxSender(store, {}, {PARTNER: partner}, wall=lambda s=s: time.time() + s)
+            for s in (120.0, -120.0)
+        ]
+        for sender in (*skewed, *skewed):
+            assert sender.run_once() == 0
+        [left] = store.pending(time.time() + 10**6)
+        assert left.kind == AVAILABILITY and left.attempts == 0  # never claimed, never dead
+        stopped = threading.Event()
+        stopped.set()
+        serving.loop(stopped)  # the serving one stops: it serves Marlowe's no longer
+        assert skewed[0].run_once() == 0
+        for sender in skewed:
+            sender._pool.shutdown()
+        assert store.pending(time.time() + 10**6) == []
+        assert store.outbox_stats()["dead"] == 1
+        assert stub.acted(AVAILABILITY) == []
+    finally:
+        store.close()
