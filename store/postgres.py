@@ -81,7 +81,10 @@ ORDER BY id LIMIT %s
 # (shutdown, cancel), 58 system error; 55P03 lock_not_available (lock_timeout).
 _UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
 _RETRY = ("40001", "40P01")  # serialization_failure, deadlock_detected
-_UNWRITABLE = ("53100", "58030")  # disk_full, io_error: the server's disk cannot be written
+# disk_full, io_error: the server's disk cannot be written; read_only_sql_transaction: the
+# database is read-only (a failover onto a standby, a provider's full database set so), a
+# write refused as a whole, as on a full disk: retry (it was a 500, taken for a bug).
+_UNWRITABLE = ("53100", "58030", "25006")
 _KEY_DETAIL = re.compile(r"Key \(scope, key\)=\((?P<scope>.*?), (?P<key>.*)\) already exists")
 
 

@@ -124,7 +124,8 @@ _UNIQUE = {"SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"}
 # The disk is full, or the OS refused a read or write (SQLITE_IOERR_WRITE, _FSYNC, ...):
 # SQLite has rolled the transaction back, so the caller may say "retry" with nothing written.
 _UNWRITABLE = {"SQLITE_FULL"}
-_UNWRITABLE_PREFIX = "SQLITE_IOERR"
+# ... or the file cannot be written at all (SQLITE_READONLY, _DBMOVED, _DIRECTORY...).
+_UNWRITABLE_PREFIX = ("SQLITE_IOERR", "SQLITE_READONLY")
 
 
 # outbox.pending: the due messages that are first of their key among the pending ones,

@@ -68,7 +68,7 @@ def busy(exc: Exception) -> Answer:
     if isinstance(exc, StoreUnreachable):
         state = "is unreachable"
     elif isinstance(exc, StoreUnwritable):
-        state = "cannot be written (its disk is full or failing)"
+        state = "cannot be written (its disk is full or failing, or it is read-only)"
     else:
         state = "is busy"
     return problem(statuses.UNAVAILABLE, f"the store {state}, retry: {exc}"), {"Retry-After": "1"}

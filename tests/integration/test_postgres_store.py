@@ -189,7 +189,7 @@ def test_a_connection_the_server_ended_is_store_unavailable(
         pytest.fail("the pool never served again")
 
 
-@pytest.mark.parametrize("condition", ["disk_full", "io_error"])
+@pytest.mark.parametrize("condition", ["disk_full", "io_error", "read_only_sql_transaction"])
 def test_a_disk_the_server_cannot_write_translates_to_store_unwritable(
     raw: psycopg.Connection[tuple[object, ...]], condition: str
 ) -> None:

@@ -523,6 +523,13 @@ def test_a_disk_io_error_translates_to_store_unwritable() -> None:
     assert type(translate(error)) is StoreUnwritable
 
 
+@pytest.mark.parametrize("name", ["SQLITE_READONLY", "SQLITE_READONLY_DBMOVED"])
+def test_a_database_file_that_cannot_be_written_translates_to_store_unwritable(name: str) -> None:
+    error = sqlite3.OperationalError("attempt to write a readonly database")
+    error.sqlite_errorname = name
+    assert type(translate(error)) is StoreUnwritable
+
+
 # -- no stray files ---------------------------------------------------------------------------
 
 
