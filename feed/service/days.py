@@ -45,6 +45,7 @@ from feed.venue.calendar import Slot
 from feed.venue.restaurant import Restaurant
 from store.log import (
     ConcurrencyConflict,
+    DuplicateKey,
     LogAppend,
     LogEntry,
     LogStore,
@@ -52,6 +53,7 @@ from store.log import (
     OutboxMessage,
     Remember,
     StoreError,
+    StoreUnavailable,
 )
 
 BOOKING_SCOPE = "booking"  # idempotency scope of the booking index: id -> merchant, day, partner
@@ -580,11 +582,23 @@ def note_floor(
     one kept last that `floor` lacks were removed while no server ran (a restart on a file
     without them): retired as of `at` with their definitions, as a reload retires what it
     removes (unless one retired them since), so each day's replay keeps them up to now
-    (`Retired`). The units retired so."""
-    records, gone = floor_records(store, merchant_id, floor, at, how=how)
-    for record in records:
-        store.remember(*record)
-    return gone
+    (`Retired`). The units retired so.
+
+    The removals and the floor record are kept in one write: cut between (the database
+    restarting, the process killed), a removal stood as of this start with the floor in
+    force unchanged and servers seating there, and the next start kept that removal, so
+    every replay dropped what was seated there meanwhile. A start keeping its floor at the
+    same moment (DuplicateKey) is read, and this one worked out again after it."""
+    for _attempt in range(3):
+        records, gone = floor_records(store, merchant_id, floor, at, how=how)
+        if not records:
+            return gone
+        try:
+            store.append_all([], remember=records)
+            return gone
+        except DuplicateKey:
+            continue
+    raise StoreUnavailable("other starts kept the floor plan meanwhile, again and again")
 
 
 def floor_records(

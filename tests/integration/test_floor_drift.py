@@ -5,18 +5,26 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any, cast
+
+import pytest
 
 from engine.floor import Table
 from feed.service.days import (
     BY_RELOAD,
+    FLOOR_SCOPE,
+    RETIRED_SCOPE,
+    Retired,
     floor_drift,
     floor_history,
     floor_records,
+    kept_floor,
     note_floor,
     replaced_floor,
 )
 from feed.venue.restaurant import load_restaurant
 from store import open_store
+from store.log import JSON, LogStore, StoreUnavailable
 
 MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 MID = "marlowes-kitchen"
@@ -99,5 +107,55 @@ def test_a_floor_replaced_since_is_known_and_one_only_an_undone_reload_kept_is_n
         assert [f.undone for f in floor_history(store, other)] == [False, True, False]
         assert replaced_floor(store, other, no_t3) is None
         assert replaced_floor(store, other, floor) is None
+    finally:
+        store.close()
+
+
+class CutAtTheFloorRecord:
+    """A store that goes away as the floor record is written (the database restarted, the
+    process killed there): every write holding it fails, nothing of that write is kept."""
+
+    def __init__(self, store: LogStore) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def remember(self, scope: str, key: str, value: JSON) -> JSON:
+        if scope == FLOOR_SCOPE:
+            raise StoreUnavailable("the database went away")
+        return self.store.remember(scope, key, value)
+
+    def append_all(self, appends: Any, remember: Any = (), put: Any = (), outbox: Any = ()) -> None:
+        if any(scope == FLOOR_SCOPE for scope, _key, _value in remember):
+            raise StoreUnavailable("the database went away")
+        self.store.append_all(appends, remember, put, outbox)
+
+
+def test_a_start_cut_off_as_it_keeps_its_floor_keeps_nothing_of_it(any_db: str) -> None:
+    """A start on a file without T5 wrote T5's removal, then its floor record: cut between
+    (the database restarting), T5 stood removed as of that start while the floor in force
+    still had it and the other servers seated there, and the next start kept that removal,
+    so every replay from then on dropped what was seated at T5 meanwhile. The removal and
+    the floor record are kept together or not at all."""
+    floor = load_restaurant(MARLOWES).floor
+    no_t5 = dataclasses.replace(
+        floor,
+        tables=tuple(t for t in floor.tables if t.id != "T5"),
+        combos=tuple(c for c in floor.combos if "T5" not in c.tables),
+    )
+    store = open_store(any_db)
+    try:
+        note_floor(store, MID, floor, 1000.0)
+        cut = cast(LogStore, CutAtTheFloorRecord(store))
+        with pytest.raises(StoreUnavailable):
+            note_floor(cut, MID, no_t5, 2000.0)
+        assert store.recall_prefix(RETIRED_SCOPE, f"{MID}/") == []
+        assert "T5" in kept_floor(store, MID)[1]
+        note_floor(store, MID, no_t5, 3000.0)  # started again, the database back
+        retired = [Retired.of_record(v) for _k, v in store.recall_prefix(RETIRED_SCOPE, MID)]
+        assert {(r.unit, r.at) for r in retired if r is not None} == {
+            ("T5", 3000.0), ("T5+T6", 3000.0),
+        }  # fmt: skip
     finally:
         store.close()
