@@ -340,8 +340,11 @@ def _retire(
     records += floor_records(book.store, merchant_id, new.floor, at, gone, BY_RELOAD)[0]
     today = receiver.today(book.restaurant, now)
     if not fresh or today is None or _nobody_can_sit(book, today, now):
-        for record in records:
-            book.store.remember(*record)
+        # In one write, as a start's (days.note_floor): a removal kept without its floor
+        # record (the database restarting between) stood while the floor in force kept the
+        # unit, and a later start kept it, dropping from every replay what sat there since.
+        if records:
+            book.store.append_all([], remember=records)
         return []
     found: list[str] = []
 

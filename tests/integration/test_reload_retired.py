@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+import pytest
 
 from feed.cli import refuse_moved_openings
 from feed.http.serving import sweep_no_shows
 from feed.service.config_reload import Reloader, stored_parties_removed
+from feed.service.days import RETIRED_SCOPE, Retired, kept_floor, note_floor
 from feed.service.floorview import FloorViews
 from feed.service.notify import BOOKING, Notifier
 from feed.service.partner_api import PartnerApi
@@ -18,6 +21,8 @@ from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
+from store.log import LogStore, StoreUnavailable
+from tests.integration.test_floor_drift import CutAtTheFloorRecord
 
 MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 MID = "marlowes-kitchen"
@@ -314,5 +319,41 @@ def test_a_table_the_first_start_recovers_goes_last_in_floor_order_not_first(
         assert {p: stand.parties[p].tables for p in ("P", "Q")} == was
         [(_key, kept)] = store.recall_prefix("retired", f"{MID}/")
         assert (kept["unit"], kept["place"]) == ("T9", 6)  # after Marlowe's six tables
+    finally:
+        store.close()
+
+
+def test_a_reload_cut_off_as_it_keeps_its_floor_keeps_nothing_of_it(
+    any_db: str, tmp_path: Path
+) -> None:
+    """A reload removing T2 before the day's service wrote T2's removal, then its floor
+    record: cut between (the database restarting), T2 stood removed as of the reload while
+    the floor in force still had it (the reload failed, every server seated there), and a
+    start without T2 later kept that removal, dropping from every replay what sat at T2
+    meanwhile. The removal and the floor record are kept together or not at all."""
+    path = tmp_path / "marlowes.toml"
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    store = open_store(any_db)
+    try:
+        note_floor(store, MID, load_restaurant(path).floor, at(4, 8).timestamp())
+        cut = CutAtTheFloorRecord(store)
+        cut.cut = False
+        clock = [at(4, 9)]  # no service yet, nothing on today's log: no fence entry
+        receiver = Receiver(
+            [load_restaurant(path)], cast(LogStore, cut), Settings(), lambda: clock[0]
+        )
+        path.write_text(path.read_text(encoding="utf-8").replace(T2, ""), encoding="utf-8")
+        cut.cut = True
+        with pytest.raises(StoreUnavailable):
+            Reloader([path], receiver).reload()
+        assert store.recall_prefix(RETIRED_SCOPE, f"{MID}/") == []
+        assert "T2" in kept_floor(store, MID)[1]
+        cut.cut = False
+        clock[0] = at(4, 9, 5)
+        assert Reloader([path], receiver).reload().applied
+        retired = [Retired.of_record(v) for _k, v in store.recall_prefix(RETIRED_SCOPE, MID)]
+        assert {(r.unit, r.at) for r in retired if r is not None} == {
+            ("T2", at(4, 9, 5).timestamp())
+        }
     finally:
         store.close()
