@@ -81,6 +81,10 @@ ORDER BY id LIMIT %s
 # (shutdown, cancel), 58 system error; 55P03 lock_not_available (lock_timeout).
 _UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
 _RETRY = ("40001", "40P01")  # serialization_failure, deadlock_detected
+# The connection is gone, not waiting (08 connection_exception; 57P01-03 admin_shutdown,
+# crash_shutdown, cannot_connect_now: the database restarting): said unreachable. Said
+# 'busy', it sent the operator of a restarted database to look for locks.
+_GONE = ("57P01", "57P02", "57P03")
 # disk_full, io_error: the server's disk cannot be written; read_only_sql_transaction: the
 # database is read-only (a failover onto a standby, a provider's full database set so), a
 # write refused as a whole, as on a full disk: retry (it was a 500, taken for a bug).
@@ -113,10 +117,12 @@ def translate(exc: psycopg.Error) -> StoreError:
         return StoreUnwritable(f"the database cannot be written: {exc}")
     if isinstance(exc, PoolTimeout) or state in _RETRY or state == "55P03":
         return StoreUnavailable(f"database unavailable: {exc}")
+    if state in _GONE or state[:2] == "08":
+        return StoreUnreachable(f"the database is unreachable: {exc}")
     if state[:2] in _UNAVAILABLE_CLASSES:
         return StoreUnavailable(f"database unavailable: {exc}")
     if isinstance(exc, psycopg.OperationalError) and not state:  # the client lost the server
-        return StoreUnavailable(f"database unavailable: {exc}")
+        return StoreUnreachable(f"the database is unreachable: {exc}")
     return StoreError(f"{type(exc).__name__}: {exc}")
 
 

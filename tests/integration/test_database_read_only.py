@@ -69,6 +69,14 @@ class Role:
                 (self.name,),
             )
 
+    def cut(self) -> None:
+        """The role's sessions ended, as a restart of the database ends them."""
+        with psycopg.connect(base_url(), autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                (self.name,),
+            )
+
     def drop(self) -> None:
         with psycopg.connect(base_url(), autocommit=True) as conn:
             conn.execute(
@@ -139,3 +147,23 @@ def test_a_database_turned_read_only_refuses_each_write_503_and_healthz_says_unw
     deadline = time.monotonic() + 30
     while (checked := health(server)).status_code != 200:
         assert time.monotonic() < deadline, checked.text
+
+
+def test_a_write_the_database_restart_cut_is_told_unreachable_and_done_once_when_sent_again(
+    role: Role, server: ServerProcess
+) -> None:
+    """A database restarting ends its sessions: the booking whose connection it ended was
+    answered 503 'the store is busy', sending the operator to look for locks. It is told
+    unreachable (retry); sent again, it is booked once."""
+    assert book(server, booking_event("evt-before", 2, "2026-12-05T18:00:00+00:00")).ok
+    role.cut()
+    event = booking_event("evt-cut", 2, START)
+    first = book(server, event)
+    assert first.status_code == 503, first.text
+    message = first.json()["error"]["message"]
+    assert "the store is unreachable, retry" in message and "busy" not in message, message
+    deadline = time.monotonic() + 30
+    while (reply := book(server, event)).status_code != 200:
+        assert reply.status_code == 503 and time.monotonic() < deadline, reply.text
+    again = book(server, event)
+    assert again.json()["reservation_id"] == reply.json()["reservation_id"]

@@ -197,6 +197,16 @@ def test_a_disk_the_server_cannot_write_translates_to_store_unwritable(
     assert type(translate(error)) is StoreUnwritable
 
 
+@pytest.mark.parametrize(
+    "condition", ["admin_shutdown", "crash_shutdown", "cannot_connect_now", "connection_failure"]
+)
+def test_a_connection_the_database_ended_translates_to_store_unreachable(
+    raw: psycopg.Connection[tuple[object, ...]], condition: str
+) -> None:
+    error = driver_error(raw, f"DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '{condition}'; END $$")
+    assert type(translate(error)) is StoreUnreachable
+
+
 def test_any_other_driver_error_translates_to_a_plain_store_error(
     raw: psycopg.Connection[tuple[object, ...]],
 ) -> None:
