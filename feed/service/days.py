@@ -378,6 +378,9 @@ def retired_units(floor: FloorPlan, units: Sequence[str], at: float) -> list[Ret
 
 
 FLOOR_SCOPE = "floor"  # "<merchant>/<at>" -> the floor a start or reload put in place then
+# "<merchant>/<the floor record's key a start followed>" -> the key of the one it kept
+# ("<merchant>/" for the first): one start only can follow a floor (`note_floor`).
+FOLLOWS_SCOPE = "floor-follows"
 
 # How a floor record (FLOOR_SCOPE) took force: its "how". The records of a restaurant are
 # the history of its floors in force, in key order (kept_at); the last one is in force.
@@ -587,14 +590,22 @@ def note_floor(
     The removals and the floor record are kept in one write: cut between (the database
     restarting, the process killed), a removal stood as of this start with the floor in
     force unchanged and servers seating there, and the next start kept that removal, so
-    every replay dropped what was seated there meanwhile. A start keeping its floor at the
-    same moment (DuplicateKey) is read, and this one worked out again after it."""
+    every replay dropped what was seated there meanwhile.
+
+    With them goes a record naming the floor record this one follows (FOLLOWS_SCOPE): two
+    starts at one moment that both read the same floor in force (or none) cannot both
+    follow it. Both were kept, the later one without the removal of what the other had
+    (a server started on a file with T5 beside one without it: what the first seated at
+    T5 meanwhile fell from every replay). The second to write reads the first's floor and
+    is worked out again after it."""
     for _attempt in range(3):
+        follows = floor_in_force(store, merchant_id)[0] or ""
         records, gone = floor_records(store, merchant_id, floor, at, how=how)
         if not records:
             return gone
+        guard = (FOLLOWS_SCOPE, f"{merchant_id}/{follows}", records[-1][1])
         try:
-            store.append_all([], remember=records)
+            store.append_all([], remember=[*records, guard])
             return gone
         except DuplicateKey:
             continue

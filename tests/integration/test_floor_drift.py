@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import pytest
 
-from engine.floor import Table
+from engine.floor import FloorPlan, Table
 from feed.service.days import (
     BY_RELOAD,
     FLOOR_SCOPE,
@@ -21,6 +21,7 @@ from feed.service.days import (
     kept_floor,
     note_floor,
     replaced_floor,
+    unit_ids,
 )
 from feed.venue.restaurant import load_restaurant
 from store import open_store
@@ -154,6 +155,53 @@ def test_a_start_cut_off_as_it_keeps_its_floor_keeps_nothing_of_it(any_db: str) 
         assert store.recall_prefix(RETIRED_SCOPE, f"{MID}/") == []
         assert "T5" in kept_floor(store, MID)[1]
         note_floor(store, MID, no_t5, 3000.0)  # started again, the database back
+        retired = [Retired.of_record(v) for _k, v in store.recall_prefix(RETIRED_SCOPE, MID)]
+        assert {(r.unit, r.at) for r in retired if r is not None} == {
+            ("T5", 3000.0), ("T5+T6", 3000.0),
+        }  # fmt: skip
+    finally:
+        store.close()
+
+
+class StartedMeanwhile:
+    """A store on which another server's start keeps its floor (`other`, at `at`) just
+    before this start's first write of its floor: both read the store before either wrote."""
+
+    def __init__(self, store: LogStore, other: FloorPlan, at: float) -> None:
+        self.store = store
+        self.other: FloorPlan | None = other
+        self.at = at
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def append_all(self, appends: Any, remember: Any = (), put: Any = (), outbox: Any = ()) -> None:
+        if self.other is not None and any(scope == FLOOR_SCOPE for scope, _k, _v in remember):
+            other, self.other = self.other, None
+            note_floor(self.store, MID, other, self.at)
+        self.store.append_all(appends, remember, put, outbox)
+
+
+def test_two_starts_at_once_keep_their_floors_one_after_the_other(any_db: str) -> None:
+    """Two servers started at the same moment on a store with no floor kept, one on a file
+    with T5 and one without: each read no floor and kept its own, so the later one, without
+    T5, was in force with no removal of T5, and whatever the first seated at T5 meanwhile
+    fell from every replay (a day's units come from the floor in force). Now the second
+    start to write finds the first's floor and is kept after it, T5 removed as of then."""
+    floor = load_restaurant(MARLOWES).floor
+    no_t5 = dataclasses.replace(
+        floor,
+        tables=tuple(t for t in floor.tables if t.id != "T5"),
+        combos=tuple(c for c in floor.combos if "T5" not in c.tables),
+    )
+    store = open_store(any_db)
+    try:
+        racing = cast(LogStore, StartedMeanwhile(store, floor, 2000.0))
+        note_floor(racing, MID, no_t5, 3000.0)
+        assert [
+            (f.at, sorted(f.units) == sorted(unit_ids(floor))) for f in floor_history(store, MID)
+        ] == [(2000.0, True), (3000.0, False)]
+        assert "T5" not in kept_floor(store, MID)[1]
         retired = [Retired.of_record(v) for _k, v in store.recall_prefix(RETIRED_SCOPE, MID)]
         assert {(r.unit, r.at) for r in retired if r is not None} == {
             ("T5", 3000.0), ("T5+T6", 3000.0),
