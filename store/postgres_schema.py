@@ -142,7 +142,10 @@ LOCK_KEY = 0x686F7374  # pg_advisory_xact_lock key: one process migrates at a ti
 
 class NewerSchema(Exception):
     def __init__(self, found: int) -> None:
-        super().__init__(f"the database has schema {found}, newer than {SCHEMA_VERSION}")
+        super().__init__(
+            f"the database has schema {found}: a newer version of hoststand wrote it, and"
+            f" this one reads schema {SCHEMA_VERSION} and older; run the newer version"
+        )
 
 
 def migrate(conn: psycopg.Connection[Any], on_upgrade: Callable[[str], None] | None = None) -> None:

@@ -444,7 +444,11 @@ class SQLiteStore:
             elif row[0] < SCHEMA_VERSION:  # the new tables were just created: say so
                 conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
             elif row[0] > SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has schema {row[0]}, newer than {SCHEMA_VERSION}")
+                raise StoreError(
+                    f"{self.path} has schema {row[0]}: a newer version of hoststand wrote it,"
+                    f" and this one reads schema {SCHEMA_VERSION} and older; run the newer"
+                    " version"
+                )
 
     # -- the log -------------------------------------------------------------------------
 
