@@ -46,6 +46,7 @@ HOST_TOKENS = {
 
 TIMEOUT = 10  # seconds, on every request a test sends
 STARTUP_SECONDS = 15
+BIND_ATTEMPTS = 5
 
 
 def free_port() -> int:
@@ -100,29 +101,41 @@ def start_server(
     /healthz answers (or fail with its output). It runs in `workdir`, by default the SQLite
     file's directory; a URL needs one. `settings` defaults to the sample settings; `extra`:
     more `serve` options (--log-format json); `configs`: the restaurant files."""
-    port = port or free_port()  # an earlier server's port: a page open on it reconnects
     if workdir is None:
         if not isinstance(db, Path):
             raise ValueError("a server on a database URL needs a workdir")
         workdir = db.parent
     stem = db.stem if isinstance(db, Path) else "hoststand"
-    log = log or workdir / f"{stem}-server-{port}.log"
-    args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
-    for config in configs:
-        args += ["--config", str(config)]
-    args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
-    args += ["--port", str(port), *extra]
-    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=_clean_env()
-        )
-    server = ServerProcess(process, f"http://127.0.0.1:{port}", db, log)
-    try:
-        wait_healthy(server)
-    except BaseException:
-        server.stop(kill=True)
-        raise
-    return server
+    # A port free_port() found may be taken by another test's server (another pytest-xdist
+    # worker) before this one binds it: serve then exits saying so, and is started again on
+    # another. A port the caller chose is its own to keep free.
+    for _attempt in range(BIND_ATTEMPTS):
+        chosen = port or free_port()  # an earlier server's port: a page open on it reconnects
+        args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
+        for config in configs:
+            args += ["--config", str(config)]
+        args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
+        args += ["--port", str(chosen), *extra]
+        out_path = log or workdir / f"{stem}-server-{chosen}.log"
+        with open(out_path, "wb") as out:  # the child keeps its own copy of the descriptor
+            process = subprocess.Popen(
+                args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=_clean_env()
+            )
+        server = ServerProcess(process, f"http://127.0.0.1:{chosen}", db, out_path)
+        try:
+            wait_healthy(server)
+        except BaseException:
+            server.stop(kill=True)
+            if port is None and server.process.returncode == 3 and _port_taken(server):
+                continue
+            raise
+        return server
+    raise RuntimeError(f"hoststand serve found its port taken {BIND_ATTEMPTS} times")
+
+
+def _port_taken(server: ServerProcess) -> bool:
+    """Did serve exit because another process listens on its port?"""
+    return "Address already in use" in server.output()
 
 
 def wait_healthy(server: ServerProcess) -> None:
