@@ -54,11 +54,22 @@ def seating_pass(
     claim: tuple[str, ...] = ()
     claimed = False
     seated: list[Seating] = []
+    # What a party gets depends only on its size, whether it has waited ROOMY_AFTER_MINUTES,
+    # the claim in force and the tables taken so far: once one (size, patient) could not be
+    # seated, no later one can until a table is taken or a claim made. A flood of parties
+    # that fit no usable table then costs a look-up each, not a search of the floor each.
+    unseatable: set[tuple[int, bool]] = set()
     for party in queue:
         if left == 0:
             break  # nothing left to seat anyone at; a claim would change nothing
+        size = party.size
         waited = ts - party.arrival
         patient = waited >= config.ROOMY_AFTER_MINUTES
+        large = size >= floor.large_from
+        if (size, patient) in unseatable:
+            if large and not claimed and waited >= config.CLAIM_AFTER_MINUTES:
+                claimed, claim = _claim(size, floor, unseatable, claim)
+            continue
         # Part 3 rule 4: a claim keeps the pair from every later party under 30 minutes.
         # Reading (the text says only "may not use the two claimed tables"): a claimed
         # table is unusable for that party as a held one is ("the waitlist may not use
@@ -68,27 +79,41 @@ def seating_pass(
         blocked = claim if not patient else ()
         # Protection: a party is done at ts + turn; a reservation starting before that keeps
         # it off the table. No wait lifts this, and it does not change what a party claims.
-        done = ts + floor.turn(party.size) if floor.protect_reservations else None
-        if party.size < floor.large_from:
-            table = _best_table(party.size, available, taken, blocked, next_booked, done)
-            if table is not None and (patient or party.size >= table.smallest_party):
+        done = ts + floor.turn(size) if floor.protect_reservations else None
+        if not large:
+            table = _best_table(size, available, taken, blocked, next_booked, done)
+            if table is not None and (patient or size >= table.smallest_party):
                 taken.add(table.id)
                 left -= 1
                 seated.append(Seating(party, (table.id,)))
+                unseatable.clear()
+            else:
+                unseatable.add((size, patient))
             continue
-        combo = _best_combo(
-            party.size, floor.ranked_combos, usable, taken, blocked, next_booked, done
-        )
-        if combo is not None and (patient or party.size >= combo.min_party):
+        combo = _best_combo(size, floor.ranked_combos, usable, taken, blocked, next_booked, done)
+        if combo is not None and (patient or size >= combo.min_party):
             taken.update(combo.tables)
             left -= 2
             seated.append(Seating(party, combo.tables))
-        elif not claimed and waited >= config.CLAIM_AFTER_MINUTES:
-            target = _claim_target(party.size, floor.ranked_combos)
-            if target is not None:
-                claim = target.tables
-                claimed = True
+            unseatable.clear()
+            continue
+        unseatable.add((size, patient))
+        if not claimed and waited >= config.CLAIM_AFTER_MINUTES:
+            claimed, claim = _claim(size, floor, unseatable, claim)
     return seated
+
+
+def _claim(
+    size: int, floor: FloorPlan, unseatable: set[tuple[int, bool]], claim: tuple[str, ...]
+) -> tuple[bool, tuple[str, ...]]:
+    """(claimed, claim) once a large party that could not be seated has waited
+    CLAIM_AFTER_MINUTES: its pair, when one fits it. A new claim keeps tables from the
+    parties under 30 minutes, so what they could not get is asked again."""
+    target = _claim_target(size, floor.ranked_combos)
+    if target is None:
+        return False, claim
+    unseatable.clear()
+    return True, target.tables
 
 
 def _protected(table: str, next_booked: Mapping[str, int], done: int | None) -> bool:
