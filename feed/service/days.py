@@ -19,13 +19,15 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 from engine import HostStand, Rejected
 from engine.booked import BookedDay
 from engine.config import HOLD_AFTER_MINUTES
 from engine.floor import Combo, FloorPlan, Table
 from engine.holds import Reservation, ReservationStatus
+from engine.quotes import quote
+from engine.seating import Waiting
 from engine.stand import Result
 from feed.floor import pacing
 from feed.floor.availability import (
@@ -277,6 +279,21 @@ def folded(
             turn = r.turn_of(size, unit, turns)
         out.append((unit, at, (max(at, ts) if arrived else at) + turn, at))
     return out
+
+
+def quote_ahead_of(stand: HostStand, ts: int, party_id: str, size: int) -> int:
+    """The seed's quote for `size` at `ts` with only the parties ahead of `party_id`
+    waiting: a waiting party's own wait, which those behind it do not lengthen. Time's own
+    changes at `ts` come first, as at any operation's start (so give it a copy: it changes
+    `stand`). One quote over the parties ahead: taking the party and each one behind it off
+    the queue by a `leave` each (a seating pass per party behind) cost 5 s for the oldest
+    of 1,000 waiting."""
+    ids = [p.id for p in stand.queue()]
+    behind = set(ids[ids.index(party_id) :]) if party_id in ids else set()
+    stand.apply(["board", ts])
+    ahead = cast(list[Waiting], [p for p in stand.queue() if p.id not in behind])
+    usable = stand.usable_tables(ts)
+    return quote(ts, size, ahead, usable, stand.floor, stand.next_booked(usable))
 
 
 def _closing_cancels(stand: HostStand, minute: int) -> list[list[Any]]:
@@ -2029,6 +2046,13 @@ class DayBook:
         if closing is not None and now + timedelta(minutes=minutes) >= closing:
             return closing
         return None
+
+    def own_quote(self, day: date, now: datetime, party_id: str, size: int) -> int:
+        """The quote of a waiting party where it stands at `now` (`quote_ahead_of`), on a
+        copy of the day: nothing changes, nothing is written."""
+        with self._lock:
+            stand = copy.deepcopy(self._load(day).stand)
+        return quote_ahead_of(stand, self.op_ts(day, stand, now), party_id, size)
 
     def peek(self, day: date, now: datetime, operations: Sequence[list[Any]]) -> list[Result]:
         """Results of operations at `now` on a copy of the day: nothing changes, nothing is

@@ -1568,7 +1568,7 @@ class PartnerApi:
         entry: dict[str, Any] = {"waitlist_entry_state": state, "waitlist_entry_state_times": times}
         if state == "WAITING":
             size = int(index["party_size"])
-            quote = self._own_quote(book, day, entry_id, size, now)
+            quote = book.own_quote(day, now, entry_id, size)
             # As BatchGetWaitEstimates: a wait running past the service's close is no
             # estimate (nobody is seated after it; the entry is CANCELED at the close unless
             # seated before), so a waiting entry is then told no seat time at all.
@@ -1601,15 +1601,6 @@ class PartnerApi:
         if closing is None or now < closing:
             return None
         return int(closing.timestamp())
-
-    @staticmethod
-    def _own_quote(book: DayBook, day: date, entry_id: str, size: int, now: datetime) -> int:
-        """The quote of a waiting entry where it stands: the seed's quote for its size with
-        only the parties ahead of it waiting (itself and those behind leave, on a copy)."""
-        ids = [p.id for p in book.stand(day).queue()]
-        behind = ids[ids.index(entry_id) :] if entry_id in ids else []
-        results = book.peek(day, now, [*(["leave", pid] for pid in behind), ["quote", size]])
-        return int(results[-1])
 
     def delete_waitlist_entry(self, partner: Partner, payload: Any) -> Reply:
         reply, left = self._delete_waitlist_entry(partner, payload)
