@@ -64,6 +64,7 @@ HTTP_STATUS: dict[str, int] = {
     days.OVER_PACING: 409,
     days.OUTSIDE_CANCELLATION_WINDOW: 409,
     days.TABLE_REMOVED: 409,
+    days.WAITLIST_FULL: 409,
     # the receiver's own
     UNAUTHORIZED: 401,
     BAD_JSON: 400,

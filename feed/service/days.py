@@ -77,6 +77,7 @@ TOO_SOON = "too soon"
 OVER_PACING = "over pacing"
 OUTSIDE_CANCELLATION_WINDOW = "outside cancellation window"
 TABLE_REMOVED = "table removed"  # the store's floor in force lacks it (days.removed_units)
+WAITLIST_FULL = "waitlist full"  # a walk-in would wait behind max_waitlist parties
 
 NEARBY_OFFERED = 3  # open times a host booking refused for a full slot names instead
 
@@ -1482,11 +1483,21 @@ class DayBook:
         keep_rejected: bool = True,
         put: Callable[[list[Any]], Sequence[Remember]] | None = None,
     ) -> Applied | Refused:
-        """A host operation (walk_in, free, board, quote, check_in, cancel, leave) at `now`."""
+        """A host operation (walk_in, free, board, quote, check_in, cancel, leave) at `now`.
+        A walk-in that would join a full waitlist is refused (`waitlist_full`), nothing
+        written: every path that joins the waitlist (the host's API and tablet, its CLI, a
+        partner's CreateWaitlistEntry) comes through here."""
+
+        def build(stand: HostStand, ts: int) -> list[Any] | Refused:
+            operation = [name, ts, *args]
+            if name == "walk_in":
+                return self.waitlist_full(stand, operation) or operation
+            return operation
+
         outcome = self.apply(
             day,
             now,
-            lambda _stand, ts: [name, ts, *args],
+            build,
             meta,
             remember=remember,
             keep_rejected=keep_rejected,
@@ -1495,6 +1506,26 @@ class DayBook:
         if name == "cancel":
             self._tell("cancel", str(args[0]), outcome, CANCELLED)
         return outcome
+
+    def waitlist_full(self, stand: HostStand, walk_in: list[Any]) -> Refused | None:
+        """The refusal of `walk_in` when it would wait behind `waitlist_limit` parties or
+        more, else None. A party a table is free for now is seated as ever, and a walk-in
+        the engine refuses (an id in use) is left to the engine to answer."""
+        limit = self.restaurant.waitlist_limit
+        if len(stand.waiting) < limit:  # the operation's own pass only shortens the queue
+            return None
+        trial = copy.deepcopy(stand)
+        result = trial.apply(walk_in)
+        if not isinstance(result, str) or not result.startswith("queued"):
+            return None
+        waiting = len(trial.waiting) - 1
+        if waiting < limit:
+            return None
+        return Refused(
+            WAITLIST_FULL,
+            f"the waitlist is full: {party_count(waiting)} waiting, {limit} at most at"
+            f" {self.restaurant.name}; no more can join until one is seated or leaves",
+        )
 
     def _tell(self, action: str, booking_id: str, outcome: Applied | Refused, done: str) -> None:
         """A booking, cancel or move to the events: `done`, or the code it was refused with."""
@@ -2450,6 +2481,11 @@ class DayBook:
         with self._lock:
             state = self._load(day)
             return [(r, dict(state.meta.get(r.id, {}))) for r in state.stand.reservations()]
+
+
+def party_count(n: int) -> str:
+    """ "1 party", "24 parties": how many wait, in a message to the host."""
+    return "1 party" if n == 1 else f"{n} parties"
 
 
 def guests(n: int) -> str:

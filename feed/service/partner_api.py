@@ -39,6 +39,7 @@ from feed.service.days import (
     BOOKING_SCOPE,
     LOOKUPS,
     TABLE_REMOVED,
+    WAITLIST_FULL,
     Applied,
     DayBook,
     Refused,
@@ -1366,13 +1367,16 @@ class PartnerApi:
             for n in dict.fromkeys(req.party_size)
             if 1 <= n <= r.online_limit and spots_total(r.floor, n) > 0
         ]
-        quotes = book.peek(day, now, [["quote", n] for n in sizes])
+        *quotes, board = book.peek(day, now, [*(["quote", n] for n in sizes), ["board"]])
+        # With the waitlist full, only a party a table is free for now could come: a size
+        # that would wait is left out, as CreateWaitlistEntry would refuse it (WAITLIST_FULL).
+        full = len(board["waiting"]) >= r.waitlist_limit
         # A wait that runs past the service's close is no estimate (nobody is seated after
         # it): that size is left out, as one the restaurant cannot serve is.
         kept = [
             (n, int(q))
             for n, q in zip(sizes, quotes, strict=True)
-            if book.wait_past_close(day, now, int(q)) is None
+            if book.wait_past_close(day, now, int(q)) is None and not (full and q != 0)
         ]
         if sizes and not kept:
             return Reply({"waitlist_status": "CLOSED_OTHER"})
@@ -1505,6 +1509,8 @@ class PartnerApi:
             raise
         if (stale := out_of_date(outcome)) is not None:
             return stale
+        if isinstance(outcome, Refused) and outcome.code == WAITLIST_FULL:
+            return failure("WAITLIST_FULL", outcome.message, key)
         if isinstance(outcome, Refused):
             return failure("MERCHANT_CLOSED", outcome.message, key)
         if isinstance(outcome.result, Rejected):

@@ -37,6 +37,22 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 DEFAULT_LAST_SEATING_BEFORE_CLOSE = 60  # minutes
 DEFAULT_LARGE_TURN_MINUTES = 120
 MAX_PARTY_SIZE_LIMIT = 20  # the partner setting's ceiling
+# The walk-in waitlist's default bound. A table turns about twice in the 120 minutes a quote
+# is capped at, so 4 parties a table is twice what a Saturday's queue can seat before its
+# quotes all say "120" (24 at a 6-table bistro, 160 at a 40-table room); a retry loop or a
+# hostile partner stops there instead of slowing every write and read of the restaurant.
+WAITLIST_PER_TABLE = 4
+WAITLIST_AT_LEAST = 10
+# Every write and read walks the queue: 1,000 keeps each of them within tens of ms.
+MAX_WAITLIST_LIMIT = 1000
+
+
+def waitlist_default(floor: FloorPlan) -> int:
+    """`max_waitlist` when the file leaves it out: WAITLIST_PER_TABLE per table, at least
+    WAITLIST_AT_LEAST."""
+    return max(WAITLIST_AT_LEAST, WAITLIST_PER_TABLE * len(floor.tables))
+
+
 _DAY = 24 * 60
 _TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
@@ -160,6 +176,8 @@ class Restaurant:
     cancel_cutoff_minutes: int = 0
     # Parties above this book by phone (None: max_party_size).
     max_online_party_size: int | None = None
+    # Parties the walk-in waitlist holds at most (None: waitlist_default(floor)).
+    max_waitlist: int | None = None
     # Dates with their own services, in place of the weekday's hours.
     special_days: Mapping[date, tuple[Service, ...]] = field(default_factory=dict)
     # Derived values worked out once (e.g. a day's slots): never part of equality or repr.
@@ -171,6 +189,14 @@ class Restaurant:
         if self.max_online_party_size is None:
             return self.max_party_size
         return min(self.max_online_party_size, self.max_party_size)
+
+    @property
+    def waitlist_limit(self) -> int:
+        """The most parties the waitlist holds: a party that would wait behind that many is
+        turned away (one a table is free for now is seated as ever)."""
+        if self.max_waitlist is None:
+            return waitlist_default(self.floor)
+        return self.max_waitlist
 
     @functools.cached_property
     def online_floor(self) -> FloorPlan:
@@ -503,6 +529,12 @@ class RestaurantModel(_Model):
         description="Largest party partners can book (larger ones call the restaurant); "
         "default: max_party_size",
     )
+    max_waitlist: Annotated[int, Field(ge=1, le=MAX_WAITLIST_LIMIT)] | None = Field(
+        default=None,
+        description="Most parties on the walk-in waitlist (host walk-ins and partners' "
+        f"entries alike); default: {WAITLIST_PER_TABLE} per table, at least "
+        f"{WAITLIST_AT_LEAST}",
+    )
     pacing: PacingModel = Field(
         default=PacingModel(),
         description="Caps per slot on partner bookings (host bookings may exceed them only "
@@ -656,6 +688,7 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
         walk_in_only=walk_in,
         cancel_cutoff_minutes=m.cancel_cutoff_minutes,
         max_online_party_size=m.max_online_party_size,
+        max_waitlist=m.max_waitlist,
         special_days=special,
     )
 
