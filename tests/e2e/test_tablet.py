@@ -3176,3 +3176,29 @@ def test_the_busiest_moment_of_an_evening_reads_right(
             tablet.js("window.scrollTo(0, arguments[0])", y)
             tablet.driver.save_screenshot(str(tablet.artefacts / f"busiest-moment-screen-{i}.png"))
         assert tablet.errors() == []
+
+
+def test_a_walk_in_to_a_full_waitlist_is_told_it_is_full_and_how_many_wait(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Marlowe's with `max_waitlist = 1`, every table taken and one party waiting: the host
+    adds another from the form. It is refused, the banner saying so in the server's words
+    (how many wait, the limit), and the waitlist is as it was."""
+    config = tmp_path / "marlowes.toml"
+    text = (SAMPLES / "marlowes.toml").read_text(encoding="utf-8")
+    config.write_text(
+        text.replace("max_party_size = 10\n", "max_party_size = 10\nmax_waitlist = 1\n"),
+        encoding="utf-8",
+    )
+    server = start_server(tmp_path / "hoststand.db", configs=[config])
+    try:
+        for i, size in enumerate((2, 2, 2, 6, 4, 4, 4)):  # every table taken, then one waits
+            api(server, "POST", "/walk-ins", {"size": size, "name": f"N{i}", "party_id": f"n{i}"})
+        tablet = browser(server.base)
+        said = tablet.walk_in(4, "Late")
+        assert said.startswith("Late, party of 4 cannot join: the waitlist is full: 1 party"), said
+        assert "1 at most" in said, said
+        assert [p["party_id"] for p in api(server, "GET", "/floor")["queue"]] == ["n6"]
+        assert tablet.errors() == []
+    finally:
+        server.stop()

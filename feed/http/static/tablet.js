@@ -189,6 +189,8 @@
           ` from ${ctx.at ? minutesBefore(ctx.at, 15) : "15 minutes before"}.` +
           " Tap Arrived to note they are here, or Seat… them at a free table now.";
       case "party exists": return `${name} is already on the list`;
+      // The message says how many wait and the restaurant's max_waitlist.
+      case "waitlist full": return `${name} cannot join: ${err.message}`;
       case "unauthorized": signOut(REFUSED); return "Signed out";
       default: return err.message || `Something went wrong (${res.status})`;
     }
