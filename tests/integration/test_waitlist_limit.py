@@ -25,6 +25,7 @@ from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store.sqlite import SQLiteStore
+from tests.integration.postgres import BACKENDS, database
 from tests.integration.server_process import HOST_TOKENS, TIMEOUT, start_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -209,40 +210,47 @@ def test_the_hosts_cli_refuses_a_walk_in_to_a_full_waitlist_with_exit_1(
     assert host("board", "--json").output == board
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_real_server_answers_a_full_waitlist_409_to_the_host_and_waitlist_full_to_a_partner(
-    tmp_path: Path,
+    tmp_path: Path, backend: str
 ) -> None:
-    server = start_server(tmp_path / "hoststand.db", configs=[restaurant_file(tmp_path, 1)])
-    try:
-        walk_ins = f"{server.base}/api/v1/restaurants/{MARLOWES}/walk-ins"
-        auth = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
-        for pid, size in [*FULL_FLOOR, ("Q0", 4)]:
-            made = requests.post(
-                walk_ins, json={"size": size, "party_id": pid}, headers=auth, timeout=TIMEOUT
-            )
-            assert made.status_code == 200, made.text
-        refused = requests.post(
-            walk_ins, json={"size": 4, "party_id": "late"}, headers=auth, timeout=TIMEOUT
+    with database(backend, tmp_path, "wlimit") as db:
+        server = start_server(db, workdir=tmp_path, configs=[restaurant_file(tmp_path, 1)])
+        try:
+            full_waitlist_over_http(server.base)
+        finally:
+            server.stop()
+
+
+def full_waitlist_over_http(base: str) -> None:
+    """Every table taken and one party waiting (max_waitlist = 1): one more is refused."""
+    walk_ins = f"{base}/api/v1/restaurants/{MARLOWES}/walk-ins"
+    auth = {"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"}
+    for pid, size in [*FULL_FLOOR, ("Q0", 4)]:
+        made = requests.post(
+            walk_ins, json={"size": size, "party_id": pid}, headers=auth, timeout=TIMEOUT
         )
-        assert refused.status_code == 409
-        assert refused.json()["error"]["code"] == "waitlist full"
-        assert "1 party waiting, 1 at most" in refused.json()["error"]["message"]
-        entry = requests.post(
-            f"{server.base}/v3/CreateWaitlistEntry",
-            json={
-                "merchant_id": MARLOWES,
-                "party_size": 4,
-                "user_information": {"user_id": "u"},
-                "idempotency_token": "t",
-            },
-            auth=("tablefinder", "sample-basic-password"),
-            timeout=TIMEOUT,
-        )
-        assert entry.status_code == 200
-        assert entry.json()["waitlist_business_logic_failure"]["cause"] == "WAITLIST_FULL"
-        board = requests.get(
-            f"{server.base}/api/v1/restaurants/{MARLOWES}/board", headers=auth, timeout=TIMEOUT
-        )
-        assert board.json()["result"]["waiting"] == ["Q0"]
-    finally:
-        server.stop()
+        assert made.status_code == 200, made.text
+    refused = requests.post(
+        walk_ins, json={"size": 4, "party_id": "late"}, headers=auth, timeout=TIMEOUT
+    )
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "waitlist full"
+    assert "1 party waiting, 1 at most" in refused.json()["error"]["message"]
+    entry = requests.post(
+        f"{base}/v3/CreateWaitlistEntry",
+        json={
+            "merchant_id": MARLOWES,
+            "party_size": 4,
+            "user_information": {"user_id": "u"},
+            "idempotency_token": "t",
+        },
+        auth=("tablefinder", "sample-basic-password"),
+        timeout=TIMEOUT,
+    )
+    assert entry.status_code == 200
+    assert entry.json()["waitlist_business_logic_failure"]["cause"] == "WAITLIST_FULL"
+    board = requests.get(
+        f"{base}/api/v1/restaurants/{MARLOWES}/board", headers=auth, timeout=TIMEOUT
+    )
+    assert board.json()["result"]["waiting"] == ["Q0"]
