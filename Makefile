@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/feed_bench.py
 	$(BIN)/python bench/export_upload_bench.py
 	$(BIN)/python bench/receiver_bench.py
+	$(BIN)/python bench/waitlist_bench.py
 	$(BIN)/python bench/platform_bench.py  # needs $$HOSTSTAND_BENCH_PG
 
 clean:
