@@ -316,7 +316,20 @@ def _check_time(value: str) -> str:
     return value
 
 
+# Files in the zone database that ZoneInfo opens but that name no place: "localtime" is the
+# server's own zone (a Berlin restaurant on a UTC machine would open an hour late), the
+# others are the database's variants and its placeholder.
+_NOT_A_PLACE = ("localtime", "posixrules", "Factory")
+_NOT_A_PLACE_PREFIXES = ("posix/", "right/")
+
+
 def _check_timezone(value: str) -> str:
+    if value in _NOT_A_PLACE or value.startswith(_NOT_A_PLACE_PREFIXES):
+        what = "the server's own zone" if value == "localtime" else "a file of the zone database"
+        raise ValueError(
+            f"{value!r} is {what}, not the restaurant's: use the IANA name of the place, "
+            "such as 'Europe/London'"
+        )
     try:
         ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError):

@@ -249,6 +249,17 @@ def test_a_bad_file_is_one_line_naming_the_file_and_the_field(
     assert words in message
 
 
+@pytest.mark.parametrize(
+    "zone", ["localtime", "posixrules", "Factory", "posix/Europe/Berlin", "right/Europe/Berlin"]
+)
+def test_a_time_zone_must_name_a_place_not_the_servers_zone_or_a_database_file(
+    tmp_path: Path, zone: str
+) -> None:
+    message = error_of(write(tmp_path, MINIMAL.replace("Europe/London", zone)))
+    assert f": timezone: {zone!r} is " in message
+    assert "use the IANA name of the place, such as 'Europe/London'" in message
+
+
 def test_a_turn_time_for_a_table_size_nobody_has_is_a_typo(tmp_path: Path) -> None:
     message = error_of(write(tmp_path, MINIMAL + "\n[turn_minutes]\n3 = 50\n"))
     assert ": turn_minutes.3: no table has 3 seats" in message
