@@ -596,22 +596,47 @@ def parse_restaurant(data: Mapping[str, Any], source: str) -> Restaurant:
     try:
         model = RestaurantModel.model_validate(data)
     except ValidationError as exc:
-        raise _config_error(exc, source) from None
+        raise _config_error(exc, source, data) from None
     return _to_restaurant(model, source)
 
 
-def _config_error(exc: ValidationError, source: str) -> ConfigError:
+def _config_error(exc: ValidationError, source: str, data: Mapping[str, Any]) -> ConfigError:
     # A misspelt key also makes its real key "missing": report the cause (the unknown key)
     # and not that echo of it; then every other problem, one line each.
     errors = sorted(exc.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
     misspelt_in = {tuple(e["loc"])[:-1] for e in errors if e["type"] == "extra_forbidden"}
+    ids = _table_ids(data.get("tables"))
     problems = [
-        (_dotted(tuple(e["loc"])), _problem(e))
+        (field, _problem(e) + _which_table(field, ids))
         for e in errors
         if not (e["type"] == "missing" and tuple(e["loc"])[:-1] in misspelt_in)
+        for field in [_dotted(tuple(e["loc"]))]
     ]
     (field, problem), *more = problems
     return ConfigError(source, field, problem, more)
+
+
+def _table_ids(tables: Any) -> list[Any]:
+    """Each [[tables]] entry's id as written (None where it has none), for `_which_table`."""
+    if not isinstance(tables, list):
+        return []
+    return [t.get("id") if isinstance(t, Mapping) else None for t in tables]
+
+
+def _which_table(field: str, ids: Sequence[Any]) -> str:
+    """Which table `tables[i]...` means, in the file's words: the index counts from 0, and
+    with tables numbered from 1 "tables[4]" reads as table 4 when it is table "5"."""
+    found = re.match(r"tables\[(\d+)\]", field)
+    if found is None:
+        return ""
+    i = int(found.group(1))
+    named = f"table {ids[i]!r}, " if i < len(ids) and isinstance(ids[i], str) else ""
+    return f"; {found.group(0)} is {named}the {_ordinal(i + 1)} [[tables]] of the file"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _problem(error: Any) -> str:
@@ -668,8 +693,10 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
     """The one place the file's model becomes plain values; checks that span fields."""
 
+    ids = [t.id for t in m.tables]
+
     def fail(field: str, problem: str) -> ConfigError:
-        return ConfigError(source, field, problem)
+        return ConfigError(source, field, problem + _which_table(field, ids))
 
     floor = _floor(m, fail)
     hours = _services(m, floor, fail)
@@ -895,7 +922,11 @@ def _floor(m: RestaurantModel, fail: _Fail) -> FloorPlan:
     seats: dict[str, int] = {}
     for i, t in enumerate(m.tables):
         if t.id in seats:
-            raise fail(f"tables[{i}].id", f"table {t.id!r} is listed twice")
+            first = next(j for j, other in enumerate(m.tables) if other.id == t.id)
+            raise fail(
+                f"tables[{i}].id",
+                f"table {t.id!r} is listed twice (the {_ordinal(first + 1)} [[tables]] has it too)",
+            )
         if t.min_party is not None and t.min_party > t.seats:
             raise fail(f"tables[{i}].min_party", f"must be at most its seats ({t.seats})")
         seats[t.id] = t.seats

@@ -249,6 +249,45 @@ def test_a_bad_file_is_one_line_naming_the_file_and_the_field(
     assert words in message
 
 
+# Tables numbered from 1, as most restaurants number them: tables[i] counts from 0.
+NUMBERED = (
+    MINIMAL.replace('id = "A"', 'id = "1"')
+    .replace('id = "B"', 'id = "2"')
+    .replace('tables = ["A", "B"]', 'tables = ["1", "2"]')
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "ends"),
+    [
+        (
+            ("seats = 4\n\n[[combos]]", "seat = 4\n\n[[combos]]"),
+            "table '2', the 2nd [[tables]] of the file",
+        ),
+        (
+            ('id = "2"\nseats = 4', 'id = "2"\nseats = 4\nmin_party = 5'),
+            "table '2', the 2nd [[tables]] of the file",
+        ),
+        (('id = "2"', 'id = "1"'), "table '1', the 2nd [[tables]] of the file"),
+        (('id = "2"', "id = 2"), "the 2nd [[tables]] of the file"),
+    ],
+)
+def test_a_problem_in_a_table_names_the_table_as_the_file_does(
+    tmp_path: Path, change: tuple[str, str], ends: str
+) -> None:
+    old, new = change
+    text = NUMBERED.replace(old, new, 1)
+    assert text != NUMBERED
+    message = error_of(write(tmp_path, text))
+    assert ": tables[1]." in message
+    assert message.endswith(f"; tables[1] is {ends}")
+
+
+def test_a_table_id_listed_twice_says_which_table_had_it_first(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, NUMBERED.replace('id = "2"', 'id = "1"', 1)))
+    assert ": tables[1].id: table '1' is listed twice (the 1st [[tables]] has it too);" in message
+
+
 @pytest.mark.parametrize(
     "zone", ["localtime", "posixrules", "Factory", "posix/Europe/Berlin", "right/Europe/Berlin"]
 )
