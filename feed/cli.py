@@ -27,7 +27,7 @@ from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.hostcli import config_option as one_config_option
 from feed.hostcli import host_group, partner_unheard, settings_option
 from feed.service.days import OVER_PACING, Applied, Cell, DayBook, floor_drift
-from feed.settings import SETTINGS_KEYS, settings_problems
+from feed.settings import SETTINGS_KEYS, settings_problems, unreachable
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
@@ -844,6 +844,9 @@ def serve_command(
     click.echo(f"hoststand: serving {names} on http://{host}:{port} (db {redact(db)})")
     click.echo(f"  health: curl http://{host}:{port}/healthz  (and /readyz, /metrics)")
     click.echo(f"  API:    http://{host}:{port}/docs  (OpenAPI at /openapi.json)")
+    click.echo(f"  tablet: http://{host}:{port}/  (sign in with the restaurant's host token)")
+    for line in unreachable(settings, [r.merchant_id for r in restaurants]):
+        click.echo(f"  note:   {line}")
     if export:
         every = settings.export.interval_minutes
         click.echo(f"  feeds:  exported to {staging} at start-up and every {every} min")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -213,6 +213,32 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         admin_token=admin,
         retention=RetentionSettings(model.retention.keep_days),
     )
+
+
+def unreachable(settings: Settings, served: Sequence[str]) -> list[str]:
+    """What in these settings does not meet the restaurants a server runs, one line each: a
+    restaurant with no host token (its tablet cannot sign in, and says only "wrong token"),
+    and a [[hosts]] entry or a partner's `merchants` naming none of them (a misspelt id,
+    which leaves the restaurant it meant without a tablet or that partner)."""
+    lines: list[str] = []
+    for merchant in served:
+        if merchant not in settings.host_tokens:
+            lines.append(
+                f'no host token for {merchant} (a [[hosts]] entry, merchant_id = "{merchant}",'
+                f" its token there or in {env_name('HOSTSTAND_HOST_TOKEN_', merchant)}): its"
+                " tablet cannot sign in"
+            )
+    for merchant in settings.host_tokens:
+        if merchant not in served:
+            lines.append(f"[[hosts]] names {merchant}, none of the restaurants here")
+    for partner in settings.partners.values():
+        for merchant in sorted(partner.merchants or ()):
+            if merchant not in served:
+                lines.append(
+                    f"partner {partner.id}'s merchants name {merchant}, none of the"
+                    " restaurants here"
+                )
+    return lines
 
 
 def settings_problems(path: Path) -> list[str]:
