@@ -521,7 +521,9 @@ class RestaurantModel(_Model):
     horizon_days: Annotated[int, Field(ge=1, le=366)] = 30
     turn_minutes: dict[ClassKey, Minutes] = Field(
         default={},
-        description="Minutes a party holds its table, by table size ('2', '4', ...) and 'large'",
+        description="Minutes a party holds its table, by table size ('2', '4', ...) and "
+        "'large': every table size, or none (then the seed's 2: 45, 4: 70, 6: 90, other sizes "
+        "the nearest of these; large: 120)",
     )
     max_party_size: Annotated[int, Field(ge=1, le=MAX_PARTY_SIZE_LIMIT)] = 10
     overstay_minutes: Annotated[int, Field(ge=0, le=240)] = Field(
@@ -964,6 +966,15 @@ def _floor(m: RestaurantModel, fail: _Fail) -> FloorPlan:
         if int(key) not in seats.values():
             raise fail(f"turn_minutes.{key}", f"no table has {key} seats")
         dwell[int(key)] = minutes
+    # A file giving its own turn times means them for every table: a size left out would
+    # quietly turn at Marlowe's (the seed's) minutes, and every slot of those tables with it.
+    for size in sorted(set(seats.values())) if dwell else ():
+        if size not in dwell:
+            ids = ", ".join(repr(t) for t, n in seats.items() if n == size)
+            raise fail(
+                "turn_minutes",
+                f"no turn for the {size}-seat tables ({ids}): add {size} = <minutes>",
+            )
     try:
         return build_floor(
             [Table(t.id, t.seats, t.min_party) for t in m.tables],

@@ -174,7 +174,8 @@ def test_a_table_of_10_to_the_18_seats_loads_and_seats_nobody_the_file_does_not_
     tmp_path: Path,
 ) -> None:
     text = MINIMAL.replace("seats = 4", "seats = 1000000000000000000", 1)
-    r = load_restaurant(write(tmp_path, text + "\n[turn_minutes]\n1000000000000000000 = 90\n"))
+    turns = "\n[turn_minutes]\n4 = 70\n1000000000000000000 = 90\n"
+    r = load_restaurant(write(tmp_path, text + turns))
     assert r.floor.quote_class(3) == 4
     assert r.floor.quote_class(5) == 10**18
     assert r.turns == {n: 70 if n <= 4 else 90 for n in range(1, 11)}
@@ -302,6 +303,18 @@ def test_a_time_zone_must_name_a_place_not_the_servers_zone_or_a_database_file(
 def test_a_turn_time_for_a_table_size_nobody_has_is_a_typo(tmp_path: Path) -> None:
     message = error_of(write(tmp_path, MINIMAL + "\n[turn_minutes]\n3 = 50\n"))
     assert ": turn_minutes.3: no table has 3 seats" in message
+
+
+def test_turn_times_given_for_some_table_sizes_must_be_given_for_all(tmp_path: Path) -> None:
+    text = MINIMAL.replace("seats = 4", "seats = 6", 1) + "\n[turn_minutes]\n4 = 60\n"
+    message = error_of(write(tmp_path, text))
+    assert message.endswith(
+        ": turn_minutes: no turn for the 6-seat tables ('A'): add 6 = <minutes>"
+    )
+    # None given: the seed's defaults, as the schema says; 'large' alone is not a table size.
+    assert load_restaurant(write(tmp_path, MINIMAL)).turn_minutes == {4: 70}
+    large = load_restaurant(write(tmp_path, MINIMAL + "\n[turn_minutes]\nlarge = 150\n"))
+    assert large.turn_minutes == {4: 70}
 
 
 def test_a_service_running_into_the_next_days_opening_is_refused(tmp_path: Path) -> None:
