@@ -342,8 +342,9 @@ def slots_command(
 
     The grid has the slot times (local) down and the party sizes across; a cell reads
     open/total and is red when nothing is open. Slots that have started show 0 open.
-    A restaurant with seating areas shows a grid per area (as partners see it), or the
-    one named by --area.
+    It is what partners are offered, as the feed: walk-in-only tables and parties above
+    max_online_party_size (they book by phone, `hoststand reserve`) are left out. A
+    restaurant with seating areas shows a grid per area, or the one named by --area.
 
     \b
     Example:
@@ -385,10 +386,24 @@ def slots_command(
     for a, cells in grids:
         named = r.area(a) if a is not None else None
         where = f" in {named.name}" if named is not None else ""
+        if not cells and party_size is not None and party_size > r.online_limit:
+            click.echo(
+                f"Partners book parties of up to {r.online_limit} at {r.name}"
+                f" (max_online_party_size): a party of {party_size} books by phone"
+                " (hoststand reserve)."
+            )
+            continue
         if not cells:
-            click.echo(f"No table at {r.name}{where} seats a party of {party_size}.")
+            click.echo(
+                f"No table partners may book at {r.name}{where} seats a party of {party_size}."
+            )
             continue
         _print_grid(r, day.date(), cells, where)
+    if party_size is None and r.online_limit < r.max_party_size:
+        click.echo(
+            f"Parties of {r.online_limit + 1} to {r.max_party_size} book by phone"
+            " (max_online_party_size): not offered to partners, so not shown."
+        )
 
 
 def _print_grid(r: Restaurant, day: date, cells: list[Cell], where: str = "") -> None:

@@ -190,6 +190,36 @@ def test_slots_for_a_party_size_no_table_seats_does_not_call_an_open_day_closed(
     assert "closed" not in result.output, result.output
 
 
+HARBOUR = str(SAMPLES / "harbour.toml")  # max_online_party_size 6, max_party_size 10
+
+
+def test_slots_for_a_party_above_the_online_limit_says_it_books_by_phone_not_that_no_table_seats_it(
+    db: str,
+) -> None:
+    # The Harbour's H3+H4 seats 7: the host books it (reserve), partners are not offered it.
+    result = slots(db, HARBOUR, "--party-size", "7", day="2026-12-08")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "Partners book parties of up to 6 at The Harbour Room (max_online_party_size):"
+        " a party of 7 books by phone (hoststand reserve).\n"
+    )
+    booked = hoststand(
+        "--now", BEFORE, "reserve", "--config", HARBOUR, "--db", db,
+        "--party-size", "7", "--at", "2026-12-08T19:00",
+    )  # fmt: skip
+    assert booked.exit_code == 0, booked.output
+
+
+def test_the_slots_grid_says_which_party_sizes_it_leaves_to_the_phone(db: str) -> None:
+    lines = slots(db, HARBOUR, day="2026-12-08").stdout.splitlines()
+    assert lines[1].split() == ["time", "1", "2", "3", "4", "5", "6"]
+    assert lines[-1] == (
+        "Parties of 7 to 10 book by phone (max_online_party_size): not offered to partners,"
+        " so not shown."
+    )
+    assert "by phone" not in slots(db, MARLOWES).stdout  # online up to its maximum
+
+
 # ---------------------------------------------------------------- reserve
 
 
