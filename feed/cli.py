@@ -27,7 +27,7 @@ from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.hostcli import config_option as one_config_option
 from feed.hostcli import host_group, partner_unheard, settings_option
 from feed.service.days import OVER_PACING, Applied, Cell, DayBook, floor_drift
-from feed.settings import SETTINGS_KEYS, settings_problems, unreachable
+from feed.settings import SETTINGS_KEYS, load_settings, settings_problems, unreachable
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
@@ -531,8 +531,10 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
     restaurant file (or pass --settings FILE). Prints every problem on its own line on
     stderr ("file: field: reason"), and across the restaurant files, two with the same
     merchant_id.
-    Prints "FILE: ok (...)" on stdout for each good file. Exit status 2 when any file has
-    a problem, else 0.
+    Prints "FILE: ok (...)" on stdout for each good file; under a settings file checked
+    with restaurant files, a note for each of them it gives no host token, and for each
+    merchant it names that is none of them. Exit status 2 when any file has a problem,
+    else 0.
 
     \b
     Example:
@@ -548,11 +550,16 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
     for path, r in checked.restaurants:
         if not any(line.startswith(f"{path}: ") for line in checked.problems):
             click.echo(f"{path}: ok (restaurant {r.merchant_id}, {len(r.floor.tables)} tables)")
+    served = [r.merchant_id for _, r in checked.restaurants]
     for path in settings_files:
         found = settings_problems(path)
         problems += found
         if not found:
             click.echo(f"{path}: ok (settings)")
+            # With the restaurants beside it: what serve would note at start (no refusal:
+            # one settings file may serve several servers, each running some restaurants).
+            for line in unreachable(load_settings(path), served) if served else ():
+                click.echo(f"  note: {line}")
     for line in problems:
         click.echo(line, err=True)
     if problems:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from feed.cli import EXIT_BAD_INPUT, main
@@ -131,3 +132,26 @@ def test_a_restaurant_with_two_hosts_entries_is_a_settings_problem(tmp_path: Pat
     result = check(bad)
     assert result.exit_code == EXIT_BAD_INPUT
     assert f"{bad}: hosts: m is listed twice" in result.stderr.splitlines()
+
+
+def test_a_settings_file_checked_with_restaurants_notes_one_it_leaves_without_a_host_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HOSTSTAND_HOST_TOKEN_MERCH1", raising=False)
+    # The new restaurant's [[hosts]] entry misspelt: its tablet could not sign in.
+    text = SETTINGS.read_text(encoding="utf-8").replace('"merch1"', '"merch-1"')
+    settings = write(tmp_path, "server.toml", text)
+    result = check(MARLOWES, GOOGLE, settings)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[2:] == [
+        f"{settings}: ok (settings)",
+        '  note: no host token for merch1 (a [[hosts]] entry, merchant_id = "merch1", its'
+        " token there or in HOSTSTAND_HOST_TOKEN_MERCH1): its tablet cannot sign in",
+        "  note: [[hosts]] names merch-1, none of the restaurants here",
+    ]
+    # Its entry put right with the token left to the environment, as in production.
+    text = SETTINGS.read_text(encoding="utf-8").replace('token = "sample-host-token-merch1"', "")
+    settings.write_text(text, encoding="utf-8")
+    assert "no host token for merch1" in check(MARLOWES, GOOGLE, settings).stdout
+    monkeypatch.setenv("HOSTSTAND_HOST_TOKEN_MERCH1", "a-host-token-from-the-environment")
+    assert "note:" not in check(MARLOWES, GOOGLE, settings).stdout
