@@ -271,7 +271,7 @@ def settings_option(effect: str) -> Callable[[Callable[..., Any]], Callable[...,
         "settings_path",
         envvar="HOSTSTAND_SETTINGS",
         type=click.Path(dir_okay=False),
-        help=f"The partners `serve` knows (its settings file): {effect}",
+        help=f"The partners `serve` knows (its settings file; env HOSTSTAND_SETTINGS): {effect}",
     )
 
 
@@ -294,12 +294,14 @@ def _stand_command(
     as unknown): see `Stand.on_its_day`."""
     if on_its_day is not None:
         day_help = (
-            "Service day. Only the booking's own"
+            "Service day (default: the one being served now). Only the booking's own"
             + (" (a walk-in's: the one being served now)" if walk_in else "")
             + ": the command acts on that day."
         )
     else:
-        day_help = "Service day." + (" Only the one being served now." if now_only else "")
+        day_help = "Service day (default: the one being served now)." + (
+            " Only the one being served now." if now_only else ""
+        )
 
     def wrap(fn: Callable[..., None]) -> click.Command:
         @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")

@@ -64,6 +64,19 @@ def test_every_option_says_what_it_is(path: str) -> None:
             assert param.help, f"{path} {param.opts[0]} has no help"
 
 
+@pytest.mark.parametrize("path", ALL)
+def test_every_option_says_its_default_and_the_environment_variable_it_reads(path: str) -> None:
+    command = dict(commands())[path]
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.name == "help":
+            continue
+        name = f"{path} {param.opts[0]}"
+        if param.envvar:
+            assert f"env {param.envvar}" in (param.help or ""), name
+        if param.name == "day" and path.startswith("hoststand host "):  # None: today's
+            assert "default: the one being served now" in (param.help or ""), name
+
+
 def assert_one_line(result: Result, *words: str) -> str:
     assert result.exit_code == 2, (result.exit_code, result.output)
     assert "Traceback" not in result.output
