@@ -797,10 +797,12 @@ def _services(m: RestaurantModel, floor: FloorPlan, fail: _Fail) -> dict[int, tu
     for wd, day in enumerate(WEEKDAYS):
         following = out[(wd + 1) % 7]
         if out[wd] and following and out[wd][-1].close_offset > _DAY + following[0].open_offset:
-            last = len(out[wd]) - 1
+            last, nxt = len(out[wd]) - 1, WEEKDAYS[(wd + 1) % 7]
             raise fail(
                 f"hours.{day}[{last}].close",
-                f"runs into the first service of {WEEKDAYS[(wd + 1) % 7]}",
+                f"runs into the first service of {nxt}: it closes at"
+                f" {out[wd][-1].close:%H:%M} on {nxt}, after that service opens"
+                f" ({following[0].open:%H:%M})",
             )
     return out
 
@@ -880,10 +882,13 @@ def _service_list(
             max_parties=_or(s.max_parties_per_slot, m.pacing.max_parties_per_slot),
         )
         if services and service.open_offset < services[-1].close_offset:
+            before = services[-1]
             raise fail(
                 f"{where}.open",
-                f"overlaps or comes before the previous service of {day} "
-                "(services must be in order and not overlap)",
+                f"overlaps or comes before the previous service of {day}: it opens at"
+                f" {opens:%H:%M}, before that one closes ({before.close:%H:%M}"
+                + (" the next day" if before.crosses_midnight else "")
+                + "); services must be in order and not overlap",
             )
         services.append(service)
     return tuple(services)

@@ -325,6 +325,29 @@ def test_a_service_running_into_the_next_days_opening_is_refused(tmp_path: Path)
     assert ": hours.monday[0].close: runs into the first service of tuesday" in message
 
 
+def test_services_that_overlap_say_both_times(tmp_path: Path) -> None:
+    # Lunch meant to close at 15:00, typed 18:00, with dinner from 17:30.
+    text = MINIMAL.replace(
+        '[{ open = "17:00", close = "23:00" }]',
+        '[{ open = "11:30", close = "18:00" }, { open = "17:30", close = "23:00" }]',
+    )
+    assert error_of(write(tmp_path, text)).endswith(
+        ": hours.monday[1].open: overlaps or comes before the previous service of monday: it"
+        " opens at 17:30, before that one closes (18:00); services must be in order and not"
+        " overlap"
+    )
+
+
+def test_a_service_running_into_the_next_day_says_when_each_one_is(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        'close = "23:00" }]', 'close = "12:30" }]\ntuesday = [{ open = "12:00", close = "15:00" }]'
+    )
+    assert error_of(write(tmp_path, text)).endswith(
+        ": hours.monday[0].close: runs into the first service of tuesday: it closes at 12:30"
+        " on tuesday, after that service opens (12:00)"
+    )
+
+
 def special_day(day: str, open_: str, close: str) -> str:
     return (
         f'\n[[special_days]]\ndate = "{day}"\n'
