@@ -525,7 +525,11 @@ class RestaurantModel(_Model):
         "'large': every table size, or none (then the seed's 2: 45, 4: 70, 6: 90, other sizes "
         "the nearest of these; large: 120)",
     )
-    max_party_size: Annotated[int, Field(ge=1, le=MAX_PARTY_SIZE_LIMIT)] = 10
+    max_party_size: Annotated[int, Field(ge=1, le=MAX_PARTY_SIZE_LIMIT)] = Field(
+        default=10,
+        description="Largest party the host takes (walk-ins, phone bookings): at most what "
+        "the largest table or combo seats",
+    )
     overstay_minutes: Annotated[int, Field(ge=0, le=240)] = Field(
         default=15,
         description="Minutes a party past its turn is still expected at its table "
@@ -938,6 +942,7 @@ def _floor(m: RestaurantModel, fail: _Fail) -> FloorPlan:
             raise fail(f"tables[{i}].min_party", f"must be at most its seats ({t.seats})")
         seats[t.id] = t.seats
     capacity: dict[str, int] = {}
+    capacities: dict[str, int] = {}  # every combo's, given or the sum of its seats
     min_party: dict[str, int] = {}
     seen: set[frozenset[str]] = set()
     for i, c in enumerate(m.combos):
@@ -951,6 +956,7 @@ def _floor(m: RestaurantModel, fail: _Fail) -> FloorPlan:
         seen.add(frozenset(c.tables))
         cid = "+".join(c.tables)
         cap = c.capacity if c.capacity is not None else seats[c.tables[0]] + seats[c.tables[1]]
+        capacities[cid] = cap
         if c.capacity is not None:
             capacity[cid] = c.capacity
         if c.min_party is not None:
@@ -958,6 +964,15 @@ def _floor(m: RestaurantModel, fail: _Fail) -> FloorPlan:
                 raise fail(f"combos[{i}].min_party", f"must be at most its capacity ({cap})")
             min_party[cid] = c.min_party
     largest = max(seats.values())
+    # A size the file names that nothing seats is taken at the door and quoted a wait for a
+    # table that never comes (the default, 10, is left to floors that seat fewer).
+    unit, most = max([*seats.items(), *capacities.items()], key=lambda item: item[1])
+    if "max_party_size" in m.model_fields_set and m.max_party_size > most:
+        raise fail(
+            "max_party_size",
+            f"{m.max_party_size} is more than any table or combo seats (at most {most}, {unit}):"
+            f" lower it to {most}, or add a combo that seats {m.max_party_size}",
+        )
     if m.large_party_from is not None and m.large_party_from > largest + 1:
         raise fail(
             "large_party_from",

@@ -190,7 +190,7 @@ def test_slots_for_a_party_size_no_table_seats_does_not_call_an_open_day_closed(
     assert "closed" not in result.output, result.output
 
 
-HARBOUR = str(SAMPLES / "harbour.toml")  # max_online_party_size 6, max_party_size 10
+HARBOUR = str(SAMPLES / "harbour.toml")  # max_online_party_size 6, max_party_size 8
 
 
 def test_slots_for_a_party_above_the_online_limit_says_it_books_by_phone_not_that_no_table_seats_it(
@@ -214,7 +214,7 @@ def test_the_slots_grid_says_which_party_sizes_it_leaves_to_the_phone(db: str) -
     lines = slots(db, HARBOUR, day="2026-12-08").stdout.splitlines()
     assert lines[1].split() == ["time", "1", "2", "3", "4", "5", "6"]
     assert lines[-1] == (
-        "Parties of 7 to 10 book by phone (max_online_party_size): not offered to partners,"
+        "Parties of 7 to 8 book by phone (max_online_party_size): not offered to partners,"
         " so not shown."
     )
     assert "by phone" not in slots(db, MARLOWES).stdout  # online up to its maximum

@@ -44,8 +44,7 @@ def restaurant(
         },
         "geo": {"latitude": 53.3, "longitude": -6.2},
         "hours": {day: HOURS for day in ("thursday",)},
-        "max_party_size": 10,
-        "max_online_party_size": online_limit,
+        "max_online_party_size": online_limit,  # max_party_size: the default, 10
         "tables": [
             {"id": f"T{i}", "seats": seats, "walk_in_only": walk_in}
             for i, (seats, walk_in) in enumerate(tables)

@@ -53,6 +53,8 @@ def test_a_party_above_the_new_maximum_no_longer_fits() -> None:
 
 
 def test_tables_no_longer_combined_no_longer_fit() -> None:
-    assert reasons(marlowes(combos=[]), SATURDAY, AT_19, "T5+T6", 7) == [
+    # T1+T3 stays, so parties of 10 still have a unit (max_party_size stays 10).
+    combos = [{"tables": ["T1", "T3"]}]
+    assert reasons(marlowes(combos=combos), SATURDAY, AT_19, "T5+T6", 7) == [
         "tables T5+T6 are no longer combined"
     ]

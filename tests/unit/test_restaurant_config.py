@@ -325,6 +325,17 @@ def test_a_service_running_into_the_next_days_opening_is_refused(tmp_path: Path)
     assert ": hours.monday[0].close: runs into the first service of tuesday" in message
 
 
+def test_a_max_party_size_no_table_or_combo_seats_is_refused(tmp_path: Path) -> None:
+    # A and B seat 4 each, A+B 8: a walk-in of 9 or 10 would wait for a table never free.
+    message = error_of(write(tmp_path, "max_party_size = 10\n" + MINIMAL))
+    assert message.endswith(
+        ": max_party_size: 10 is more than any table or combo seats (at most 8, A+B):"
+        " lower it to 8, or add a combo that seats 10"
+    )
+    assert load_restaurant(write(tmp_path, "max_party_size = 8\n" + MINIMAL)).max_party_size == 8
+    assert load_restaurant(write(tmp_path, MINIMAL)).max_party_size == 10  # the default
+
+
 def test_services_that_overlap_say_both_times(tmp_path: Path) -> None:
     # Lunch meant to close at 15:00, typed 18:00, with dinner from 17:30.
     text = MINIMAL.replace(
