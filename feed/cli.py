@@ -7,6 +7,7 @@ server that could not start (its port is taken).
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 import time
@@ -30,7 +31,7 @@ from feed.service.days import OVER_PACING, Applied, Cell, DayBook, floor_drift
 from feed.settings import SETTINGS_KEYS, load_settings, settings_problems, unreachable
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
-from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
+from feed.venue.restaurant import ConfigError, Restaurant, RestaurantModel, load_restaurant
 from store import is_url, open_store, redact
 from store.log import LogStore, StoreError
 
@@ -526,11 +527,11 @@ def reserve_command(
 def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> None:
     """Check restaurant and settings files, as `serve` and its reload would read them.
 
-    A FILE whose top-level keys are all settings keys ([[partners]], [[hosts]], [export],
-    [health], [retention], admin_token) is checked as a settings file; any other as a
-    restaurant file (or pass --settings FILE). Prints every problem on its own line on
-    stderr ("file: field: reason"), and across the restaurant files, two with the same
-    merchant_id.
+    A FILE whose top-level keys are settings keys ([[partners]], [[hosts]], [export],
+    [health], [retention], admin_token, or a misspelling of one) and none a restaurant's is
+    checked as a settings file; any other as a restaurant file (or pass --settings FILE).
+    Prints every problem on its own line on stderr ("file: field: reason"), and across the
+    restaurant files, two with the same merchant_id.
     Prints "FILE: ok (...)" on stdout for each good file; under a settings file checked
     with restaurant files, a note for each of them it gives no host token, and for each
     merchant it names that is none of them. Exit status 2 when any file has a problem,
@@ -568,12 +569,19 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
 
 
 def _looks_like_settings(path: Path) -> bool:
-    """A file is a settings file when it has top-level keys and all are settings keys."""
+    """A file is a settings file when it has top-level keys, none a restaurant's, and some
+    of them settings keys or close to one: a settings file with [[host]] for [[hosts]] is
+    told of that key, not checked as a restaurant whose [[partners]] is unknown."""
     try:
         keys = set(tomllib.loads(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, ValueError):
         return False  # reported as the restaurant file it then is assumed to be
-    return bool(keys) and keys <= SETTINGS_KEYS
+    if not keys or keys & set(RestaurantModel.model_fields):
+        return False
+    return any(
+        key in SETTINGS_KEYS or difflib.get_close_matches(key, SETTINGS_KEYS, n=1, cutoff=0.75)
+        for key in keys
+    )
 
 
 main.add_command(host_group)  # hoststand host board|walk-in|free|...: feed/hostcli.py

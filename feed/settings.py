@@ -8,6 +8,7 @@ pydantic stays here: `load_settings` turns the file into plain values.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -165,9 +166,7 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
     try:
         model = _SettingsModel.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise SettingsError(f"{path}: {where}: {first['msg']}") from None
+        raise SettingsError(_problem_lines(exc, path)[0]) from None
     problems = _cross_field(model, path)
     if problems:
         raise SettingsError(problems[0])
@@ -255,11 +254,35 @@ def settings_problems(path: Path) -> list[str]:
     try:
         _SettingsModel.model_validate(data)
     except ValidationError as exc:
-        return [
-            f"{path}: {'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}"
-            for e in exc.errors(include_url=False)
-        ]
+        return _problem_lines(exc, path)
     return _cross_field(_SettingsModel.model_validate(data), path)
+
+
+def _problem_lines(exc: ValidationError, path: Path | None) -> list[str]:
+    """One line per problem, "file: field: reason"; a misspelt key is an unknown key with
+    the allowed one it is closest to, as in a restaurant file."""
+    lines = []
+    for e in exc.errors(include_url=False):
+        loc = tuple(e["loc"])
+        reason = str(e["msg"])
+        if e["type"] == "extra_forbidden":
+            reason = "unknown key" + _did_you_mean(loc)
+        lines.append(f"{path}: {'.'.join(str(p) for p in loc) or '(file)'}: {reason}")
+    return lines
+
+
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+    model: type[BaseModel] | None = _SettingsModel
+    for part in loc[:-1]:
+        if isinstance(part, int) or model is None:
+            continue
+        annotation = model.model_fields[part].annotation if part in model.model_fields else None
+        inner = getattr(annotation, "__args__", (annotation,))  # list[_PartnerModel]
+        model = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    if model is None:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _cross_field(model: _SettingsModel, path: Path | None) -> list[str]:

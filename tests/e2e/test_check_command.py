@@ -155,3 +155,28 @@ def test_a_settings_file_checked_with_restaurants_notes_one_it_leaves_without_a_
     assert "no host token for merch1" in check(MARLOWES, GOOGLE, settings).stdout
     monkeypatch.setenv("HOSTSTAND_HOST_TOKEN_MERCH1", "a-host-token-from-the-environment")
     assert "note:" not in check(MARLOWES, GOOGLE, settings).stdout
+
+
+def test_a_settings_file_with_a_misspelt_section_is_told_that_key_not_checked_as_a_restaurant(
+    tmp_path: Path,
+) -> None:
+    # [[host]] for [[hosts]]: read as a restaurant, it was told partners and export were
+    # unknown keys, and nothing of the typo.
+    text = SETTINGS.read_text(encoding="utf-8").replace("[[hosts]]", "[[host]]")
+    bad = write(tmp_path, "server.toml", text)
+    result = check(bad)
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert result.stderr.splitlines() == [
+        f"{bad}: host: unknown key (did you mean 'hosts'?)",
+        "hoststand: 1 problem(s) in 1 file(s)",
+    ]
+
+
+def test_a_misspelt_key_in_a_settings_file_is_an_unknown_key_with_the_one_it_meant(
+    tmp_path: Path,
+) -> None:
+    text = SETTINGS.read_text(encoding="utf-8").replace("basic_user", "basic_usr")
+    bad = write(tmp_path, "server.toml", text)
+    assert f"{bad}: partners.0.basic_usr: unknown key (did you mean 'basic_user'?)" in (
+        check(bad).stderr.splitlines()
+    )

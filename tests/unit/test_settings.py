@@ -35,3 +35,13 @@ def test_hosts_of_different_restaurants_load(tmp_path: Path) -> None:
         "merch1": "first-token-of-marlowes",
         "marlowes-kitchen": "second-token-of-marlowes",
     }
+
+
+def test_serve_names_a_misspelt_settings_key_and_the_one_it_meant(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text('[[partners]]\nid = "p"\nnotify_ulr = "https://p.example.com"\n')
+    with pytest.raises(SettingsError) as refused:
+        load_settings(path, environ={})
+    assert str(refused.value) == (
+        f"{path}: partners.0.notify_ulr: unknown key (did you mean 'notify_url'?)"
+    )
