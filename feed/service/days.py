@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from itertools import islice
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from engine import HostStand, Rejected
 from engine.booked import BookedDay
@@ -122,6 +122,9 @@ Chooser = Callable[[HostStand, Mapping[str, Mapping[str, Any]], int], tuple[str,
 # race the check is made again with the operation, so the check and the write see the
 # same state of the day written (a refusal is the answer, nothing is written).
 Check = Callable[[], Refused | None]
+# An operation worked out on the day's stand at its ts, on the floor in force the write read
+# once (DayBook._for_write; a booking chooses its table on it): the operation, or why not.
+Build = Callable[[HostStand, int, "InForce"], list[Any] | Refused]
 
 # A lookup of spots: a slot, a party size and, optionally, the area (room_id) asked for.
 Wanted = tuple[Slot, int] | tuple[Slot, int, str | None]
@@ -428,6 +431,22 @@ def floor_in_force(
     return key, last, units
 
 
+class InForce(NamedTuple):
+    """The floor in force as one read of the store found it (`DayBook._floor_now`): its
+    record's key (None: no floor was ever kept), its units' records by unit id, and when
+    it took force (None: not said)."""
+
+    key: str | None
+    units: Mapping[str, Mapping[str, Any]]
+    at: float | None
+
+
+def not_in_force(units_in_force: Collection[str], units: Iterable[str]) -> list[str]:
+    """Those of `units` a floor in force of `units_in_force` lacks, sorted (`removed_units`
+    on a floor already read); [] when no floor was ever kept (a store from before)."""
+    return sorted(u for u in set(units) if u not in units_in_force) if units_in_force else []
+
+
 def unit_ids(floor: FloorPlan) -> list[str]:
     """The ids of `floor`'s tables, then its combos ("T5+T6"), in floor order."""
     return [t.id for t in floor.tables] + [c.id for c in floor.combos]
@@ -712,7 +731,7 @@ def removed_units(store: LogStore, merchant_id: str, units: Iterable[str]) -> li
     then, and would drop what it wrote (the party the host was told is seated shown
     waiting, a booking gone). [] when no floor was ever kept (a store from before)."""
     _last, kept = kept_floor(store, merchant_id)  # {} when none was kept
-    return sorted(u for u in set(units) if u not in kept) if kept else []
+    return not_in_force(kept, units)
 
 
 def without_units(floor: FloorPlan, units: Collection[str]) -> FloorPlan:
@@ -876,41 +895,74 @@ class DayBook:
         new entries, after them (a reload's fence entry on the day and its new floor are
         one write), and the day replayed afresh when it is another floor than the one the
         day was put on (another server's reload, or a start, kept it)."""
+        return self._load_read(day, version)[0]
+
+    def _load_read(self, day: date, version: int | None = None) -> tuple[_Day, InForce | None]:
+        """`_load`, and the floor in force when it read it (None: it did not), the last of
+        its reads of the store: after the day's entries, so after the seq a write of the
+        day appends at (`_for_write`)."""
         cached = self._days.pop(day, None)
         if version is None:
             version = self.store.log_version()  # read before the entries: a later commit bumps it
         merchant = self.restaurant.merchant_id
+        read: InForce | None = None
         if cached is not None and cached.version != version:
             entries = self.store.entries(merchant, day, after_seq=cached.next_seq - 1)
-            if entries and self._floor_now()[0] != cached.floor_key:
+            if entries and (read := self._floor_now()).key != cached.floor_key:
                 cached = None  # replayed afresh below, on the floor in force now
             else:
                 cached.replay(entries)
                 cached.version = version
         if cached is None:
             entries = self.store.entries(merchant, day)
-            cached = self._new_day(day, in_force=self._floor_now())  # read after the entries
+            # Read again after the entries even when read just above: the day is put on the
+            # floor in force as of its last entry (a fence read with its floor's record).
+            read = self._floor_now()
+            cached = self._new_day(day, in_force=read)
             cached.replay(entries)
             cached.version = version
             while len(self._days) >= DAYS_KEPT:  # least recently used first
                 del self._days[next(iter(self._days))]
         self._days[day] = cached  # (re)inserted last: dict order is recency
-        return cached
+        return cached, read
 
-    def _floor_now(self) -> tuple[str | None, dict[str, dict[str, Any]]]:
-        """The floor in force, read from the store now: its record's key and its units.
-        Another floor than the one read last (a reload on another server, or a start, kept
-        it) has retired units of its own, read again (`retirements`), and changes what
-        every day reads as a configuration does (`generation`: the tablet's floor and its
-        quotes are worked out again)."""
-        key, _last, units = floor_in_force(self.store, self.restaurant.merchant_id)
+    def _for_write(self, *days: date) -> tuple[list[_Day], InForce]:
+        """`days`' states for a write (loaded in that order) and the floor in force it is
+        worked out on (its seating pass, its table's choice, the check before its append):
+        read once, after the last day's entries, so after every seq the write appends at;
+        the `_load` that read it (a day with new entries, or not read yet) gives it.
+
+        No later read is needed: a reload keeps its new floor in one write with a fence
+        entry on the day being served (config_reload._retire), so an append there that
+        read the floor before it loses (its seq is taken) and is worked out again on the
+        new floor. No fence guards a day ahead: the reload books again what was taken on a
+        removed table up to its late re-homing, after it kept its floor. Read again at each
+        step (three reads a partner's booking, nearly a third of its store calls), the
+        floor only narrowed that window by the time a booking takes to work out: a reload
+        keeping its floor between the last read and the append was never caught."""
+        states: list[_Day] = []
+        read: InForce | None = None
+        for day in days:
+            state, read = self._load_read(day)
+            states.append(state)
+        return states, read if read is not None else self._floor_now()
+
+    def _floor_now(self) -> InForce:
+        """The floor in force, read from the store now: its record's key, its units and
+        when it took force. Another floor than the one read last (a reload on another
+        server, or a start, kept it) has retired units of its own, read again
+        (`retirements`), and changes what every day reads as a configuration does
+        (`generation`: the tablet's floor and its quotes are worked out again)."""
+        key, last, units = floor_in_force(self.store, self.restaurant.merchant_id)
         if key != self._floor_seen:
             if self._floor_seen is not None:
                 self.generation += 1
             self._floor_seen = key
             self._retired = None
             self._added = None
-        return key, units
+        at = last.get("at") if isinstance(last, dict) else None
+        took = float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
+        return InForce(key, units, took)
 
     def _without_lacking(self, base: FloorPlan, gone: frozenset[str]) -> FloorPlan:
         """`base` (a day's floor) without the units `gone` (those the floor in force lacks),
@@ -929,9 +981,7 @@ class DayBook:
             self._in_force_floors = {key: found}
         return found[1]
 
-    def offered_floor(
-        self, host: bool = False, in_force: tuple[str | None, Mapping[str, Any]] | None = None
-    ) -> FloorPlan:
+    def offered_floor(self, host: bool = False, in_force: InForce | None = None) -> FloorPlan:
         """The floor every availability count and every booking's choice of table is made
         on: the file's (`rules.floor_for`: the online one for partners, the whole one for
         the host) without the tables and combos the floor in force lacks, as the day's
@@ -954,7 +1004,7 @@ class DayBook:
         removed table, as before."""
         with self._lock:
             floor = rules.floor_for(self.restaurant, host)
-            key, units = in_force if in_force is not None else self._floor_now()
+            key, units, _at = in_force if in_force is not None else self._floor_now()
             if not units:  # no floor was ever kept: the file's is the one in force
                 return floor
             found = self._offered.get((id(floor), key))
@@ -974,7 +1024,7 @@ class DayBook:
         self,
         day: date,
         kept: Sequence[Retired] = (),
-        in_force: tuple[str | None, Mapping[str, Any]] | None = None,
+        in_force: InForce | None = None,
     ) -> _Day:
         """A day not replayed yet, on its floor; a day whose log began before a reload
         removed tables or combos starts on a floor that still has them, and goes on
@@ -991,7 +1041,7 @@ class DayBook:
         base = calendar.floor_of_day(self.restaurant, day)
         key = None
         if in_force is not None:
-            key, units = in_force
+            key, units, _at = in_force
             if units:
                 gone = frozenset(u for u in unit_ids(base) if u not in units)
                 base = self._without_lacking(base, gone)
@@ -1188,7 +1238,7 @@ class DayBook:
         self,
         day: date,
         now: datetime,
-        build: Callable[[HostStand, int], list[Any] | Refused],
+        build: Build,
         meta: dict[str, Any] | None = None,
         *,
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None = None,
@@ -1197,9 +1247,10 @@ class DayBook:
     ) -> Applied | Refused:
         """Work out an operation on the current state, apply it and append it durably.
 
-        `build(stand, ts)` returns the operation (or a refusal, then nothing is written);
-        `ts` is the server's clock in minutes since the day's opening, never below the log's
-        last `ts`. On a concurrent append the state is reloaded and `build` runs again.
+        `build(stand, ts, in_force)` returns the operation (or a refusal, then nothing is
+        written); `ts` is the server's clock in minutes since the day's opening, never below
+        the log's last `ts`; `in_force` the floor in force the write read (`_for_write`).
+        On a concurrent append the state is reloaded and `build` runs again.
         `remember(operation, result)` gives idempotency records that commit with the entry
         (DuplicateKey propagates: the caller replays the stored answer). With
         `keep_rejected=False` an operation the engine rejects is not written at all.
@@ -1230,7 +1281,7 @@ class DayBook:
         self,
         day: date,
         now: datetime,
-        build: Callable[[HostStand, int], list[Any] | Refused],
+        build: Build,
         meta: dict[str, Any] | None,
         remember: Callable[[list[Any], Result], Sequence[Remember]] | None,
         keep_rejected: bool,
@@ -1243,14 +1294,14 @@ class DayBook:
         merchant = self.restaurant.merchant_id
         with self._lock:
             for _ in range(MAX_ATTEMPTS):
-                state = self._load(day)
+                [state], in_force = self._for_write(day)
                 ts = self.op_ts(day, state.stand, now)
                 # The seq is read before `build`: a check of other records in it (a user's
                 # other bookings) may read this day again and bring it up to a later
                 # write, and the append must then lose and work the operation out again.
                 seq = state.next_seq
-                lacking = self._on_floor_in_force(day, state.stand)
-                operation = build(state.stand, ts)
+                lacking = self._on_floor_in_force(day, state.stand, in_force)
+                operation = build(state.stand, ts, in_force)
                 if isinstance(operation, Refused):
                     return operation
                 named = operation[3] if len(operation) > 3 else None
@@ -1266,10 +1317,11 @@ class DayBook:
                 if isinstance(result, Rejected) and not keep_rejected:
                     self._days.pop(day, None)  # the start-of-operation pass ran in memory only
                     return Applied(day, None, operation, result)
-                # Read after the day's seq: a reload's write of a new floor is fenced by an
-                # entry on the day (config_reload._retire), so this append loses to it.
+                # On the floor read after the day's seq: a reload's write of a new floor is
+                # fenced by an entry on the day (config_reload._retire), so this append
+                # loses to it (`_for_write`).
                 gone = None if isinstance(result, Rejected) else self._onto_removed(
-                    operation, sat_before, state.stand
+                    operation, sat_before, state.stand, in_force
                 )  # fmt: skip
                 if gone is not None:
                     self._days.pop(day, None)  # the operation ran in memory only
@@ -1282,7 +1334,7 @@ class DayBook:
                         # another table; a partner's event answered 503, send it again).
                         continue
                     return gone
-                stamp = self._received_at([(state, lacking)], now)
+                stamp = self._received_at([(state, lacking)], now, in_force)
                 entry = NewEntry(operation, json_result(result), stamp, dict(meta or {}))
                 records = remember(operation, result) if remember is not None else ()
                 taken = not isinstance(result, Rejected)
@@ -1315,12 +1367,15 @@ class DayBook:
         raise ConcurrencyConflict(f"{merchant} {day}: gave up after {MAX_ATTEMPTS} attempts")
 
     def _onto_removed(
-        self, operation: list[Any], sat_before: Mapping[str, str | None], stand: HostStand | None
+        self,
+        operation: list[Any],
+        sat_before: Mapping[str, str | None],
+        stand: HostStand | None,
+        in_force: InForce,
     ) -> Refused | None:
         """A refusal when `operation` (applied to `stand`, which had `sat_before` sitting)
-        books, seats or moves anybody at a table or combo the floor in force lacks
-        (`removed_units`): this server runs a file older than the store's floor. Where it
-        puts nobody, the store is not read."""
+        books, seats or moves anybody at a table or combo the floor in force (`in_force`,
+        as the write read it) lacks: this server runs a file older than the store's floor."""
         sits = stand.occupant.items() if stand is not None else ()
         onto = {t for t, p in sits if p is not None and sat_before.get(t) != p}
         if stand is not None:
@@ -1335,7 +1390,7 @@ class DayBook:
             onto.add(named)
         if not onto:
             return None
-        gone = removed_units(self.store, self.restaurant.merchant_id, onto)
+        gone = not_in_force(in_force.units, onto)
         return removed_refusal(gone) if gone else None
 
     def _in_force_changed(self, day: date, lacking: frozenset[str]) -> bool:
@@ -1345,7 +1400,9 @@ class DayBook:
         now_lacking = removed_units(self.store, self.restaurant.merchant_id, unit_ids(base))
         return frozenset(now_lacking) != lacking
 
-    def _received_at(self, states: Sequence[tuple[_Day, frozenset[str]]], now: datetime) -> float:
+    def _received_at(
+        self, states: Sequence[tuple[_Day, frozenset[str]]], now: datetime, in_force: InForce
+    ) -> float:
         """The instant an entry worked out on `states` (each day's, with the units the floor
         in force lacks that `_on_floor_in_force` took off it) is received at: `now`, or just
         after the instant its floor holds from, if `now` is not later. The replay puts an
@@ -1356,15 +1413,13 @@ class DayBook:
         memory (T5 removed) seated a waiting party there in every replay: the host told W
         waits, the other servers and any restart showing W seated at a removed table."""
         after = max((s.floor_from for s, _ in states if s.floor_from is not None), default=None)
-        if any(lacking for _, lacking in states):  # read on a server on an old file only
-            last, _kept = kept_floor(self.store, self.restaurant.merchant_id)
-            at = last.get("at") if isinstance(last, dict) else None
-            if isinstance(at, int | float) and not isinstance(at, bool):
-                after = float(at) if after is None else max(after, float(at))
+        at = in_force.at  # the floor in force the write read (`_for_write`)
+        if any(lacking for _, lacking in states) and at is not None:  # a server on an old file
+            after = at if after is None else max(after, at)
         stamp = now.timestamp()
         return math.nextafter(after, math.inf) if after is not None and stamp <= after else stamp
 
-    def _on_floor_in_force(self, day: date, stand: HostStand) -> frozenset[str]:
+    def _on_floor_in_force(self, day: date, stand: HostStand, in_force: InForce) -> frozenset[str]:
         """Put `stand` (the day's, about to take a write) on the day's floor without the
         units the floor in force lacks (`removed_units`), and those units. A server on an
         out-of-date file (another server's reload removed T5) would otherwise have the
@@ -1373,9 +1428,9 @@ class DayBook:
         pass now seats only at units in force, as every replay on the floor in force does
         from the reload on, and what needs T5 waits. A party sitting at T5 keeps it until
         freed (HostStand.refloor); T5 is back for the next write once the floor in force
-        has it again (read from the store at each write, never kept)."""
+        has it again (`in_force`: read from the store at each write, never kept)."""
         base = calendar.floor_of_day(self.restaurant, day)
-        gone = frozenset(removed_units(self.store, self.restaurant.merchant_id, unit_ids(base)))
+        gone = frozenset(not_in_force(in_force.units, unit_ids(base)))
         floor = self._without_lacking(base, gone)
         if stand.floor is not floor:
             stand.refloor(floor)
@@ -1457,7 +1512,7 @@ class DayBook:
         time alone changes stays the clock's sweep's to write, with its partner messages)."""
         said: list[str] = []
 
-        def build(stand: HostStand, ts: int) -> list[Any] | Refused:
+        def build(stand: HostStand, ts: int, _in_force: InForce) -> list[Any] | Refused:
             found = check(stand)
             if found is not None:
                 said.append(found)
@@ -1488,7 +1543,7 @@ class DayBook:
         written: every path that joins the waitlist (the host's API and tablet, its CLI, a
         partner's CreateWaitlistEntry) comes through here."""
 
-        def build(stand: HostStand, ts: int) -> list[Any] | Refused:
+        def build(stand: HostStand, ts: int, _in_force: InForce) -> list[Any] | Refused:
             operation = [name, ts, *args]
             if name == "walk_in":
                 return self.waitlist_full(stand, operation) or operation
@@ -1571,12 +1626,12 @@ class DayBook:
         details = {"party_size": party_size, **(meta or {})}
         within: AreaUnits = units  # what `build` may choose among (see below)
 
-        def build(stand: HostStand, ts: int) -> list[Any] | Refused:
+        def build(stand: HostStand, ts: int, in_force: InForce) -> list[Any] | Refused:
             meta = self._days[day].meta
             refused = check() if check is not None else None
             if refused is not None:
                 return refused
-            chosen = self._choose(day, stand, meta, slot, party_size, now, ts,
+            chosen = self._choose(day, stand, meta, slot, party_size, now, ts, in_force,
                                   host=host, over_pacing=over_pacing, units=within,
                                   area=area)  # fmt: skip
             if isinstance(chosen, Refused):
@@ -1585,7 +1640,7 @@ class DayBook:
 
                 def takes(other: Slot) -> bool:  # the same booking at another time
                     again = self._choose(
-                        day, stand, meta, other, party_size, now, ts,
+                        day, stand, meta, other, party_size, now, ts, in_force,
                         host=True, over_pacing=over_pacing, units=within, area=area,
                     )  # fmt: skip
                     return not isinstance(again, Refused)
@@ -1639,6 +1694,7 @@ class DayBook:
         party_size: int,
         now: datetime,
         ts: int,
+        in_force: InForce,
         *,
         host: bool,
         over_pacing: bool,
@@ -1648,7 +1704,8 @@ class DayBook:
         """The unit a booking takes and whether it goes beyond pacing, or why it cannot be
         taken: the one rule of every booking path (the feed's numbers, PRODUCT.md 3). With
         `units` (a named area's, `area`), the unit is one of them: partners' of the area's
-        online tables. Pacing counts the whole restaurant's slot, whatever the area."""
+        online tables. Pacing counts the whole restaurant's slot, whatever the area. The
+        tables are those of the floor in force the write read (`in_force`, `_for_write`)."""
         r = self.restaurant
         when = slot.local.strftime("%Y-%m-%d %H:%M")
         refused = self.unbookable(day, slot, now, ts, host=host)
@@ -1661,7 +1718,7 @@ class DayBook:
             )
         taken = occupied(r, stand, meta, ts, day)
         turns = calendar.turns_at(r, day, slot.minute)
-        floor = self.offered_floor(host)  # as the lookups count it: the floor in force's
+        floor = self.offered_floor(host, in_force)  # as the lookups count it
         unit = choose_unit(floor, taken, slot.minute, party_size, turns, units)
         if unit is None:
             where = f" in {area}" if area is not None else ""
@@ -1972,7 +2029,7 @@ class DayBook:
         written = 0
         for party in reversed(self.waiting_after_close(day, now)):
 
-            def leave(stand: HostStand, ts: int, party: str = party) -> list[Any]:
+            def leave(stand: HostStand, ts: int, _in: InForce, party: str = party) -> list[Any]:
                 return ["leave", ts if stand.last_ts is None else stand.last_ts, party]
 
             done = self._apply(day, now, leave, {"source": "clock"}, None, False)
@@ -2004,7 +2061,9 @@ class DayBook:
         written = 0
         for operation in due:
 
-            def cancel(stand: HostStand, ts: int, op: list[Any] = operation) -> list[Any] | Refused:
+            def cancel(
+                stand: HostStand, ts: int, _in: InForce, op: list[Any] = operation
+            ) -> list[Any] | Refused:
                 if stand.last_ts is not None and stand.last_ts > op[1]:
                     return Refused(CLOSED, reason)  # written meanwhile: no longer ours
                 return op
@@ -2191,7 +2250,7 @@ class DayBook:
         is asked first, as in `book` (its reads may bring these days up to a later write:
         the seqs are read before it, so the append then loses and the attempt is redone)."""
         r = self.restaurant
-        old, new = self._load(old_day), self._load(new_day)
+        [old, new], in_force = self._for_write(old_day, new_day)
 
         def forget() -> None:
             self._days.pop(old_day, None)
@@ -2200,8 +2259,8 @@ class DayBook:
         old_seq, new_seq = old.next_seq, new.next_seq
         old_lacking = frozenset[str]()
         if old_day != new_day:  # the passes seat at units in force
-            old_lacking = self._on_floor_in_force(old_day, old.stand)
-        lacking = self._on_floor_in_force(new_day, new.stand)
+            old_lacking = self._on_floor_in_force(old_day, old.stand, in_force)
+        lacking = self._on_floor_in_force(new_day, new.stand, in_force)
         refused = check() if check is not None else None
         if refused is not None:
             return refused
@@ -2223,7 +2282,8 @@ class DayBook:
             chosen = chooser(new.stand, new.meta, ts)
         else:
             chosen = self._choose(new_day, new.stand, new.meta, slot, party_size, now, ts,
-                                  host=host, over_pacing=over_pacing, units=units)  # fmt: skip
+                                  in_force, host=host, over_pacing=over_pacing,
+                                  units=units)  # fmt: skip
         if isinstance(chosen, Refused):
             if chooser is not None:
                 forget()
@@ -2232,7 +2292,7 @@ class DayBook:
 
                 def takes(other: Slot) -> bool:
                     again = self._choose(
-                        new_day, new.stand, new.meta, other, party_size, now, ts,
+                        new_day, new.stand, new.meta, other, party_size, now, ts, in_force,
                         host=True, over_pacing=over_pacing, units=units,
                     )  # fmt: skip
                     return not isinstance(again, Refused)
@@ -2251,14 +2311,14 @@ class DayBook:
         if isinstance(reserved, Rejected):  # availability and the engine disagree: a bug
             forget()
             return Refused(reserved.code, f"the engine refused the move: {reserved.code}")
-        gone = self._onto_removed(reserve, {}, None)
+        gone = self._onto_removed(reserve, {}, None, in_force)
         if gone is not None:
             forget()
             return gone
         entries = [(reserve, reserved)]
         if arrived:
             entries.append((arrive := ["arrive", ts, new_reservation], new.stand.apply(arrive)))
-        stamp = self._received_at([(old, old_lacking), (new, lacking)], now)
+        stamp = self._received_at([(old, old_lacking), (new, lacking)], now, in_force)
         details = {**carried, "party_size": party_size, **meta}
         # Who asked is logged with both halves: a partner is not told of its own change.
         who: dict[str, Any] = {k: meta[k] for k in ("source", "partner") if k in meta}
