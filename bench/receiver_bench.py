@@ -169,7 +169,9 @@ def start_server(work: Path, configs: list[Path], port: int) -> subprocess.Popen
         try:
             if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=1).ok:
                 break
-        except requests.ConnectionError:
+        # Not listening yet, or too busy starting to answer within the second (a loaded
+        # machine): asked again until the deadline, not a traceback leaving it running.
+        except (requests.ConnectionError, requests.Timeout):
             pass
         time.sleep(0.05)
     else:
