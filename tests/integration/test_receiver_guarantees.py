@@ -226,6 +226,10 @@ class Stream:
         self.replies: dict[str, tuple[int, dict[str, Any]]] = {}
         self.lost: list[str] = []  # sent, no reply: done or not, nobody knows
         self.enough = threading.Event()
+        # Set by the test as it kills the server: the stream waits for it once it has
+        # KILL_AFTER replies, so the rest cannot all be answered before the kill (a busy
+        # machine could delay the test's kill that long: "the stream finished before it").
+        self.killing = threading.Event()
         self.thread = threading.Thread(target=self.run)
 
     def run(self) -> None:
@@ -236,8 +240,9 @@ class Stream:
                 except requests.RequestException:
                     self.lost.append(event["id"])
                     return
-                if len(self.replies) >= KILL_AFTER:
+                if len(self.replies) == KILL_AFTER:
                     self.enough.set()
+                    self.killing.wait(timeout=60)
         finally:
             self.enough.set()
 
@@ -264,6 +269,7 @@ def test_after_a_sigkill_every_acknowledged_booking_is_stored_once_and_replays_a
     try:
         stream.thread.start()
         assert stream.enough.wait(timeout=60)
+        stream.killing.set()  # the next booking goes out as the kill does
         server.stop(kill=True)
         stream.thread.join(timeout=60)
         assert not stream.thread.is_alive()
