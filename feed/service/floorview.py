@@ -270,6 +270,13 @@ def build(
                 "arrived_minute": here_since.get(row["reservation_id"])
                 if row["status"] == "arrived"
                 else None,
+                # As a waiting party's: a table whose next booking is due within this many
+                # minutes is another's before these guests would finish (Seat… draws it
+                # not green). Seat… for Pellegrini, early, offered Tanaka's table due in 17
+                # minutes in green.
+                "clear_minutes": stand.floor.turn(row["size"])
+                if stand.floor.protect_reservations and isinstance(row["size"], int)
+                else None,
             }
             for row in reservation_rows(book, day, stand, meta, opening)
         ],

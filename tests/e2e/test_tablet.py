@@ -520,6 +520,38 @@ def test_a_check_in_whose_only_fitting_tables_are_held_for_others_shows_none_gre
     assert tablet.errors() == []
 
 
+def test_seat_offers_early_guests_their_own_free_table_first_and_no_other_bookings_in_green(
+    server: ServerProcess, browser: Open
+) -> None:
+    """Friday 18:00: Pellegrini's couple, booked for 18:45 at a 2-top, come in early (too
+    early to check in: their table is held from 18:30) and their table is free. Seat…
+    left their own table out (the filter meant for the table a moved party sits at) and
+    offered Tanaka's 2-top, due at 18:30, in green: the host sat Pellegrini there, and
+    Tanaka found their table taken. Now their own table comes first, green, and Tanaka's
+    says it is booked before they would finish."""
+    pellegrini = _book(server, 2, "18:45", "Pellegrini")
+    tanaka = _book(server, 2, "18:30", "Tanaka")
+    rows = {
+        r["reservation_id"]: r["unit"] for r in api(server, "GET", "/reservations")["reservations"]
+    }
+    theirs, tanakas = rows[pellegrini], rows[tanaka]
+    tablet = browser(server.base)
+    tablet.tap_row(f'[data-reservation="{pellegrini}"]', "Seat…")
+    tablet.wait(lambda: tablet.el("#chooser").is_displayed(), message="the menu")
+    menu = tablet.js(
+        "return Array.from(document.querySelectorAll('#chooser-options button'),"
+        " b => [b.dataset.unit, b.textContent, b.classList.contains('fits')])"
+    )
+    tablet.shot("seat-early-guests")
+    assert menu[0] == [theirs, f"{theirs} · 2 seats · their table", True], menu
+    assert [tanakas, f"{tanakas} · 2 seats · next: Tanaka (2) at 18:30, before they would finish",
+            False] in menu, menu  # fmt: skip
+    said = tablet.banner_after(lambda: tablet.choose(theirs))
+    assert said == f"Pellegrini, party of 2 seated at {theirs}", said
+    tablet.wait(lambda: "Pellegrini, party of 2" in tablet.table(theirs))
+    assert tablet.errors() == []
+
+
 def test_moving_a_party_onto_a_table_held_for_guests_asks_first(
     server: ServerProcess, browser: Open
 ) -> None:

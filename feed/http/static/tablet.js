@@ -799,16 +799,25 @@
     // A waiting walk-in's meal would run into the booking due next there (the engine keeps
     // the table from it, and its 'next up' never names it): not green either, and said.
     // So would a seated party's moved there, in the minutes its turn has left.
-    const clear = kind === "move" ? p.turn_left : !p.reservation_id ? p.clear_minutes : null;
-    const kept = (u) => Boolean(clear && !u.hold && u.next && u.next.in_minutes < clear);
+    // So would a booking's guests seated early, or away from their own table, at a table
+    // another booking is due at before they would finish (Pellegrini, early, were offered
+    // Tanaka's table due in 17 minutes in green).
+    const clear = kind === "move" ? p.turn_left : p.clear_minutes;
+    const kept = (u) => Boolean(clear && !u.hold && u.next && u.next.reservation_id !== p.reservation_id &&
+      u.next.in_minutes < clear);
     const taken = (u) => heldForOthers(u) || kept(u);
+    // A booking's own table, free: offered first, and said so. Seat… left it out (taken
+    // for the unit a party being moved sits at), so guests early with their table free
+    // were offered only other guests' tables.
+    const theirs = kind === "move" ? null : p.reservation_id && p.unit;
     const opts = units()
-      .filter((u) => u.id !== p.unit && u.id.split("+").every((id) => !tableOf(id)?.occupant || own.has(id)))
+      .filter((u) => (kind !== "move" || u.id !== p.unit) && u.id.split("+").every((id) => !tableOf(id)?.occupant || own.has(id)))
       .filter((u) => !walkIn || !size || u.seats >= size)
+      .sort((a, b) => (b.id === theirs) - (a.id === theirs))
       .map((u) => ({
         value: u.id,
-        cls: size && u.seats >= size && !taken(u) && (!u.combo || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
-        label: `${u.id} · ${u.seats} seats${u.hold ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}${dueNext(u, p)}${kept(u) ? ", before they would finish" : ""}`,
+        cls: size && u.seats >= size && !taken(u) && (!u.combo || u.id === theirs || size > Math.max(...st.floor.tables.map((t) => t.seats))) ? "fits" : "",
+        label: `${u.id} · ${u.seats} seats${u.id === theirs ? " · their table" : ""}${u.hold && u.hold.reservation_id !== p.reservation_id ? ` · held for ${who(u.hold)} until ${u.hold.until || "seated"}` : ""}${dueNext(u, p)}${kept(u) ? ", before they would finish" : ""}`,
         table: true,
         seats: u.seats,
         u,
