@@ -2908,6 +2908,43 @@ def test_the_page_never_scrolls_sideways_and_its_targets_are_large(
     assert tablet.errors() == []
 
 
+@pytest.mark.parametrize("size", [(1024, 768), (1366, 1024)], ids=["1024", "1366"])
+def test_on_a_landscape_tablet_the_phone_booking_is_under_the_floor_not_after_the_bookings(
+    server: ServerProcess, browser: Open, size: tuple[int, int]
+) -> None:
+    """Side by side, the floor's column was empty below the tables and the phone booking
+    came after the day's reservations: with twenty bookings it began some 4,000 px down,
+    and a caller waited while the host scrolled past them to the form. It now sits under
+    the floor, on the first screen, and the reservations run down the other column."""
+    made = 0
+    for hhmm in ("18:30", "18:45", "19:00", "19:15", "19:30", "19:45", "20:00", "20:15",
+                 "20:30", "20:45", "21:00", "21:15", "21:30"):  # fmt: skip
+        for party in (2, 4, 2, 6):
+            body = {"party_size": party, "start": f"2026-12-04T{hhmm}", "name": GUESTS[made]}
+            reply = requests.post(f"{server.base}{HOST}/reservations", json=body, headers=AUTH,
+                                  timeout=10)  # fmt: skip
+            made += reply.status_code == 200
+            if made == 20:
+                break
+        if made == 20:
+            break
+    assert made == 20
+    tablet = browser(server.base, *size)
+    tablet.wait(
+        lambda: len(tablet.js("return document.querySelectorAll('#reservations li')")) >= 20
+    )
+    box = tablet.js(
+        "const r = (id) => document.getElementById(id).closest('section').getBoundingClientRect();"
+        " return {floor: r('floor').bottom, floorLeft: r('floor').left, book: r('book-h').top,"
+        " bookLeft: r('book-h').left, res: r('res-h').left}"
+    )
+    tablet.shot("landscape-phone-booking")
+    assert box["floor"] < box["book"] < size[1] - 100, box  # its heading and first fields
+    assert box["bookLeft"] == box["floorLeft"] < box["res"], box
+    assert tablet.js("return document.documentElement.scrollWidth") <= size[0]
+    assert tablet.errors() == []
+
+
 @pytest.mark.parametrize("width,height", [(390, 844), (320, 640)], ids=["phone", "narrowest-phone"])
 def test_a_long_name_due_next_at_a_table_never_makes_its_row_of_cards_taller(
     server: ServerProcess, browser: Open, width: int, height: int
