@@ -1620,6 +1620,56 @@ def test_the_tablets_own_free_or_leave_keeps_a_seat_now_on_screen_until_ok(
     assert tablet.errors() == []
 
 
+def test_a_party_the_tablets_own_free_seats_is_said_once_when_the_floor_comes_first(
+    server: ServerProcess, browser: Open
+) -> None:
+    """The floor the server sends as soon as a Free is done may reach the tablet before the
+    Free's own answer: it lists Hal among the parties the pass seated, not yet known as
+    this tap's, and says 'Seat now: Hal'; the answer then said it again ('Seat now: Hal,
+    party of 2 at T4 · Seat now: Hal, party of 2 at T4'), two parties to fetch. The page
+    here holds the Free's answer back until the floor has shown Hal seated."""
+    for size, pid in (
+        (4, "al"),
+        (2, "bea"),
+        (2, "cy"),
+        (4, "cam"),
+        (6, "dee"),
+        (4, "ed"),
+        (2, "hal"),
+    ):
+        api(server, "POST", "/walk-ins", {"size": size, "party_id": pid, "name": pid.title()})
+    floor = api(server, "GET", "/floor")
+    bea = next(t["id"] for t in floor["tables"] if (t["occupant"] or {}).get("party_id") == "bea")
+    assert [p["party_id"] for p in floor["queue"]] == ["hal"]
+    tablet = browser(server.base)
+    tablet.js(
+        "const real = window.fetch; const table = arguments[0];"
+        "window.fetch = async (url, init) => {"
+        "  const answer = await real(url, init);"
+        "  if (init && init.method === 'POST' && String(url).endsWith('/free')) {"
+        "    while (!document.querySelector(`#floor [data-table='${table}']`).textContent"
+        "           .includes('Hal')) await new Promise((r) => setTimeout(r, 20));"
+        "    window.freeAnswered = true;"
+        "  }"
+        "  return answer;"
+        "};",
+        bea,
+    )
+    tablet.tap_table(bea, "free")
+    tablet.wait(lambda: "Hal, party of 2" in tablet.table(bea), message="Hal seated")
+    # The Free's answer is said once its button (in the closed menu) takes taps again.
+    tablet.wait(
+        lambda: tablet.js(
+            "const b = document.querySelector('#chooser-options [data-unit=free]');"
+            " return window.freeAnswered && b && !b.disabled"
+        ),
+        message="the Free's answer said",
+    )
+    said = tablet.text("#banner-text")
+    assert said == f"Seat now: Hal, party of 2 at {bea}", said
+    assert tablet.errors() == []
+
+
 def test_a_second_seat_now_keeps_the_first_on_screen_until_it_is_dismissed(
     server: ServerProcess, browser: Open
 ) -> None:

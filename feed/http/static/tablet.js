@@ -204,11 +204,17 @@
   // Free, Leave or Move, an error) comes after those still shown; it replaced them, and
   // a host who had not yet fetched Wyn read only the next table's party. `st.seatNow`:
   // the "Seat now: ..." parts on screen (none once the banner is closed).
+  // A party already said ("Seat now: Hal at T4", by the floor as it came, before the
+  // tap's own answer that seated Hal) is not said again: it read "Seat now: Hal, party
+  // of 2 at T4 · Seat now: Hal, party of 2 at T4".
   function say(text, kind) {
     const kept = $("banner").hidden ? [] : st.seatNow;
     const at = text.indexOf("Seat now: ");
-    st.seatNow = at >= 0 ? [...kept, text.slice(at)] : kept;
-    setText($("banner-text"), [...kept, text].join(" · "));
+    const part = at >= 0 ? text.slice(at) : null;
+    const again = part !== null && kept.includes(part);
+    st.seatNow = part !== null && !again ? [...kept, part] : kept;
+    const rest = again ? text.slice(0, at).replace(/[.\s]+$/, "") : text;
+    setText($("banner-text"), (rest ? [...kept, rest] : kept).join(" · "));
     // Green while it says whom to seat, unless what is said last went wrong.
     $("banner").className = `banner ${kind === "bad" || !st.seatNow.length ? kind || "" : "seat"}`;
     $("banner").hidden = false;
