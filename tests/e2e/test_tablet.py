@@ -1620,6 +1620,36 @@ def test_the_tablets_own_free_or_leave_keeps_a_seat_now_on_screen_until_ok(
     assert tablet.errors() == []
 
 
+def test_an_answer_left_on_screen_says_the_minute_it_was_said_once_the_clock_moves_on(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Ann's four checked in at 18:00: 'Seat Ann, party of 4 at T1', in green, stays until
+    OK. Nobody tapped OK, and at 18:22 the banner still read, unchanged and green, as
+    whom to seat now. Once the clock has moved on it says when it was said; what is said
+    next reads as now."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    server = start_server(db, NOW, port=port)
+    try:
+        ann = _book(server, 4, "18:15", "Ann")
+        tablet = browser(server.base)
+        said = tablet.banner_after(
+            lambda: tablet.tap_row(f'[data-reservation="{ann}"]', "Check in")
+        )
+        assert said == "Seat Ann, party of 4 at T1", said
+        server.stop()
+        server = start_server(db, NOW + timedelta(minutes=22), port=port)
+        tablet.wait(lambda: tablet.clock() == "18:22", timeout=30, message="18:22")
+        tablet.wait(lambda: tablet.text("#banner-text").startswith("At "), message="the minute")
+        shown = tablet.text("#banner-text")
+        assert shown == "At 18:00: Seat Ann, party of 4 at T1", shown
+        tablet.shot("answer-says-its-minute")
+        said = tablet.walk_in(2, "Bo")
+        assert said == "Seat Bo, party of 2 at T2", said
+        assert tablet.errors() == []
+    finally:
+        server.stop()
+
+
 def test_a_party_the_tablets_own_free_seats_is_said_once_when_the_floor_comes_first(
     server: ServerProcess, browser: Open
 ) -> None:

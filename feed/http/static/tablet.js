@@ -14,7 +14,8 @@
     changing: null, touched: { size: false, start: false }, gone: null, sending: false,
     polled: null,  // while polling: whether the last poll was answered (null: none yet)
     chooser: null,  // the open menu's checks (recheckChooser)
-    seatNow: [] };  // the "Seat now" parts the banner shows until OK (say)
+    seatNow: [],  // the "Seat now" parts the banner shows until OK (say), with their minute
+    said: [] };  // every part the banner shows, with the minute each was said
 
   // -- small helpers ------------------------------------------------------------------
   function h(tag, attrs, ...kids) {
@@ -204,24 +205,37 @@
   // Free, Leave or Move, an error) comes after those still shown; it replaced them, and
   // a host who had not yet fetched Wyn read only the next table's party. `st.seatNow`:
   // the "Seat now: ..." parts on screen (none once the banner is closed).
+  // Each part shows the restaurant's minute it was said at once the clock has moved on
+  // ("At 17:58: Seat Hale, party of 2 at T5"): the answer stays until OK, and at 18:20 a
+  // green "Seat Hale at T5" from 17:58 read as whom to seat now. Its minute is the one of
+  // the floor read next (`at`: null until then; a tap reads the floor as it answers),
+  // as the floor on screen may be a minute behind the server's; `at`: the minute of the
+  // floor that says it.
   // A party already said ("Seat now: Hal at T4", by the floor as it came, before the
   // tap's own answer that seated Hal) is not said again: it read "Seat now: Hal, party
   // of 2 at T4 · Seat now: Hal, party of 2 at T4".
-  function say(text, kind) {
+  function say(text, kind, at = null) {
     const kept = $("banner").hidden ? [] : st.seatNow;
-    const at = text.indexOf("Seat now: ");
-    const part = at >= 0 ? text.slice(at) : null;
-    const again = part !== null && kept.includes(part);
-    st.seatNow = part !== null && !again ? [...kept, part] : kept;
-    const rest = again ? text.slice(0, at).replace(/[.\s]+$/, "") : text;
-    setText($("banner-text"), (rest ? [...kept, rest] : kept).join(" · "));
+    const from = text.indexOf("Seat now: ");
+    const part = from >= 0 ? text.slice(from) : null;
+    const again = part !== null && kept.some((p) => p.text === part);
+    st.seatNow = part !== null && !again ? [...kept, { text: part, at }] : kept;
+    const rest = again ? text.slice(0, from).replace(/[.\s]+$/, "") : text;
+    st.said = rest ? [...kept, { text: rest, at }] : kept;
+    showSaid();
     // Green while it says whom to seat, unless what is said last went wrong.
     $("banner").className = `banner ${kind === "bad" || !st.seatNow.length ? kind || "" : "seat"}`;
     $("banner").hidden = false;
-    $("stand").style.paddingBottom = `${$("banner").offsetHeight + 24}px`;
     keepClear();
   }
+  function showSaid() {
+    if ($("banner").hidden && !st.said.length) return;
+    const clock = st.floor?.clock;
+    setText($("banner-text"), st.said.map((p) => (p.at && clock && p.at !== clock ? `At ${p.at}: ${p.text}` : p.text)).join(" · "));
+    $("stand").style.paddingBottom = `${$("banner").offsetHeight + 24}px`;
+  }
   function unsay() {
+    st.said = [];
     st.seatNow = [];
     $("banner").hidden = true;
     $("stand").style.paddingBottom = "";
@@ -305,6 +319,7 @@
   }
   function draw(floor) {
     st.floor = floor;
+    stampSaid(floor);
     $("title").textContent = floor.name;
     $("title").title = floor.name;  // whole, where a phone's bar cuts it
     $("clock").textContent = floor.clock;
@@ -320,6 +335,11 @@
     recheckChooser();
     showDays();
     seatedByTheClock(floor);
+    if (!$("banner").hidden) showSaid();  // a minute on: what was said says when
+  }
+  // What was said since the last floor was read is of this floor's minute.
+  function stampSaid(floor) {
+    for (const p of [...st.said, ...st.seatNow]) if (p.at === null) p.at = floor.clock;
   }
   // A party's Size goes up to the restaurant's largest (max_party_size, Marlowe's 10), the
   // message saying so: the fields allowed 20 whatever the restaurant, and a walk-in of 12
@@ -365,7 +385,7 @@
     // A "Seat now" still on screen (not dismissed) is kept, the new one after it (say): on
     // a busy night a second party seated a minute later replaced the first before the host
     // had fetched it, and nothing on the page said the first any more.
-    say(`Seat now: ${seated.map(({ o }) => `${party(o)} at ${o.unit}`).join("; ")}${why}`, "seat");
+    say(`Seat now: ${seated.map(({ o }) => `${party(o)} at ${o.unit}`).join("; ")}${why}`, "seat", floor.clock);
   }
 
   // Guests marked arrived whose table is not ready wait at the door: how long ("here 12
