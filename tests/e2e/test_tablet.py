@@ -1201,6 +1201,43 @@ def test_a_party_the_clock_seats_at_a_no_shows_table_is_announced(
         server.stop()
 
 
+def test_a_booking_that_becomes_a_no_show_is_said_once_with_the_table_it_no_longer_holds(
+    tmp_path: Path, browser: Open
+) -> None:
+    """Lou's couple, booked for 18:15 at T2, never come: at 18:30 their hold runs out and,
+    nobody waiting, T2 turned from held to free without a word; guests arriving 20 minutes
+    late were found under 'no-shows' with nothing to tap. The tablet says it once (here
+    as it learns of it coming back online), and not again at the next live update."""
+    db, port = tmp_path / "hoststand.db", free_port()
+    server = start_server(db, NOW, port=port)
+    try:
+        lou = _book(server, 2, "18:15", "Lou")  # T2
+        tablet = browser(server.base)
+        tablet.wait(lambda: "Lou" in tablet.table("T2"), message="T2 held for Lou")
+        server.stop()
+        server = start_server(db, NOW + timedelta(minutes=31), port=port)
+
+        def banner() -> str | None:
+            return tablet.js(  # type: ignore[no-any-return]
+                "const b = document.getElementById('banner');"
+                " return b.hidden ? null : document.getElementById('banner-text').textContent"
+            )
+
+        said = tablet.wait(banner, timeout=30, message="the banner")
+        assert (
+            said == "Lou, party of 2 (18:15) did not come: a no-show, T2 no longer held for them."
+        )
+        assert _row(tablet, lou) == ("no-show", [])
+        tablet.shot("no-show-said")
+        tablet.js("document.getElementById('banner-close').click()")
+        api(server, "POST", "/walk-ins", {"size": 4, "party_id": "al", "name": "Al"})
+        tablet.wait(lambda: "Al" in tablet.text("#floor"), message="Al seated")
+        assert banner() is None  # said once
+        assert tablet.errors() == []
+    finally:
+        server.stop()
+
+
 def test_a_party_the_clock_seats_while_the_tablet_is_offline_is_announced_once_back(
     tmp_path: Path, browser: Open
 ) -> None:

@@ -318,6 +318,7 @@
     if (key) document.querySelector(`[data-focus="${CSS.escape(key)}"]`)?.focus();
   }
   function draw(floor) {
+    const before = st.floor;
     st.floor = floor;
     stampSaid(floor);
     $("title").textContent = floor.name;
@@ -335,7 +336,25 @@
     recheckChooser();
     showDays();
     seatedByTheClock(floor);
+    noShows(before, floor);
     if (!$("banner").hidden) showSaid();  // a minute on: what was said says when
+  }
+  // A booking whose hold ran out with nobody here became a no-show: said once, on the
+  // floor that shows it (the tablet offline across it too), unless the clock's seating
+  // of its table says so already ("— Lou (18:15) did not come"). The table turned from
+  // held to free without a word, and guests arriving 20 minutes late were found with
+  // nothing to tap on their row.
+  function noShows(before, floor) {
+    if (!before || before.day !== floor.day) return;
+    const was = new Map(before.reservations.map((r) => [r.reservation_id, r.status]));
+    const told = new Set((floor.clock_seated || []).flatMap((c) => c.no_shows || []));
+    const gone = floor.reservations.filter((r) => r.status === "no-show" && !told.has(r.reservation_id) &&
+      (was.get(r.reservation_id) === "booked" || was.get(r.reservation_id) === "arrived"));
+    if (!gone.length) return;
+    const and = (xs) => xs.join(" and ");
+    const units = [...new Set(gone.map((r) => r.unit).filter(Boolean))];
+    say(`${and(gone.map((r) => `${party(r)} (${r.time})`))} did not come: ${gone.length > 1 ? "no-shows" : "a no-show"}` +
+      (units.length ? `, ${and(units)} no longer held for them.` : "."), "", floor.clock);
   }
   // What was said since the last floor was read is of this floor's minute.
   function stampSaid(floor) {
