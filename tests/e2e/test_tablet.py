@@ -1083,7 +1083,9 @@ def test_a_booking_due_now_at_a_table_whose_party_overstays_is_amber(
             " document.querySelector('#floor [data-table=T2]').classList.contains('over')]"
         )
         tablet.shot("due-now-overstay")
-        assert card == ["next: Flo (2) at 18:15 · due now", True, True], card
+        # Past its time and not here: how late, as the row says ("due now" read as guests on
+        # their way in).
+        assert card == ["next: Flo (2) at 18:15 · 5 min late", True, True], card
         assert tablet.errors() == []
 
 

@@ -464,7 +464,10 @@
       const held = o && o.overstay && nx.in_minutes > 0 && nx.in_minutes <= 15;
       const tight = o && (o.turn_left > nx.in_minutes || nx.in_minutes <= 0 || held);
       const here = nx.arrived ? hereFor(nx.reservation_id) : null;
-      const late = nx.arrived ? ` · ${here ? `${here.text}, waiting` : "here, waiting"}` : nx.in_minutes <= 0 ? " · due now"
+      // Past its time and not here: how late, as the booking's row says it ("due now" at
+      // 18:40 for Abernathy's 18:30 read as guests on their way in, not 10 minutes late).
+      const late = nx.arrived ? ` · ${here ? `${here.text}, waiting` : "here, waiting"}`
+        : nx.in_minutes < 0 ? ` · ${-nx.in_minutes} min late` : nx.in_minutes === 0 ? " · due now"
         : held ? ` · held from ${minutesBefore(nx.at, 15)}` : tight ? " · still eating then" : "";
       const rest = `${nx.size ? ` (${nx.size})` : ""} at ${nx.at}${late}`;
       kids.push(h("span", { class: (tight || nx.arrived ? "next tight" : "next") + (here?.cls ? ` ${here.cls}` : ""), title: `next: ${who(nx)}${rest}` },
