@@ -24,7 +24,9 @@ def marlowes(**changes: Any) -> dict[str, Any]:
 def with_tables(count: int) -> dict[str, Any]:
     seats = [2, 4, 6] * count
     tables = [{"id": f"T{i}", "seats": seats[i]} for i in range(count)]
-    return marlowes(tables=tables, combos=[], turn_minutes={"large": 120})
+    # max_party_size within what the tables seat (a file's larger one is refused).
+    largest = max(seats[:count])
+    return marlowes(tables=tables, combos=[], turn_minutes={"large": 120}, max_party_size=largest)
 
 
 def test_the_waitlist_holds_4_parties_a_table_when_max_waitlist_is_left_out() -> None:
