@@ -1188,6 +1188,12 @@ class DayBook:
         with self._lock:
             return dict(self._load(day).meta.get(party_id, {}))
 
+    def partners_waiting(self, day: date, party_ids: Iterable[str]) -> int:
+        """How many of `party_ids` (on `day`) are partners' waitlist entries."""
+        with self._lock:
+            known = self._load(day).meta
+            return sum(1 for pid in party_ids if from_partner(known.get(pid, {})))
+
     def moved_to(self, day: date, booking_id: str, reservation: Reservation) -> str | None:
         """Where a booking whose `reservation` on `day` is cancelled now stands, when a
         change (the host's, or a partner's UpdateBooking) moved it to another day: its local
@@ -1546,7 +1552,8 @@ class DayBook:
         def build(stand: HostStand, ts: int, _in_force: InForce) -> list[Any] | Refused:
             operation = [name, ts, *args]
             if name == "walk_in":
-                return self.waitlist_full(stand, operation) or operation
+                known = self._days[day].meta  # the state build is given is the day's, loaded
+                return self.waitlist_full(stand, known, operation, meta or {}) or operation
             return operation
 
         outcome = self.apply(
@@ -1562,25 +1569,50 @@ class DayBook:
             self._tell("cancel", str(args[0]), outcome, CANCELLED)
         return outcome
 
-    def waitlist_full(self, stand: HostStand, walk_in: list[Any]) -> Refused | None:
-        """The refusal of `walk_in` when it would wait behind `waitlist_limit` parties or
-        more, else None. A party a table is free for now is seated as ever, and a walk-in
-        the engine refuses (an id in use) is left to the engine to answer."""
-        limit = self.restaurant.waitlist_limit
-        if len(stand.waiting) < limit:  # the operation's own pass only shortens the queue
+    def waitlist_full(
+        self,
+        stand: HostStand,
+        known: Mapping[str, Mapping[str, Any]],
+        walk_in: list[Any],
+        meta: Mapping[str, Any],
+    ) -> Refused | None:
+        """The refusal of `walk_in` (its details `meta`; `known`: the day's parties') when
+        it would wait behind `waitlist_limit` parties, or a partner's behind
+        `partner_waitlist_limit` partners' entries, else None. Partners' entries beyond
+        their share do not count against the host's walk-ins (a share lowered by a reload
+        leaves more waiting): the host always has room for the guests at the door. A party
+        a table is free for now is seated as ever, and a walk-in the engine refuses (an id
+        in use) is left to the engine to answer."""
+        r = self.restaurant
+        limit, share = r.waitlist_limit, r.partner_waitlist_limit
+        partner = from_partner(meta)
+        # The operation's own pass only shortens the queue: under both limits, it joins.
+        if not partner and len(stand.waiting) < limit:
+            return None
+        if partner and len(stand.waiting) < limit and partners_waiting(stand, known) < share:
             return None
         trial = copy.deepcopy(stand)
         result = trial.apply(walk_in)
         if not isinstance(result, str) or not result.startswith("queued"):
             return None
-        waiting = len(trial.waiting) - 1
-        if waiting < limit:
-            return None
-        return Refused(
-            WAITLIST_FULL,
-            f"the waitlist is full: {party_count(waiting)} waiting, {limit} at most at"
-            f" {self.restaurant.name}; no more can join until one is seated or leaves",
-        )
+        del trial.waiting[str(walk_in[2])]
+        waiting = len(trial.waiting)
+        theirs = partners_waiting(trial, known)
+        counted = waiting - max(0, theirs - share)
+        if counted >= limit or (partner and waiting >= limit):
+            return Refused(
+                WAITLIST_FULL,
+                f"the waitlist is full: {party_count(waiting)} waiting, {limit} at most at"
+                f" {r.name}; no more can join until one is seated or leaves",
+            )
+        if partner and theirs >= share:
+            return Refused(
+                WAITLIST_FULL,
+                f"partners' entries fill their share of the waitlist: {theirs} waiting,"
+                f" {share} at most at {r.name} (the rest is kept for the host's walk-ins);"
+                " no more can join online until one is seated or leaves",
+            )
+        return None
 
     def _tell(self, action: str, booking_id: str, outcome: Applied | Refused, done: str) -> None:
         """A booking, cancel or move to the events: `done`, or the code it was refused with."""
@@ -2541,6 +2573,17 @@ class DayBook:
         with self._lock:
             state = self._load(day)
             return [(r, dict(state.meta.get(r.id, {}))) for r in state.stand.reservations()]
+
+
+def from_partner(meta: Mapping[str, Any]) -> bool:
+    """Whether a walk-in with these details is a partner's waitlist entry."""
+    return meta.get("source") == "partner"
+
+
+def partners_waiting(stand: HostStand, known: Mapping[str, Mapping[str, Any]]) -> int:
+    """How many of `stand`'s waiting parties are partners' entries (`known`: the day's
+    details by party id)."""
+    return sum(1 for pid in stand.waiting if from_partner(known.get(pid, {})))
 
 
 def party_count(n: int) -> str:

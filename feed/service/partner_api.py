@@ -1368,9 +1368,14 @@ class PartnerApi:
             if 1 <= n <= r.online_limit and spots_total(r.floor, n) > 0
         ]
         *quotes, board = book.peek(day, now, [*(["quote", n] for n in sizes), ["board"]])
-        # With the waitlist full, only a party a table is free for now could come: a size
-        # that would wait is left out, as CreateWaitlistEntry would refuse it (WAITLIST_FULL).
-        full = len(board["waiting"]) >= r.waitlist_limit
+        # With the waitlist full, or partners' share of it, only a party a table is free for
+        # now could come: a size that would wait is left out, as CreateWaitlistEntry would
+        # refuse it (WAITLIST_FULL).
+        waiting = board["waiting"]
+        full = (
+            len(waiting) >= r.waitlist_limit
+            or book.partners_waiting(day, waiting) >= r.partner_waitlist_limit
+        )
         # A wait that runs past the service's close is no estimate (nobody is seated after
         # it): that size is left out, as one the restaurant cannot serve is.
         kept = [

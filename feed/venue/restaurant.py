@@ -53,6 +53,13 @@ def waitlist_default(floor: FloorPlan) -> int:
     return max(WAITLIST_AT_LEAST, WAITLIST_PER_TABLE * len(floor.tables))
 
 
+def partner_waitlist_default(limit: int) -> int:
+    """`max_partner_waitlist` when the file leaves it out: half the waitlist's `limit`
+    (rounded up), so a partner's retry loop fills half at most and the host keeps the other
+    half for the guests at the door."""
+    return (limit + 1) // 2
+
+
 _DAY = 24 * 60
 _TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
@@ -178,6 +185,8 @@ class Restaurant:
     max_online_party_size: int | None = None
     # Parties the walk-in waitlist holds at most (None: waitlist_default(floor)).
     max_waitlist: int | None = None
+    # Places on it partners' entries, all partners together, take at most (None: half).
+    max_partner_waitlist: int | None = None
     # Dates with their own services, in place of the weekday's hours.
     special_days: Mapping[date, tuple[Service, ...]] = field(default_factory=dict)
     # Derived values worked out once (e.g. a day's slots): never part of equality or repr.
@@ -197,6 +206,14 @@ class Restaurant:
         if self.max_waitlist is None:
             return waitlist_default(self.floor)
         return self.max_waitlist
+
+    @property
+    def partner_waitlist_limit(self) -> int:
+        """The most partners' entries (all partners together) the waitlist holds: one more
+        is refused, and the host's walk-ins keep the rest of `waitlist_limit`."""
+        if self.max_partner_waitlist is None:
+            return partner_waitlist_default(self.waitlist_limit)
+        return self.max_partner_waitlist
 
     @functools.cached_property
     def online_floor(self) -> FloorPlan:
@@ -554,6 +571,12 @@ class RestaurantModel(_Model):
         f"entries alike); default: {WAITLIST_PER_TABLE} per table, at least "
         f"{WAITLIST_AT_LEAST}",
     )
+    max_partner_waitlist: Annotated[int, Field(ge=0, le=MAX_WAITLIST_LIMIT)] | None = Field(
+        default=None,
+        description="Most places on the walk-in waitlist partners' entries take, all partners "
+        "together (0: partners cannot join it); the host's walk-ins keep the rest. At most "
+        "max_waitlist; default: half of max_waitlist, rounded up",
+    )
     pacing: PacingModel = Field(
         default=PacingModel(),
         description="Caps per slot on partner bookings (host bookings may exceed them only "
@@ -710,6 +733,15 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
     walk_in = frozenset(t.id for t in m.tables if t.walk_in_only)
     if m.max_online_party_size is not None and m.max_online_party_size > m.max_party_size:
         raise fail("max_online_party_size", f"must be at most max_party_size ({m.max_party_size})")
+    if m.max_partner_waitlist is not None:
+        limit = m.max_waitlist if m.max_waitlist is not None else waitlist_default(floor)
+        of = (
+            ""
+            if m.max_waitlist is not None
+            else (f": the default, {WAITLIST_PER_TABLE} per table, at least {WAITLIST_AT_LEAST}")
+        )
+        if m.max_partner_waitlist > limit:
+            raise fail("max_partner_waitlist", f"must be at most max_waitlist ({limit}{of})")
     return Restaurant(
         merchant_id=m.merchant_id,
         name=m.name,
@@ -735,6 +767,7 @@ def _to_restaurant(m: RestaurantModel, source: str) -> Restaurant:
         cancel_cutoff_minutes=m.cancel_cutoff_minutes,
         max_online_party_size=m.max_online_party_size,
         max_waitlist=m.max_waitlist,
+        max_partner_waitlist=m.max_partner_waitlist,
         special_days=special,
     )
 
