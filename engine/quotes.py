@@ -7,6 +7,7 @@ in the queue (so it sees holds, claims and protected tables as the pass would).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,12 +34,20 @@ def quote(
     seated = seating_pass(ts, [*queue, newcomer], usable, floor, next_booked)
     if any(s.party is newcomer for s in seated):
         return 0
+    return queued_quote(size, Counter(p.size for p in queue), floor)
+
+
+def queued_quote(size: int, waiting: Mapping[int, int], floor: FloorPlan) -> int:
+    """Minutes a walk-in of `size` the pass does not seat now is told to wait, behind the
+    parties `waiting` (how many of each size): the quote when it is not 0."""
     if floor.is_large(size):
-        ahead = sum(1 for p in queue if floor.is_large(p.size))
+        ahead = sum(n for s, n in waiting.items() if floor.is_large(s))
         return min(floor.large_quote_minutes * (ahead + 1), floor.quote_cap)
     cls = floor.quote_class(size)
     if cls is None:
         return floor.quote_cap
-    ahead = sum(1 for p in queue if not floor.is_large(p.size) and floor.quote_class(p.size) == cls)
+    ahead = sum(
+        n for s, n in waiting.items() if not floor.is_large(s) and floor.quote_class(s) == cls
+    )
     minutes = -(-floor.dwell_minutes[cls] * (ahead + 1) // floor.class_tables[cls])  # ceil
     return min(minutes, floor.quote_cap)

@@ -9,6 +9,8 @@ never writes). It is worked out once per (day, log length, minute) and shared by
 from __future__ import annotations
 
 import threading
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, cast
@@ -16,11 +18,13 @@ from typing import Any, cast
 from engine import HostStand, config
 from engine.floor import FloorPlan
 from engine.holds import Reservation, ReservationStatus
+from engine.quotes import queued_quote
 from engine.seating import seating_pass
 from engine.stand import unit_name
 from feed.service.days import DayBook, area_id, one_per_booking, refloor_before
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
+from store.log import LogEntry
 
 # The operations whose result lists the parties the seating pass sat ("pid@unit").
 PASS_OPERATIONS = ("free", "cancel", "leave", "move", "seat")
@@ -38,9 +42,8 @@ def status_word(reservation: Reservation) -> str:
 
 @dataclass
 class _QuotesGiven:
-    """The quote each queued walk-in was given, by replaying the day's log: at a walk-in's
-    minute the quote for its size is asked just before it joins (the walk-in's own pass at
-    that minute would run first anyway, so asking changes nothing it does)."""
+    """The quote each queued walk-in was given, by replaying the day's log: the quote for
+    its size at its minute, just before it joined (after its operation's own pass)."""
 
     stand: HostStand
     next_seq: int = 0
@@ -52,24 +55,53 @@ class _QuotesGiven:
     generation: int = 0  # the DayBook's configuration it was replayed under
     # When tables a reload removed leave the floor, as in the day's own replay (days._Day).
     switches: list[tuple[float, FloorPlan]] = field(default_factory=list)
+    # The stand's waiting parties by size, kept with it: a quote is worked out from them
+    # without walking the queue (the first view after a start replays every walk-in).
+    waiting: Counter[int] = field(default_factory=Counter)
 
     def catch_up(self, book: DayBook, day: date) -> None:
         merchant = book.restaurant.merchant_id
-        for entry in book.store.entries(merchant, day, after_seq=self.next_seq - 1):
+        self.take(book.store.entries(merchant, day, after_seq=self.next_seq - 1))
+
+    def take(self, entries: Iterable[LogEntry]) -> None:
+        for entry in entries:
             refloor_before(self.stand, self.switches, entry.received_at)
             op = entry.operation
-            if op and op[0] == "walk_in" and str(entry.result).startswith("queued"):
-                quoted = self.stand.apply(["quote", op[1], op[3]])
-                if isinstance(quoted, int):
-                    self.given[str(op[2])] = quoted
             if op and op[0] in PASS_OPERATIONS and isinstance(entry.result, list):
                 for item in entry.result:
                     pid, _, unit = str(item).partition("@")
                     if not (op[0] == "seat" and len(op) > 2 and pid == op[2]):  # its own
                         self.passed.append((pid, unit, int(str(op[1]))))
-            self.stand.apply(op)
+            before = len(self.stand.waiting)
+            result = self.stand.apply(op)
+            if (
+                op
+                and op[0] == "walk_in"
+                and str(entry.result).startswith("queued")
+                and isinstance(result, str)
+                and result.startswith("queued")
+            ):
+                self._joined(str(op[2]), int(str(op[3])), before)
+            elif len(self.stand.waiting) != before:  # only a walk-in joins: some have gone
+                self._recount()
             self.next_seq = entry.seq + 1
         refloor_before(self.stand, self.switches, None)
+
+    def _joined(self, party_id: str, size: int, before: int) -> None:
+        """A walk-in that joined the queue: its quote, from the parties waiting when it was
+        asked (its operation's pass had run). The pass did not seat it, so that quote was
+        not 0 (quotes.quote: the same pass with it last); a pass that seated parties ahead
+        of it (the queue is not one longer) is counted again, each a walk of the queue as
+        the pass's own."""
+        if len(self.stand.waiting) != before + 1:
+            self._recount(leaving_out=party_id)
+        self.given[party_id] = queued_quote(size, self.waiting, self.stand.floor)
+        self.waiting[size] += 1
+
+    def _recount(self, leaving_out: str | None = None) -> None:
+        self.waiting = Counter(
+            int(p.size or 0) for pid, p in self.stand.waiting.items() if pid != leaving_out
+        )
 
 
 class FloorViews:
