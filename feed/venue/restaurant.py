@@ -32,7 +32,8 @@ from pydantic import (
 from engine.floor import FloorPlan, FloorPlanError, Table, build_floor
 from feed.venue.telephone import e164
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "restaurant.schema.json"
+# Beside the feed schemas in the package (feed/schemas), where --schema writes it.
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "restaurant.schema.json"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 DEFAULT_LAST_SEATING_BEFORE_CLOSE = 60  # minutes
 DEFAULT_LARGE_TURN_MINUTES = 120

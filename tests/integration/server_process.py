@@ -96,11 +96,13 @@ def start_server(
     extra: Sequence[str] = (),
     port: int | None = None,
     configs: Sequence[Path] = CONFIGS,
+    hoststand: Path = HOSTSTAND,
 ) -> ServerProcess:
     """Start the server on `db` (an SQLite file or a PostgreSQL URL) and return once
     /healthz answers (or fail with its output). It runs in `workdir`, by default the SQLite
     file's directory; a URL needs one. `settings` defaults to the sample settings; `extra`:
-    more `serve` options (--log-format json); `configs`: the restaurant files."""
+    more `serve` options (--log-format json); `configs`: the restaurant files; `hoststand`: the
+    command (another installation's)."""
     if workdir is None:
         if not isinstance(db, Path):
             raise ValueError("a server on a database URL needs a workdir")
@@ -111,7 +113,7 @@ def start_server(
     # another. A port the caller chose is its own to keep free.
     for _attempt in range(BIND_ATTEMPTS):
         chosen = port or free_port()  # an earlier server's port: a page open on it reconnects
-        args = [str(HOSTSTAND), "--now", now.isoformat(), "serve"]
+        args = [str(hoststand), "--now", now.isoformat(), "serve"]
         for config in configs:
             args += ["--config", str(config)]
         args += ["--db", str(db), "--settings", str(settings), "--host", "127.0.0.1"]
