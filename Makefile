@@ -43,6 +43,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/export_upload_bench.py
 	$(BIN)/python bench/receiver_bench.py
 	$(BIN)/python bench/waitlist_bench.py
+	$(BIN)/python bench/retention_growth.py
+	$(BIN)/python bench/tablet_bench.py  # headless /usr/bin/chromium, as the tablet's tests
 	$(BIN)/python bench/platform_bench.py  # needs $$HOSTSTAND_BENCH_PG
 
 clean:
