@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,23 @@ def test_a_misspelt_key_in_a_settings_file_is_an_unknown_key_with_the_one_it_mea
     assert f"{bad}: partners.0.basic_usr: unknown key (did you mean 'basic_user'?)" in (
         check(bad).stderr.splitlines()
     )
+
+
+def test_each_sample_restaurant_says_to_check_it_with_the_readmes_check_command() -> None:
+    # The README's command (exit 2 on a problem), not the module's own check, so a reader
+    # who copies the sample's line gets what serve and the docs mean by "checked".
+    said = {}
+    for path in sorted(SAMPLES.glob("*.toml")):
+        comments = " ".join(
+            line.lstrip("# ") for line in path.read_text(encoding="utf-8").splitlines()
+            if line.startswith("#")
+        )  # fmt: skip
+        found = re.search(r"[Cc]heck it with `([^`]*)`", comments)
+        if found:
+            said[path.name] = found.group(1)
+    assert {"marlowes.toml", "harbour.toml", "terrace.toml"} <= set(said), said
+    for name, command in said.items():
+        assert command == f"hoststand check samples/{name}", (name, command)
+        result = check(SAMPLES / name)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith(f"{SAMPLES / name}: ok (restaurant "), result.stdout
