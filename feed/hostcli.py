@@ -17,15 +17,23 @@ from typing import Any, NoReturn, Protocol
 
 import click
 
-from engine import Rejected
+from engine import Rejected, errors
 from feed.clock import check_day
 from feed.service.attention import marked
 from feed.service.config_reload import stored_misfits
-from feed.service.days import BOOKING_SCOPE, Applied, DayBook, Refused
+from feed.service.days import BAD_PARTY_SIZE, BOOKING_SCOPE, Applied, DayBook, Refused
 from feed.service.floorview import FloorViews, reservation_rows
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
-from feed.service.replies import Reply
+from feed.service.replies import (
+    BAD_ARGUMENTS,
+    BAD_JSON,
+    EVENT_ID_REUSED,
+    IDEMPOTENCY_KEY_REUSED,
+    INVALID_CONFIGURATION,
+    INVALID_REQUEST,
+    Reply,
+)
 from feed.settings import Settings, SettingsError, load_settings
 from feed.venue import calendar
 from feed.venue.restaurant import ConfigError, Restaurant, load_restaurant
@@ -34,6 +42,23 @@ from store.log import LogStore, StoreError
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
+# The refusals that say the request itself is wrong, the codes the HTTP edge answers 400 or
+# 422 (feed.http.statuses, which this part may not import; a test keeps the two in step):
+# they exit 2, as `hoststand reserve` does for a party above the restaurant's maximum. Any
+# other refusal (no table, not serving now, a table not occupied) exits 1.
+BAD_INPUT_CODES = frozenset(
+    {
+        errors.UNKNOWN_OPERATION,
+        errors.INVALID_ARGUMENTS,
+        BAD_PARTY_SIZE,
+        BAD_JSON,
+        INVALID_REQUEST,
+        EVENT_ID_REUSED,
+        IDEMPOTENCY_KEY_REUSED,
+        BAD_ARGUMENTS,
+        INVALID_CONFIGURATION,
+    }
+)
 
 
 class Obj(Protocol):
@@ -377,7 +402,7 @@ def host_group() -> None:
 
 
 def _answer(stand: Stand, reply: Reply | Applied | Refused, as_json: bool, words: str) -> None:
-    """Print what happened, or the refusal on stderr with status 1."""
+    """Print what happened, or the refusal on stderr with its exit status (exit_status)."""
     if isinstance(reply, Refused):
         _refused(reply.code, reply.message, as_json)
     if isinstance(reply, Applied):
@@ -406,7 +431,12 @@ def _answer(stand: Stand, reply: Reply | Applied | Refused, as_json: bool, words
 def _refused(code: str, message: str, as_json: bool) -> NoReturn:
     if as_json:
         click.echo(json.dumps({"error": {"code": code, "message": message}}, sort_keys=True))
-    _fail(message, EXIT_REFUSED)
+    _fail(message, exit_status(code))
+
+
+def exit_status(code: str) -> int:
+    """A refusal's exit status by its code: the one place host commands map codes."""
+    return EXIT_BAD_INPUT if code in BAD_INPUT_CODES else EXIT_REFUSED
 
 
 # -- reading ----------------------------------------------------------------------------

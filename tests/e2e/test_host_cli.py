@@ -85,6 +85,23 @@ def test_bad_input_exits_2() -> None:
     assert result.exit_code == 2
 
 
+def test_a_walk_in_larger_than_the_restaurant_seats_is_bad_input_and_writes_nothing() -> None:
+    # 12 passes the command's own 1..20 but not Marlowe's max_party_size of 10: the same
+    # mistake as a size of 0, and what `hoststand reserve` says is bad input (2), not a
+    # refusal by the floor (1).
+    for args in (("walk-in", "12", "--name", "Big"), ("walk-in", "12", "--json")):
+        result = host(*args)
+        assert result.exit_code == 2, result.output
+        assert "Marlowe's Kitchen seats parties of 1 to 10, not 12" in result.stderr
+    assert stored_days() == set()
+    reserved = CliRunner().invoke(
+        main,
+        ["--now", NOW, "reserve", "--config", MARLOWES, "--db", "h.db",
+         "--party-size", "12", "--at", "2026-12-04T19:00"],
+    )  # fmt: skip
+    assert reserved.exit_code == 2, reserved.output
+
+
 def test_a_closed_day_is_refused() -> None:
     assert host("board", "--date", "2026-12-25").exit_code == 1
 
@@ -350,7 +367,7 @@ def test_a_walk_in_for_today_between_services_is_refused_as_on_the_tablet() -> N
         "hoststand: Marlowe's Kitchen is not serving now; the next service opens at 17:30"
     ]
     too_big = host("walk-in", "12", "--date", "2026-12-04")
-    assert too_big.exit_code == 1
+    assert too_big.exit_code == 2  # bad input, whatever the hour
     assert too_big.stderr.splitlines() == [
         "hoststand: size: Marlowe's Kitchen seats parties of 1 to 10, not 12"
     ]
