@@ -22,8 +22,9 @@ from feed.venue.telephone import e164
 T = TypeVar("T")
 Record = dict[str, Any]
 
-# Inside the package (feed/schemas; the repository's schemas/ links to it) so that hoststand
-# installed from its wheel, away from any checkout, has them to validate what it exports.
+# Read through the package (feed/schemas, a link to the repository's schemas/ that a wheel
+# carries as files) so that hoststand installed from its wheel, away from any checkout, has
+# them to validate what it exports.
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 AVAILABILITY = "availability_feed"
 MERCHANT = "merchant_feed"

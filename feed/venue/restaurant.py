@@ -32,7 +32,7 @@ from pydantic import (
 from engine.floor import FloorPlan, FloorPlanError, Table, build_floor
 from feed.venue.telephone import e164
 
-# Beside the feed schemas in the package (feed/schemas), where --schema writes it.
+# Beside the feed schemas, read through the package (feed/schemas links to schemas/).
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "restaurant.schema.json"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 DEFAULT_LAST_SEATING_BEFORE_CLOSE = 60  # minutes
