@@ -27,7 +27,8 @@ from feed.files.documents import MAX_TIMESTAMP_SEC, MIN_TIMESTAMP_SEC, FeedError
 from feed.files.export import ExportSummary, FeedPart, export_feeds
 from feed.hostcli import config_option as one_config_option
 from feed.hostcli import host_group, partner_unheard, settings_option
-from feed.service.days import OVER_PACING, Applied, Cell, DayBook, floor_drift
+from feed.service.days import OVER_PACING, Applied, Cell, DayBook
+from feed.service.floors import floor_drift
 from feed.settings import SETTINGS_KEYS, load_settings, settings_problems, unreachable
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
@@ -167,7 +168,7 @@ def refuse_moved_openings(
         more = f" (and {len(moved) - 1} more like it)" if len(moved) > 1 else ""
         fail(moved[0] + more)
     from feed.service.config_reload import recover_removed_units
-    from feed.service.days import (
+    from feed.service.floors import (
         BY_COMMAND,
         BY_RESTORE,
         BY_START,
@@ -180,7 +181,7 @@ def refuse_moved_openings(
         for _path, r in configs:
             recover_removed_units(store, r, now)  # a store that never kept its floor
             # A command's floor is the one in force, or one listing its tables otherwise
-            # with the same ties (days.floor_drift): the one in force is kept as it is.
+            # with the same ties (floors.floor_drift): the one in force is kept as it is.
             if start or not kept_floor(store, r.merchant_id)[1]:
                 how = BY_START if start else BY_COMMAND
                 if start and restore and replaced_floor(store, r.merchant_id, r.floor):
@@ -193,7 +194,7 @@ def refuse_moved_openings(
 
 def refuse_other_floor(store: LogStore, configs: Sequence[tuple[str, Restaurant]]) -> list[str]:
     """A command's line for each file whose floor plan is not the one in force on the store
-    (days.floor_drift: the one the last start or reload kept). A command's file is not a
+    (floors.floor_drift: the one the last start or reload kept). A command's file is not a
     reload: an operator running one with an older copy of the file (one still with a table
     a reload removed) would put that table back in force for every server, and one with a
     file edited before the servers were reloaded would take the new floor in force for

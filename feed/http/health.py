@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from engine import FloorPlan
 from feed.http.metrics import CONTENT_TYPE, Metrics
-from feed.service.days import floor_drifts
+from feed.service.floors import floor_drifts
 from feed.settings import Settings
 from store.log import LogStore, StoreError, StoreUnavailable, StoreUnreachable, StoreUnwritable
 
@@ -126,7 +126,7 @@ def check(
 
 def floors_out_of_date(store: LogStore, floors: Mapping[str, FloorPlan]) -> list[str]:
     """A line for each restaurant whose floor plan here is not the one in force on the
-    store (`days.floor_drift`): another server reloaded or started on a newer file."""
+    store (`floors.floor_drift`): another server reloaded or started on a newer file."""
     return [
         f"{merchant_id}: this server's floor plan is not the one in force on the store"
         f" (another server reloaded or started on a newer file): {drift}; reload this"

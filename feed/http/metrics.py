@@ -17,8 +17,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from engine import FloorPlan
-from feed.service.days import floor_drifts
 from feed.service.events import Listener
+from feed.service.floors import floor_drifts
 from store.log import LogStore, StoreError
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -71,7 +71,7 @@ class OutboxCollector(Collector):
 
 class FloorCollector(Collector):
     """Per restaurant, 1 when its floor plan here is not the one in force on the store
-    (`days.floor_drift`: another server reloaded or started on a newer file), read from the
+    (`floors.floor_drift`: another server reloaded or started on a newer file), read from the
     store when scraped; `floors()` gives the floors this server runs now."""
 
     def __init__(self, store: LogStore, floors: Callable[[], Mapping[str, FloorPlan]]) -> None:

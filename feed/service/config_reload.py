@@ -38,24 +38,26 @@ from feed.service import rules
 from feed.service.attention import Attention, Misfit, reasons
 from feed.service.days import (
     BOOKING_SCOPE,
-    BY_RELOAD,
-    BY_UNDO,
-    RETIRED_SCOPE,
     SLOT_IN_PAST,
     SLOT_UNAVAILABLE,
     Chooser,
     DayBook,
     Refused,
+    guests,
+    index_on,
+    kept_room,
+    occupied,
+)
+from feed.service.floors import (
+    BY_RELOAD,
+    BY_UNDO,
+    RETIRED_SCOPE,
     Retired,
     floor_drift,
     floor_history,
     floor_record,
     floor_records,
-    guests,
-    index_on,
     kept_floor,
-    kept_room,
-    occupied,
     removed_units,
     replaced_floor,
     retire_record,
@@ -306,7 +308,7 @@ class Reloader:
 def _retire(
     receiver: Receiver, book: DayBook, path: Path, new: Restaurant, now: datetime
 ) -> list[str]:
-    """Keep what the tables and combos `new` removes were (days.Retired): a day whose log
+    """Keep what the tables and combos `new` removes were (floors.Retired): a day whose log
     began before now is replayed on a floor that still has them until now, so the rows
     of the past on them (seated, no-show, cancelled) read as they were, to the host and to
     a partner asking after its booking. They are never offered again: availability and
@@ -319,7 +321,7 @@ def _retire(
     seat written meanwhile (by another server on this store still running the old file)
     is either in the log read for that check, and the reload is refused naming the party,
     or loses its append to this entry and is worked out again, when it reads the new
-    floor and is refused (days.removed_units).
+    floor and is refused (floors.removed_units).
     The problems found (nothing is written then)."""
     old = book.restaurant.floor
     kept = set(unit_ids(new.floor))
@@ -340,7 +342,7 @@ def _retire(
     records += floor_records(book.store, merchant_id, new.floor, at, gone, BY_RELOAD)[0]
     today = receiver.today(book.restaurant, now)
     if not fresh or today is None or _nobody_can_sit(book, today, now):
-        # In one write, as a start's (days.note_floor): a removal kept without its floor
+        # In one write, as a start's (floors.note_floor): a removal kept without its floor
         # record (the database restarting between) stood while the floor in force kept the
         # unit, and a later start kept it, dropping from every replay what sat there since.
         if records:
@@ -726,7 +728,7 @@ def _rehome(
 
 def stored_floor_replaced(store: LogStore, r: Restaurant, path: Path) -> list[str]:
     """A server starting on `r` whose floor plan is one that was in force on the store and
-    was replaced since (days.replaced_floor: a reload, or a start, put another in force
+    was replaced since (floors.replaced_floor: a reload, or a start, put another in force
     after it), and is not the one in force: refused, one line naming the difference and
     what to do, nothing written. It is an older copy of the file, most likely (a second
     server, or a restart, still given the file from before a reload): started, it would
@@ -879,10 +881,10 @@ def _named_units(
     retired: Sequence[Retired],
     was: Mapping[str, Mapping[str, Any]],
 ) -> list[Retired]:
-    """Stand-ins (days.Retired, for the whole day) for the tables and combos a day's
+    """Stand-ins (floors.Retired, for the whole day) for the tables and combos a day's
     log names, in its operations or the engine's answers ("seated T2", "W1@T2+T3"), that
     neither `floor` nor a reload's record (`retired`) has: as the floor kept last (`was`,
-    days.kept_floor) had them, else guessed."""
+    floors.kept_floor) had them, else guessed."""
     known = {x.unit for x in retired}
     sizes: dict[str, int] = {}
     named: list[str] = []

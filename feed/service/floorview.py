@@ -21,7 +21,8 @@ from engine.holds import Reservation, ReservationStatus
 from engine.quotes import queued_quote
 from engine.seating import seating_pass
 from engine.stand import unit_name
-from feed.service.days import DayBook, area_id, one_per_booking, refloor_before
+from feed.service.days import DayBook, area_id, one_per_booking
+from feed.service.floors import refloor_before
 from feed.venue import calendar
 from feed.venue.restaurant import Restaurant
 from store.log import LogEntry

@@ -333,7 +333,7 @@ class Receiver:
                 return reply  # true only now: a retry of the event tries again
             if reply.code == TABLE_REMOVED:
                 # True only until this server is reloaded (it runs a floor older than the
-                # store's, days.removed_units): nothing done, and not kept as the event's
+                # store's, floors.removed_units): nothing done, and not kept as the event's
                 # answer, or every retry would get it and the change would never be made.
                 return replies.floor_out_of_date(
                     reply.body["error"]["message"], "send the event again shortly"

@@ -11,7 +11,7 @@ import requests
 from click.testing import CliRunner, Result
 
 from feed.cli import main
-from feed.service.days import kept_floor
+from feed.service.floors import kept_floor
 from store import open_store
 from tests.integration.floor_copies import FRIDAY, MARLOWES, MID, T5, T5_T6, serving_reloaded
 from tests.integration.server_process import NOW, TIMEOUT

@@ -1,5 +1,5 @@
 """A start of `hoststand serve` beside running servers, on an older copy of the file: the
-store keeps the history of its floors in force (days.floor_history), and a start whose
+store keeps the history of its floors in force (floors.floor_history), and a start whose
 file's floor is one a reload or start replaced since is refused, one line naming the
 difference and what to do, nothing written; `--restore-floor` puts it back on purpose."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import requests
 
-from feed.service.days import floor_history, kept_floor
+from feed.service.floors import floor_history, kept_floor
 from store import open_store
 from tests.integration.floor_copies import FRIDAY, MARLOWES, MID, T5, T5_T6, serving_reloaded
 from tests.integration.server_process import (

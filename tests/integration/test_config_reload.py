@@ -11,7 +11,7 @@ import pytest
 from engine.holds import ReservationStatus
 from feed.http.serving import sweep_no_shows
 from feed.service.config_reload import Reloader
-from feed.service.days import note_floor
+from feed.service.floors import note_floor
 from feed.service.notify import BOOKING, Notifier
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver

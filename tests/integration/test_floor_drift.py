@@ -1,4 +1,4 @@
-"""`days.floor_drift`: how a server's floor plan differs from the floor in force on the
+"""`floors.floor_drift`: how a server's floor plan differs from the floor in force on the
 store (what /healthz says of a server running an out-of-date file)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 
 from engine.floor import FloorPlan, Table
-from feed.service.days import (
+from feed.service.floors import (
     BY_RELOAD,
     FLOOR_SCOPE,
     RETIRED_SCOPE,

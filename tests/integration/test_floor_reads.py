@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from feed.service.days import FLOOR_SCOPE, note_floor
+from feed.service.floors import FLOOR_SCOPE, note_floor
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.service.signing import sign
@@ -31,7 +31,7 @@ NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)  # a Friday's dinner (London is U
 
 
 class FloorReadsCounted(SQLiteStore):
-    """An SQLite store that counts the reads of the floor in force (days.floor_in_force)."""
+    """An SQLite store that counts the reads of the floor in force (floors.floor_in_force)."""
 
     floor_reads = 0
 

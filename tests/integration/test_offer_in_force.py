@@ -14,7 +14,7 @@ import pytest
 from feed.files.export import availability_rows
 from feed.push.outbox import replace_body
 from feed.service.config_reload import Reloader
-from feed.service.days import note_floor
+from feed.service.floors import note_floor
 from feed.service.partner_api import PartnerApi
 from feed.service.receiver import Receiver
 from feed.settings import Partner, Settings

@@ -1,6 +1,6 @@
 """A table a reload (or a start) adds is in the replay of a day from the instant it took
 force only (feed.service.days.DayBook.additions), as one a reload removes is there up to its
-removal (days.Retired): the replay of the parties seated before it, on any server and after
+removal (floors.Retired): the replay of the parties seated before it, on any server and after
 any restart, reads as they were seated, never moved to the new table."""
 
 from __future__ import annotations

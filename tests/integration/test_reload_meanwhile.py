@@ -18,7 +18,8 @@ from feed.cli import refuse_moved_openings
 from feed.http.statuses import status_of
 from feed.service import config_reload
 from feed.service.config_reload import Reloader
-from feed.service.days import DayBook, floor_history, kept_floor, note_floor
+from feed.service.days import DayBook
+from feed.service.floors import floor_history, kept_floor, note_floor
 from feed.service.floorview import FloorViews
 from feed.service.notify import Notifier
 from feed.service.partner_api import PartnerApi

@@ -1,5 +1,5 @@
 """A table a reload removed stays in the replay of the days it served, up to the reload
-(feed.service.days.Retired): a past day's rows on it read as they were, to the host and to
+(feed.service.floors.Retired): a past day's rows on it read as they were, to the host and to
 a partner asking after its booking, and it is never offered again."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from feed.cli import refuse_moved_openings
 from feed.http.serving import sweep_no_shows
 from feed.service.config_reload import Reloader, stored_parties_removed
-from feed.service.days import RETIRED_SCOPE, Retired, kept_floor, note_floor
+from feed.service.floors import RETIRED_SCOPE, Retired, kept_floor, note_floor
 from feed.service.floorview import FloorViews
 from feed.service.notify import BOOKING, Notifier
 from feed.service.partner_api import PartnerApi
