@@ -28,7 +28,7 @@ from engine.errors import (
     UNKNOWN_RESERVATION,
 )
 from engine.holds import ReservationStatus
-from engine.stand import Result
+from engine.stand import Result, unit_name
 from feed.clock import check_day, parse_instant, real_now
 from feed.service import bodies, replies
 from feed.service.attention import Attention, Misfit, marked, still_standing
@@ -343,36 +343,48 @@ class Receiver:
         return reply
 
     def _as_it_stands(self, reply: Reply, partner: Partner) -> Reply:
-        """A stored "booked" answer to a reservation.requested, sent again for a retry of
-        its event, with the booking as it now stands: its status ("booked", "seated",
-        "no_show", "cancelled") and, moved since, its time, size and table. A partner
+        """A stored answer of a booking's ("booked", to a reservation.requested; "seated", to
+        a reservation.checked_in), sent again for a retry of its event, with the booking as
+        it now stands: its status ("booked", "seated", "no_show", "cancelled"), its tables
+        (where its guests sit now, or last sat, once checked in: a host may have moved
+        them) and, to a reservation.requested, changed since, its time and size. A partner
         whose first answer was lost sends the event again, maybe minutes later: the stored
-        answer said "booked" at the first table and time after the restaurant had moved
-        or cancelled the booking (and told the partner of it, which did not know the
-        booking's id yet), and the partner showed the guest a table no longer theirs.
-        (v3's CreateBooking, retried, answers the booking's status now too.)"""
+        answer said "booked" (or seated) at the first table and time after the restaurant
+        had moved or cancelled the booking (and told the partner of it, which did not know
+        the booking's id yet), and the partner showed the guest a table no longer theirs.
+        (v3's CreateBooking, retried, answers the booking's status now too.) A refusal is
+        stored as it stays true: that request did nothing."""
         body = reply.body
-        if body.get("status") != "booked" or not isinstance(body.get("reservation_id"), str):
-            return reply  # a refusal, or not a booking's answer: stored as it stays true
-        book = self.books.get(str(body.get("merchant_id")))
-        index = self.store.recall(BOOKING_SCOPE, body["reservation_id"])
-        if book is None or not isinstance(index, dict) or index.get("partner") != partner.id:
+        if body.get("status") not in ("booked", "seated"):
+            return reply  # a refusal, or a cancellation's (final) answer
+        booking_id = body.get("reservation_id")
+        index = (
+            self.store.recall(BOOKING_SCOPE, booking_id) if isinstance(booking_id, str) else None
+        )
+        if not isinstance(index, dict) or index.get("partner") != partner.id:
+            return reply
+        book = self.books.get(str(index.get("merchant_id")))
+        if book is None:
             return reply
         day = date.fromisoformat(str(index["day"]))
-        engine_id = str(index.get("reservation_id", body["reservation_id"]))
+        engine_id = str(index.get("reservation_id", booking_id))
         found = [(res, meta) for res, meta in book.reservations(day) if res.id == engine_id]
         opening = calendar.log_opening(book.restaurant, day)
         if not found or opening is None:
             return reply
         [(reservation, meta)] = found
+        party = book.stand(day).parties.get(engine_id)  # checked in: where they sit
+        tables = party.tables if party is not None and party.tables else reservation.tables
+        now = {"status": reservation.status.value, "tables": list(tables)}
+        if "unit" not in body:  # a reservation.checked_in's answer
+            return Reply({**body, **now})
         start = opening + timedelta(minutes=reservation.at)
         size = meta.get("party_size")
         return Reply(
             {
                 **body,
-                "status": reservation.status.value,
-                "unit": reservation.unit,
-                "tables": unit_tables(reservation.unit),
+                **now,
+                "unit": unit_name(tables),
                 "party_size": size if isinstance(size, int) else body.get("party_size"),
                 "start": start.astimezone(book.restaurant.tz).isoformat(),
                 "start_sec": int(start.timestamp()),

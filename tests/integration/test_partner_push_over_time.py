@@ -600,3 +600,32 @@ def test_a_replace_given_up_while_its_restaurants_server_restarts_is_sent_once_i
         marlowes_server.stop()
     [window] = replaces_for(stub, TOMORROW)
     assert window == current_replace(db, marlowes, TOMORROW, NOW)
+
+
+def test_events_sent_again_for_a_party_the_host_moved_answer_the_table_they_sit_at_now(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """Checked in at one table, then moved by the host: the stored answers of the booking
+    and check-in events named the first table, so a partner retrying either (its first
+    answer lost) was told its guests sat where they no longer did."""
+    server = start(tmp_path / "hoststand.db", two_partner_settings(tmp_path, stub, stub.base))
+    try:
+        booking = booking_event(f"evt-{uuid.uuid4().hex}", 4, at(TODAY, "18:15"))
+        rid = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], booking).json()[
+            "reservation_id"
+        ]
+        checked_in = change_event(f"evt-{uuid.uuid4().hex}", "checked_in", rid)
+        seated = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], checked_in).json()
+        [first] = seated["tables"]
+        to = "T6" if first == "T5" else "T5"
+        url = f"{server.base}/api/v1/restaurants/{MARLOWES}/parties/{rid}/move"
+        moved = requests.post(url, json={"unit": to}, headers=host_auth(), timeout=10)
+        assert moved.status_code == 200, moved.text
+        again = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], checked_in)
+        assert again.status_code == 200, again.text
+        assert again.json() == {"reservation_id": rid, "status": "seated", "tables": [to]}
+        booked_again = signed_post(server.base, TABLEFINDER, SECRETS[TABLEFINDER], booking).json()
+        assert (booked_again["status"], booked_again["unit"]) == ("seated", to)
+        assert booked_again["tables"] == [to]
+    finally:
+        server.stop()
