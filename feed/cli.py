@@ -882,7 +882,7 @@ def serve_command(
         every = settings.export.interval_minutes
         click.echo(f"  feeds:  exported to {staging} at start-up and every {every} min")
     try:
-        serve(app, sock, log_format=log_format, log_level=log_level)
+        serve(app, sock, log_format=log_format, log_level=log_level, limits=settings.http)
     finally:
         sock.close()
         store.close()

@@ -76,6 +76,14 @@ class _RetentionModel(_Strict):
     keep_days: int = Field(default=30, ge=1, le=3650)
 
 
+class _HttpModel(_Strict):
+    # A connection's deadlines and the cap on open connections (feed.http.deadlines).
+    head_seconds: float = Field(default=15.0, gt=0, le=300)
+    body_seconds: float = Field(default=60.0, gt=0, le=3600)
+    keep_alive_seconds: int = Field(default=5, ge=1, le=300)
+    max_connections: int = Field(default=2000, ge=2, le=1_000_000)
+
+
 class _SettingsModel(_Strict):
     # The operator's bearer token for /api/v1/admin/... (a reload); none: no admin routes.
     admin_token: str | None = Field(default=None, min_length=16)
@@ -84,6 +92,7 @@ class _SettingsModel(_Strict):
     export: _ExportModel = _ExportModel()
     health: _HealthModel = _HealthModel()
     retention: _RetentionModel = _RetentionModel()
+    http: _HttpModel = _HttpModel()
 
 
 @dataclass(frozen=True)
@@ -135,6 +144,14 @@ class RetentionSettings:
 
 
 @dataclass(frozen=True)
+class HttpSettings:
+    head_seconds: float = 15.0  # a request's line and headers must arrive within this
+    body_seconds: float = 60.0  # its body within this of its headers
+    keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this
+    max_connections: int = 2000  # past this many open at once, a new one is refused
+
+
+@dataclass(frozen=True)
 class Settings:
     partners: Mapping[str, Partner] = field(default_factory=dict)
     host_tokens: Mapping[str, str] = field(default_factory=dict)  # merchant_id -> token
@@ -142,6 +159,7 @@ class Settings:
     health: HealthSettings = HealthSettings()
     admin_token: str | None = None  # bearer token of the admin routes (reload)
     retention: RetentionSettings = RetentionSettings()  # [retention]: how long retry records stay
+    http: HttpSettings = HttpSettings()  # [http]: a connection's deadlines, the connection cap
 
 
 ADMIN_TOKEN_ENV = "HOSTSTAND_ADMIN_TOKEN"
@@ -211,6 +229,7 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         health=health,
         admin_token=admin,
         retention=RetentionSettings(model.retention.keep_days),
+        http=HttpSettings(**model.http.model_dump()),
     )
 
 

@@ -29,7 +29,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from feed.files.scheduler import ExportScheduler
-from feed.http import health, logs, tablet
+from feed.http import deadlines, health, logs, tablet
 from feed.http.hotpaths import ASGIApp
 from feed.http.metrics import Metrics
 from feed.http.observe import Observed
@@ -41,7 +41,7 @@ from feed.service.events import Events
 from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
 from feed.service.retention import Retention
-from feed.settings import Settings
+from feed.settings import HttpSettings, Settings
 from feed.venue.restaurant import Restaurant
 from store.log import LogStore, StoreUnavailable
 from store.turns import Turns
@@ -411,10 +411,16 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    app: ASGIApp, sock: socket.socket, *, log_format: str = "text", log_level: str = "info"
+    app: ASGIApp,
+    sock: socket.socket,
+    *,
+    log_format: str = "text",
+    log_level: str = "info",
+    limits: HttpSettings | None = None,
 ) -> None:
     """Serve `app` on `sock` until SIGTERM or Ctrl-C; its log (feed.http.logs) goes to
-    stderr."""
+    stderr. `limits`: the connections' deadlines and cap (feed.http.deadlines)."""
+    limits = limits or HttpSettings()
     logs.configure(log_format, log_level)
     # The replayed days are many small long-lived objects; Python's default collector keeps
     # walking them (gen-2 pauses of tens of ms showed as booking p99 92 ms vs 62 ms).
@@ -433,6 +439,12 @@ def serve(
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=10,
+        # uvicorn's own where it has them: the idle kept-alive connection's close, and a 503
+        # once this many connections (or running requests) are at once; the deadlines it
+        # lacks (a request's head, its body) and a refusal on arrival are the protocol's.
+        http=deadlines.protocol(limits),
+        timeout_keep_alive=limits.keep_alive_seconds,
+        limit_concurrency=limits.max_connections,
     )
     server = GracefulServer(config_)
     server.readiness = app.readiness if isinstance(app, Observed) else None

@@ -1,0 +1,122 @@
+"""Deadlines on a connection, as a real HTTP server keeps them: a request's line and headers
+must arrive within `head_seconds` of the connection (or, on a kept-alive one, of the
+request's first byte), its body within `body_seconds` of its headers; a connection past
+`max_connections` is refused on arrival. Without them one client, with no credentials,
+held connections open for ever (idle, or stuck in a request line, headers or body) until
+the server ran out of descriptors or workers and partners' bookings and the tablets stopped.
+
+uvicorn closes an idle kept-alive connection itself (`timeout_keep_alive`) and answers 503
+once `limit_concurrency` is reached, but only when a request's headers are complete; it has
+no deadline at all before that, nor for a body. The protocol class uvicorn uses
+(httptools') is subclassed here with the two timers and the refusal on arrival, nothing
+else. Server-sent event streams (the tablets') are untouched: a GET's body is complete
+with its headers, and no deadline runs while a response is being written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from feed.settings import HttpSettings
+
+
+class DeadlineProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a deadline on each request's head and body."""
+
+    limits = HttpSettings()  # the settings' [http]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._begun = False  # a byte of the current request has arrived
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            # Closed now, not at its headers (uvicorn's 503): held until then, each would
+            # keep a descriptor for up to head_seconds, and one client can open thousands.
+            self._refuse(503, "Service Unavailable: too many connections")
+            return
+        self._arm(self.limits.head_seconds, self._head_late)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._begun = True
+        if self._deadline is None:  # a kept-alive connection's next request
+            self._arm(self.limits.head_seconds, self._head_late)
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        super().on_headers_complete()
+        # Disarmed by on_message_complete, in the same read when there is no body.
+        self._arm(self.limits.body_seconds, self._body_late)
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        self._begun = False
+        super().on_message_complete()
+
+    def _arm(self, seconds: float, late: Any) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(seconds, late)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _answering(self) -> bool:
+        """Is a response being written on this connection now (a 408 must not cut into it)?"""
+        return (
+            self.cycle is not None
+            and self.cycle.response_started
+            and not self.cycle.response_complete
+        )
+
+    def _head_late(self) -> None:
+        self._deadline = None
+        if self._begun and not self._answering():
+            self._refuse(408, "Request Timeout")
+        else:  # nothing asked yet: nobody to answer
+            self.transport.close()
+
+    def _body_late(self) -> None:
+        # The app waiting on the body hears a disconnect (uvicorn's connection_lost): it
+        # does nothing and logs 499 (feed.http.hotpaths.client_closed), as for a cut body.
+        self._deadline = None
+        if self._answering() or (self.cycle is not None and self.cycle.response_complete):
+            self.transport.close()
+        else:
+            self._refuse(408, "Request Timeout")
+
+    def _refuse(self, status: int, text: str) -> None:
+        if self.transport.is_closing():
+            return
+        body = text.encode("ascii")
+        head = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            head += [name, b": ", value, b"\r\n"]
+        head += [
+            b"content-type: text/plain; charset=utf-8\r\n",
+            b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
+            b"connection: close\r\n\r\n",
+        ]
+        self.transport.write(b"".join(head) + body)
+        self.transport.close()
+
+
+def protocol(limits: HttpSettings) -> type[DeadlineProtocol]:
+    """The protocol class for uvicorn's `http=`, keeping `limits`."""
+
+    class Limited(DeadlineProtocol):
+        pass
+
+    Limited.limits = limits
+    return Limited

@@ -1,0 +1,199 @@
+"""A connection is held only as long as a real HTTP server would hold it: a request's line
+and headers within the settings' [http] head_seconds, its body within body_seconds, an idle
+kept-alive connection closed, and a connection past max_connections refused on arrival.
+The tablets' event streams are long-lived on purpose and stay open past every bound.
+
+A real `hoststand serve` on 127.0.0.1 with short bounds (a settings file in tmp_path) and
+raw sockets; a test waits for the server to close a socket, with a deadline far past the
+bound, never for a guessed time.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from feed.service.signing import HEADER, sign
+from tests.integration.server_process import (
+    HOST_TOKENS,
+    NOW_T,
+    SECRETS,
+    SETTINGS,
+    TIMEOUT,
+    ServerProcess,
+    booking_event,
+    start_server,
+)
+
+MARLOWES = "marlowes-kitchen"
+HOST = f"/api/v1/restaurants/{MARLOWES}"
+BASIC = "Basic " + base64.b64encode(b"tablefinder:sample-basic-password").decode()
+CLOSED_WITHIN = 30.0  # seconds: far past every bound here, so only a hang fails
+SATURDAY_19 = 1796497200  # 2026-12-05 19:00 in London: a dinner slot
+
+
+def settings_with(tmp: Path, http: str) -> Path:
+    """The sample settings with their [http] section replaced by `http`."""
+    text = SETTINGS.read_text(encoding="utf-8")
+    text = re.sub(r"\n\[http\]\n(?:[^\[\n][^\n]*\n?)*", "\n", text)
+    path = tmp / "server.toml"
+    path.write_text(f"{text}\n[http]\n{http}\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    tmp = tmp_path_factory.mktemp("deadlines")
+    settings = settings_with(tmp, "head_seconds = 1\nbody_seconds = 8\nkeep_alive_seconds = 1")
+    running = start_server(tmp / "hoststand.db", settings=settings)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def connect(server: ServerProcess, sent: bytes = b"") -> socket.socket:
+    host, port = server.base.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=TIMEOUT)
+    if sent:
+        sock.sendall(sent)
+    return sock
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (fails past CLOSED_WITHIN)."""
+    sock.settimeout(CLOSED_WITHIN)
+    got = b""
+    with sock:
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
+
+
+def status_of(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+def webhook_head(body: bytes) -> bytes:
+    signature = sign(SECRETS["tablefinder"], NOW_T, body)
+    return (
+        "POST /webhooks/tablefinder HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Content-Type: application/json\r\n{HEADER}: {signature}\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+
+
+def test_a_connection_that_never_sends_a_request_is_closed(server: ServerProcess) -> None:
+    assert read_until_closed(connect(server)) == b""
+
+
+def test_a_client_that_sends_half_a_request_line_and_stops_is_answered_408_and_closed(
+    server: ServerProcess,
+) -> None:
+    assert status_of(read_until_closed(connect(server, b"GET /hea"))) == 408
+
+
+def test_a_client_stuck_in_its_headers_is_answered_408_and_closed(server: ServerProcess) -> None:
+    sent = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: appl"
+    assert status_of(read_until_closed(connect(server, sent))) == 408
+
+
+def test_a_body_that_stops_midway_is_answered_408_closed_and_books_nothing(
+    server: ServerProcess,
+) -> None:
+    slot = {"merchant_id": MARLOWES, "start_sec": SATURDAY_19, "resources": {"party_size": 2}}
+    body = json.dumps({"slot": slot, "user_information": {"user_id": "u-stuck"}}).encode()
+    head = (
+        f"POST /v3/CreateBooking HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {BASIC}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    assert status_of(read_until_closed(connect(server, head + body[:-5]))) == 408
+    listed = requests.post(
+        f"{server.base}/v3/ListBookings",
+        json={"user_id": "u-stuck"},
+        headers={"Authorization": BASIC},
+        timeout=TIMEOUT,
+    )
+    assert listed.json() == {"bookings": []}, listed.text
+    assert "Traceback" not in server.output(), server.output()[-3000:]
+
+
+def test_an_idle_kept_alive_connection_is_closed(server: ServerProcess) -> None:
+    answer = read_until_closed(connect(server, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
+    assert status_of(answer) == 200
+
+
+def test_a_slow_steady_body_that_takes_longer_than_the_head_deadline_is_booked(
+    server: ServerProcess,
+) -> None:
+    """Ten pieces a fifth of a second apart: the body takes longer than head_seconds and
+    ends well within body_seconds."""
+    body = json.dumps(booking_event("slow-body", 2, SATURDAY_19 + 3600)).encode()
+    sock = connect(server, webhook_head(body))
+    step = len(body) // 10 + 1
+    for start in range(0, len(body), step):
+        time.sleep(0.2)  # the pace of a slow client, not a wait for the server
+        sock.sendall(body[start : start + step])
+    sock.settimeout(CLOSED_WITHIN)
+    with sock:
+        answer = sock.recv(65536)
+    assert status_of(answer) == 200, answer
+
+
+def test_a_tablets_event_stream_stays_open_past_every_deadline(server: ServerProcess) -> None:
+    """The stream is opened with a stuck request line and a stuck body beside it; once the
+    server has closed both (each past its bound), the stream still tells of a booking."""
+    url = f"{server.base}{HOST}/events"
+    params = {"token": HOST_TOKENS[MARLOWES], "day": "2026-12-08"}
+    with requests.get(url, params=params, stream=True, timeout=CLOSED_WITHIN) as reply:
+        assert reply.status_code == 200, reply.text
+        lines = reply.iter_lines(decode_unicode=True)
+        assert "event: bookings" in _until(lines, "event: bookings")
+        body = json.dumps(booking_event("beside-stream", 2, SATURDAY_19 + 7200)).encode()
+        stuck_head = connect(server, b"GET /hea")
+        stuck_body = connect(server, webhook_head(body) + body[:10])
+        assert status_of(read_until_closed(stuck_head)) == 408
+        assert status_of(read_until_closed(stuck_body)) == 408
+        tuesday = {"party_size": 2, "start": "2026-12-08T19:00", "name": "Bo"}
+        booked = requests.post(
+            f"{server.base}{HOST}/reservations",
+            json=tuesday,
+            headers={"Authorization": f"Bearer {HOST_TOKENS[MARLOWES]}"},
+            timeout=TIMEOUT,
+        )
+        assert booked.status_code == 200, booked.text
+        assert "event: bookings" in _until(lines, "event: bookings")
+
+
+def _until(lines: Iterator[str], wanted: str) -> list[str]:
+    seen: list[str] = []
+    for line in lines:
+        seen.append(line)
+        if line == wanted:
+            break
+    return seen
+
+
+def test_connections_past_max_connections_are_answered_503_and_closed(tmp_path: Path) -> None:
+    """Six at once against a cap of three: those past it are refused on arrival; the
+    others are held (until their head deadline closes them, silently: nothing was asked)."""
+    settings = settings_with(tmp_path, "head_seconds = 3\nmax_connections = 3")
+    server = start_server(tmp_path / "hoststand.db", settings=settings)
+    try:
+        socks = [connect(server) for _ in range(6)]
+        answers = [read_until_closed(sock) for sock in socks]
+        refused = [a for a in answers if a]
+        assert {status_of(a) for a in refused} == {503}, answers
+        assert len(refused) >= 3, answers
+        # Once they are closed, the server serves again.
+        assert requests.get(f"{server.base}/healthz", timeout=TIMEOUT).status_code == 200
+    finally:
+        server.stop()
