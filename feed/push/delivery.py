@@ -1,9 +1,11 @@
 """Sending to partners over HTTP: what a response means and how long to wait before retrying.
 
-Retried: network errors, 429 and 5xx, with exponential back-off and jitter so many senders
-do not retry in step (a Retry-After lengthens the wait, up to MAX_DELAY, never shortens
-it). Any other 4xx is the partner refusing the request: retrying would not help, so it is
-reported at once. A redirect is never followed
+Retried: network errors, 408, 429 and 5xx, with exponential back-off and jitter so many
+senders do not retry in step (a Retry-After lengthens the wait, up to MAX_DELAY, never
+shortens it). A 408 (Request Timeout, sent by a load balancer in front of a partner) says
+the request did not get through in time, as a network error does; each message carries its
+own id, so sending it again is safe. Any other 4xx is the partner refusing the request:
+retrying would not help, so it is reported at once. A redirect is never followed
 (the client would re-send a POST or PATCH as a GET, or drop its body and our token for
 another host): it is a failure worth retrying, delivered only once the URL answers 2xx.
 
@@ -69,7 +71,7 @@ def classify(response: requests.Response, body: bytes | None = None) -> Outcome:
         return Outcome(ok=False, retry=True, error=f"HTTP {status}: redirected to {where!r}")
     text = (response.content if body is None else body)[:800]
     error = f"HTTP {status}: {text.decode(response.encoding or 'utf-8', 'replace')[:200]}"
-    if status == 429 or status >= 500:
+    if status in (408, 429) or status >= 500:
         return Outcome(ok=False, retry=True, error=error, retry_after=_retry_after(response))
     return Outcome(ok=False, retry=False, error=error)
 

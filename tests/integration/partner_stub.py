@@ -32,6 +32,7 @@ TOO_MANY = "429"  # with Retry-After: 1
 BUSY_FOR_A_DAY = "503-day"  # 503 with Retry-After: 86400
 AGAIN_AT_ONCE = "429-now"  # 429 with Retry-After: 0
 FORBIDDEN = "403"
+TIMED_OUT = "408"  # Request Timeout, as a load balancer in front of a partner sends it
 DROP = "drop"  # read the request, then close the connection without a response
 DROP_AFTER = "drop-after"  # act on the request, then close without a response (ack lost)
 SLOW = "slow"  # act on the request after SLOW_SECONDS, then answer 200
@@ -45,6 +46,7 @@ MODES = frozenset(
         BUSY_FOR_A_DAY,
         AGAIN_AT_ONCE,
         FORBIDDEN,
+        TIMED_OUT,
         DROP,
         DROP_AFTER,
         SLOW,
@@ -181,7 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         stub = self.server.stub
         mode = stub._take_rule(request.kind)
-        if mode in (UNAVAILABLE, TOO_MANY, FORBIDDEN):
+        if mode in (UNAVAILABLE, TOO_MANY, FORBIDDEN, TIMED_OUT):
             stub._attempt(request, mode)
             headers = {"Retry-After": "1"} if mode == TOO_MANY else {}
             self._answer(int(mode), {"error": f"failing on purpose: {mode}"}, headers)

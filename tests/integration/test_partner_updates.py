@@ -43,6 +43,7 @@ from tests.integration.partner_stub import (
     FORBIDDEN,
     REDIRECT,
     SLOW,
+    TIMED_OUT,
     TOO_MANY,
     UNAVAILABLE,
     UPLOAD,
@@ -532,6 +533,23 @@ def test_every_message_arrives_once_through_503s_429s_and_dropped_connections(
     assert notifications_for(stub, kept) == []
     assert replaces_for(stub, TODAY) and replaces_for(stub, TOMORROW)
     assert len(stub.duplicates()) == 1  # the resend after the lost answer, not acted on again
+    assert outbox["dead"] == 0
+    assert_acted_once(stub, Path(server.db))
+
+
+def test_a_notification_and_a_replace_answered_408_are_sent_again_and_arrive_once(
+    server: ServerProcess, stub: PartnerStub, marlowes: Restaurant
+) -> None:
+    # A load balancer in front of the partner answers 408 when the request did not get
+    # through in time: it was given up as refused for good, and the partner never heard.
+    stub.fail_next(1, TIMED_OUT, [BOOKING])
+    stub.fail_next(1, TIMED_OUT, [AVAILABILITY])
+    rid = partner_book(server, 2, at(TODAY, "20:00"))
+    host_cancel(server, rid)
+    outbox = settle(server)
+    assert stub.failures_left() == 0
+    assert_canceled_once(stub, rid, at(TODAY, "20:00"), 2)
+    assert replaces_for(stub, TODAY)[-1] == current_replace(server.db, marlowes, TODAY)
     assert outbox["dead"] == 0
     assert_acted_once(stub, Path(server.db))
 

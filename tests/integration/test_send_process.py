@@ -17,6 +17,7 @@ from tests.integration.partner_stub import (
     BOOKING,
     FORBIDDEN,
     MESSAGE_ID_HEADER,
+    TIMED_OUT,
     TOO_MANY,
     UNAVAILABLE,
     HangingPartner,
@@ -69,7 +70,12 @@ def test_a_replace_body_is_sent_byte_for_byte(partner: PartnerStub, sender: Send
 
 @pytest.mark.parametrize(
     ("mode", "retry", "retry_after"),
-    [(UNAVAILABLE, True, None), (TOO_MANY, True, 1.0), (FORBIDDEN, False, None)],
+    [
+        (UNAVAILABLE, True, None),
+        (TOO_MANY, True, 1.0),
+        (TIMED_OUT, True, None),
+        (FORBIDDEN, False, None),
+    ],
 )
 def test_a_refusal_is_classified_as_in_process(
     partner: PartnerStub, sender: SendProcess, mode: str, retry: bool, retry_after: float | None
