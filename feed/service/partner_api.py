@@ -408,6 +408,15 @@ def _as_asked(index: dict[str, Any], size: int, start: int, room: str | None) ->
     )
 
 
+def _unchangeable(status: str) -> Reply | None:
+    """The failure of a change to a booking in `status`, if it can no longer be changed."""
+    if status == CANCELED:
+        return failure(BOOKING_ALREADY_CANCELLED, "a cancelled booking cannot be changed")
+    if status != CONFIRMED:
+        return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
+    return None
+
+
 def _resources(index: dict[str, Any]) -> dict[str, Any]:
     """A booking's slot.resources: its party size, and the room it was booked in (if any)."""
     resources: dict[str, Any] = {"party_size": index["party_size"]}
@@ -1150,6 +1159,23 @@ class PartnerApi:
         start = new.start_sec if new.start_sec is not None else int(index["start_sec"])
         asked_room = new.resources.room_id if new.resources else None
         room = asked_room if asked_room is not None else index.get("room_id")  # kept unless asked
+        # A booking's duration is the restaurant's turn for its party size (PRODUCT.md's
+        # turn(n); the format lists a new duration_sec as an update, but we publish one
+        # duration per size and slot): a duration_sec that is neither the booking's own (the
+        # partner echoing it back, often with a new size) nor the turn of the booking as
+        # changed is asked of a slot we do not publish, SLOT_UNAVAILABLE as CreateBooking
+        # answers it, and nothing changes. It was answered 200 with the booking unchanged,
+        # which a partner takes for the change made.
+        r = book.restaurant
+        if new.duration_sec is not None and new.duration_sec not in (
+            index.get("duration_sec"),
+            _duration(r, start, size),
+        ):
+            return _unchangeable(status) or failure(
+                SLOT_UNAVAILABLE,
+                _why_unpublished(r, start, size, new.duration_sec)
+                + " (a booking's duration is the restaurant's turn for its party size)",
+            )
         if _as_asked(index, size, start, room):
             return Reply({"booking": self._booking(booking_id, index, status)})  # idempotent
         return self._move(partner, book, booking_id, index, status, size, start, room, now)
@@ -1166,10 +1192,9 @@ class PartnerApi:
         room: str | None,
         now: datetime,
     ) -> Reply:
-        if status == CANCELED:
-            return failure(BOOKING_ALREADY_CANCELLED, "a cancelled booking cannot be changed")
-        if status != CONFIRMED:
-            return failure(BOOKING_NOT_CANCELLABLE, "this booking can no longer be changed")
+        refused = _unchangeable(status)
+        if refused is not None:
+            return refused
         # A change cancels the booking as it stands and books the party again (book.move):
         # inside cancel_cutoff_minutes that gives up the slot a cancel may not give up, so a
         # move, resize or change of room is refused as the cancel would be (else moving a

@@ -1207,6 +1207,34 @@ def test_a_resize_that_echoes_the_old_duration_is_moved_to_the_new_turn_time(
     assert status(server, booking_id) == "CONFIRMED"
 
 
+def test_an_update_asking_only_for_another_duration_fails_and_changes_nothing(
+    server: ServerProcess,
+) -> None:
+    """A booking's duration is the restaurant's turn for its party size: a new duration_sec
+    alone was answered 200 with the booking unchanged, which the partner took for done."""
+    start = sec(14, "18:00")
+    user = new_user()
+    booking_id = booked(server, start, 2, user)
+    longer = {"booking_id": booking_id, "slot": {"duration_sec": str(duration(6))}}
+    answer = update(server, longer)
+    assert_failure(answer, "SLOT_UNAVAILABLE")
+    assert f"duration_sec {duration(2)}" in answer["booking_failure"]["description"]
+    [listed] = bookings_of(server, user)
+    assert listed["slot"]["duration_sec"] == duration(2)
+    assert status(server, booking_id) == "CONFIRMED"
+
+
+def test_an_update_echoing_the_bookings_own_duration_answers_the_booking_unchanged(
+    server: ServerProcess,
+) -> None:
+    start = sec(14, "18:30")
+    booking_id = booked(server, start, 2)
+    same = update(server, {"booking_id": booking_id, "slot": {"duration_sec": duration(2)}})
+    assert same["booking"]["slot"]["duration_sec"] == duration(2)
+    assert same["booking"]["slot"]["start_sec"] == start
+    assert status(server, booking_id) == "CONFIRMED"
+
+
 # -- the floor's truth (issue #11) -------------------------------------------------------------
 
 
