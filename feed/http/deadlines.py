@@ -63,6 +63,10 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._begun = False
         super().on_message_complete()
 
+    def handle_websocket_upgrade(self) -> None:
+        self._disarm()  # the connection is another protocol's from here
+        super().handle_websocket_upgrade()
+
     def _arm(self, seconds: float, late: Any) -> None:
         self._disarm()
         self._deadline = self.loop.call_later(seconds, late)

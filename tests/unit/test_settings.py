@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from feed.settings import SettingsError, load_settings
+from feed.settings import HttpSettings, SettingsError, load_settings
 
 HOSTS_TWICE = """
 [[hosts]]
@@ -45,3 +45,24 @@ def test_serve_names_a_misspelt_settings_key_and_the_one_it_meant(tmp_path: Path
     assert str(refused.value) == (
         f"{path}: partners.0.notify_ulr: unknown key (did you mean 'notify_url'?)"
     )
+
+
+def test_the_connections_deadlines_and_cap_default_when_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text("[http]\nhead_seconds = 20\n", encoding="utf-8")
+    assert load_settings(path, environ={}).http == HttpSettings(head_seconds=20.0)
+    assert load_settings(None, environ={}).http == HttpSettings()
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["head_seconds = 0", "body_seconds = -1", "keep_alive_seconds = 0", "max_connections = 1"],
+)
+def test_a_deadline_or_cap_that_would_stop_all_serving_is_refused_at_load(
+    tmp_path: Path, line: str
+) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(f"[http]\n{line}\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(path, environ={})
+    assert f"http.{line.split()[0]}" in str(refused.value)
