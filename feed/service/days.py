@@ -739,6 +739,43 @@ class DayBook:
                 units.append((c.capacity, len(floor.tables) + j, c.id))
         return [unit for _, _, unit in sorted(units) if allowed is None or unit in allowed]
 
+    def booked_before_done(
+        self,
+        day: date,
+        units: list[str],
+        party_size: int | None,
+        now: datetime,
+        guest: str | None = None,
+    ) -> dict[str, tuple[int, str]]:
+        """Of `units` (free ones, from `free_units`), those another still-booked reservation
+        (not `guest`'s) is due at before a party of `party_size` seated now would be done:
+        unit -> (minutes until it is due, its local "HH:MM"). The floor's
+        protect_reservations rule, as the waitlist and the tablet's Seat… keep such a table
+        from a party (the turn of its size); nothing when the floor does not protect
+        reservations or the size is not known."""
+        with self._lock:
+            stand = self._load(day).stand
+            floor = stand.floor
+            if not floor.protect_reservations or party_size is None:
+                return {}
+            ts = self.minute(day, now)
+            done = ts + floor.turn(party_size)
+            first: dict[str, int] = {}
+            for res in stand.book.booked():
+                if res.id == guest or not ts < res.at < done:
+                    continue
+                for table in res.tables:
+                    first[table] = min(first.get(table, res.at), res.at)
+        opening = calendar.log_opening(self.restaurant, day)
+        out: dict[str, tuple[int, str]] = {}
+        for unit in units:
+            due = [first[t] for t in unit.split("+") if t in first]
+            if due and opening is not None:
+                at = min(due)
+                local = (opening + timedelta(minutes=at)).astimezone(self.restaurant.tz)
+                out[unit] = (at - ts, local.strftime("%H:%M"))
+        return out
+
     def details(self, day: date, party_id: str) -> dict[str, Any]:
         """Booking details stored with a reservation or walk-in (party size, name, source)."""
         with self._lock:

@@ -682,11 +682,28 @@ class Receiver:
         def busy_reply() -> Reply:
             n = size if isinstance(size, int) else None
             free = book.free_units(day, n, now, engine_id, area)
+            # A free table another booking is due at before these guests would finish is
+            # that booking's (protect_reservations): said apart, with its time. "free now
+            # for them: T4, T6" sent the host to Tanaka's and Moreau's tables while Seat…
+            # drew both as booked before they would finish.
+            due = book.booked_before_done(day, free, n, now, engine_id)
+            clear = [u for u in free if u not in due]
+            booked = [
+                {"unit": u, "at": due[u][1], "in_minutes": due[u][0]} for u in free if u in due
+            ]
+            parts = [f"free now for them: {', '.join(clear)}"] if clear else []
+            if booked:
+                if not clear:
+                    parts.append("no table is free for them clear of other bookings")
+                later = ", ".join(f"{b['unit']} at {b['at']}" for b in booked)
+                parts.append(f"free but booked before they would finish: {later}")
             message = f"{unit} is still taken: the guests are marked arrived; " + (
-                f"free now for them: {', '.join(free)}" if free else "no table fits them now"
+                "; ".join(parts) or "no table fits them now"
             )
             body = error_body(TABLE_BUSY, message)
-            body["error"].update(arrived=True, free_units=free, unit=unit)
+            body["error"].update(
+                arrived=True, free_units=free, unit=unit, clear_units=clear, booked_units=booked
+            )
             return Reply(body)
 
         def remember(_operation: list[Any], _result: Result) -> list[Remember]:

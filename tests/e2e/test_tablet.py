@@ -3390,3 +3390,31 @@ def test_a_walk_in_to_a_full_waitlist_is_told_it_is_full_and_how_many_wait(
         assert tablet.errors() == []
     finally:
         server.stop()
+
+
+# -- the host's tablet on a busy Saturday: the last loose ends ------------------------------
+
+
+def test_a_busy_check_in_says_which_free_tables_are_booked_before_the_guests_would_finish(
+    server: ServerProcess, browser: Open
+) -> None:
+    """18:00: Ann's four are at the door for 18:15 and Wu still sits at Ann's T1. T5 is free
+    but Cy's four are due there at 18:45, before Ann's party would be done: the message said
+    "free now for them: T5, T6, T3" while Seat… below drew T5 as booked before they would
+    finish. The message names T5 apart, with Cy's time."""
+    ann = _book(server, 4, "18:15", "Ann")  # T1
+    _book(server, 4, "18:45", "Cy")  # T5
+    api(server, "POST", "/walk-ins", {"size": 2, "party_id": "W", "name": "Wu"})
+    api(server, "POST", "/parties/W/move", {"unit": "T1"})
+    tablet = browser(server.base)
+    said = tablet.banner_after(lambda: tablet.tap_row(f'[data-reservation="{ann}"]', "Check in"))
+    tablet.shot("busy-check-in-booked-tables")
+    assert "free now for them: T6, T3" in said, said  # T2 and T4 are 2-tops
+    assert "free but booked before they would finish: T5 at 18:45" in said, said
+    tablet.wait(lambda: tablet.el("#chooser").is_displayed(), message="the menu")
+    menu = tablet.js(
+        "return Array.from(document.querySelectorAll('#chooser-options button'),"
+        " b => [b.dataset.unit, b.classList.contains('fits')])"
+    )
+    assert ["T5", False] in menu and ["T6", True] in menu, menu  # the menu agrees
+    assert tablet.errors() == []

@@ -91,6 +91,52 @@ def test_a_busy_check_in_names_no_table_held_for_guests_due_now(
     assert "free now for them: T6, T3" in error["message"]
 
 
+def test_a_busy_check_in_names_apart_the_free_tables_booked_before_the_guests_would_finish(
+    server: ServerProcess,
+) -> None:
+    """18:00: Ann's four are at the door for 18:15, Wu sits at Ann's T1. T5 is free now but
+    Cy's four are due there at 18:45, inside the 70 minutes Ann's party would sit: the
+    answer said "free now for them: T5, T6, T3", and the host sat Ann at Cy's table. It
+    names T5 apart, with Cy's time, and lists the tables clear of other bookings."""
+    ann = phone_booking(server, 4, "18:15", "Ann")  # T1
+    phone_booking(server, 4, "18:45", "Cy")  # T5: due before Ann's 70 minutes are over
+    phone_booking(server, 6, "20:00", "Dee")  # T3, due after Ann would be done: clear
+    for party in ("X", "Y"):  # the 2-tops
+        ok(call(server, "POST", "/walk-ins", {"size": 2, "party_id": party}))
+    ok(call(server, "POST", "/walk-ins", {"size": 1, "party_id": "W", "name": "Wu"}))  # waits
+    assert ok(call(server, "POST", "/parties/W/seat", {"unit": "T1"}))["result"] == ["W@T1"]
+    busy = call(server, "POST", f"/reservations/{ann}/check-in")
+    assert busy.status_code == 409, busy.text
+    error = busy.json()["error"]
+    assert error["free_units"] == ["T5", "T6", "T3"]  # as before: every free table that fits
+    assert error["clear_units"] == ["T6", "T3"]
+    assert error["booked_units"] == [{"unit": "T5", "at": "18:45", "in_minutes": 45}]
+    assert error["message"] == (
+        "T1 is still taken: the guests are marked arrived; free now for them: T6, T3;"
+        " free but booked before they would finish: T5 at 18:45"
+    )
+
+
+def test_a_busy_check_in_with_only_booked_tables_free_says_none_is_clear(
+    server: ServerProcess,
+) -> None:
+    """The only free 2-top is Tanaka's, due within Lou's 45 minutes: not offered as free
+    for Lou, said as booked, with Tanaka's time."""
+    lou = phone_booking(server, 2, "18:15", "Lou")  # T2
+    phone_booking(server, 2, "18:30", "Tanaka")  # T4
+    for size, pid in ((4, "al"), (4, "bea"), (4, "cam"), (6, "dee")):  # T1, T5, T6, T3
+        ok(call(server, "POST", "/walk-ins", {"size": size, "party_id": pid}))
+    ok(call(server, "POST", "/walk-ins", {"size": 2, "party_id": "W"}))  # waits
+    ok(call(server, "POST", "/parties/W/seat", {"unit": "T2"}))
+    error = call(server, "POST", f"/reservations/{lou}/check-in").json()["error"]
+    assert (error["free_units"], error["clear_units"]) == (["T4"], [])
+    assert error["booked_units"] == [{"unit": "T4", "at": "18:30", "in_minutes": 30}]
+    assert error["message"] == (
+        "T2 is still taken: the guests are marked arrived; no table is free for them clear"
+        " of other bookings; free but booked before they would finish: T4 at 18:30"
+    )
+
+
 def test_a_seated_party_moves_and_the_board_follows(server: ServerProcess) -> None:
     ok(call(server, "POST", "/walk-ins", {"size": 2, "party_id": "W"}))
     assert tables(server)["T2"] == "W"
