@@ -3418,3 +3418,24 @@ def test_a_busy_check_in_says_which_free_tables_are_booked_before_the_guests_wou
     )
     assert ["T5", False] in menu and ["T6", True] in menu, menu  # the menu agrees
     assert tablet.errors() == []
+
+
+def test_a_held_table_whose_guests_are_late_says_how_late_on_its_card(
+    tmp_path: Path, browser: Open
+) -> None:
+    """18:26: Tanaka's couple, booked at 18:15, are not here; their table is held until
+    18:30. The card read "18:15 · until 18:30" while the row said "11 min late": the card
+    says it too."""
+    db = tmp_path / "late.db"
+    with running_server(db, NOW - timedelta(hours=1)) as earlier:
+        tanaka = _book(earlier, 2, "18:15", "Tanaka")
+    with running_server(db, NOW + timedelta(minutes=26)) as server:
+        unit = next(r["unit"] for r in api(server, "GET", "/reservations")["reservations"]
+                    if r["reservation_id"] == tanaka)  # fmt: skip
+        tablet = browser(server.base)
+        tablet.wait(lambda: "Tanaka" in tablet.table(unit), message="Tanaka's card")
+        card = tablet.text(f'#floor [data-table="{unit}"] .when')
+        tablet.shot("held-late")
+        assert card == "18:15 · 11 min late · until 18:30", card
+        assert tablet.text(f'#reservations [data-reservation="{tanaka}"] .late') == "11 min late"
+        assert tablet.errors() == []

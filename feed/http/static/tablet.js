@@ -447,9 +447,13 @@
       const hd = t.hold;
       const here = hd.arrived ? hereFor(hd.reservation_id) : null;
       const until = hd.until ? `until ${hd.until}` : `guests ${here ? here.text : "here"}`;
+      // Past their time and not here: how late, as the booking's row says it. The card
+      // read "18:15 · until 18:30" at 18:26, as if Tanaka's guests were not yet due.
+      const row = hd.arrived ? null : st.floor.reservations.find((r) => r.reservation_id === hd.reservation_id);
+      const late = row && st.floor.minute > row.at ? ` · ${st.floor.minute - row.at} min late` : "";
       kids.push(h("span", { class: "state" }, "Held"));
       kids.push(h("span", { class: "who", title: party(hd) }, named(hd, sizeOf(hd))));
-      kids.push(h("span", { class: `when ${here ? here.cls : ""}` }, `${hd.at} · ${until}`));
+      kids.push(h("span", { class: `when ${here ? here.cls : late ? "worry" : ""}` }, `${hd.at}${late} · ${until}`));
     } else {
       kids.push(h("span", { class: "state" }, "Free"));
     }
