@@ -3439,3 +3439,47 @@ def test_a_held_table_whose_guests_are_late_says_how_late_on_its_card(
         assert card == "18:15 · 11 min late · until 18:30", card
         assert tablet.text(f'#reservations [data-reservation="{tanaka}"] .late') == "11 min late"
         assert tablet.errors() == []
+
+
+def test_on_a_phone_the_phone_booking_is_one_tap_from_the_top(
+    server: ServerProcess, browser: Open
+) -> None:
+    """390x844 with the evening's bookings (every one the tables take, 24): the phone
+    booking comes after them all, some 5,000 px down (6,000 with thirty), and a caller
+    waited while the host scrolled. "Phone booking" at the top of the
+    page takes the host to the form, its Size ready to type in; the panels keep their
+    order."""
+    made = 0
+    for hhmm in ("18:30", "18:45", "19:00", "19:15", "19:30", "19:45", "20:00", "20:15",
+                 "20:30", "20:45", "21:00", "21:15", "21:30"):  # fmt: skip
+        for size in (2, 4, 2, 6, 2):
+            if made < 30:  # as many as the evening's tables take
+                body = {"party_size": size, "start": f"2026-12-04T{hhmm}", "name": f"G{made}",
+                        "over_pacing": True}  # fmt: skip
+                reply = requests.post(f"{server.base}{HOST}/reservations", json=body,
+                                      headers=AUTH, timeout=10)  # fmt: skip
+                made += reply.status_code == 200
+    assert made >= 24
+    tablet = browser(server.base, 390, 844)
+    tablet.wait(
+        lambda: len(tablet.js("return document.querySelectorAll('#reservations li')")) >= made
+    )
+    order = tablet.js("return Array.from(document.querySelectorAll('#stand .panel h2'), h => h.id)")
+    assert order == ["floor-h", "walkin-h", "queue-h", "res-h", "book-h"], order
+    start = tablet.js(
+        "return [document.getElementById('book-h').getBoundingClientRect().top,"
+        " document.getElementById('to-book').getBoundingClientRect().bottom]"
+    )
+    assert start[0] > 3500 and start[1] < 300, start  # far down; the way there on the first screen
+    tablet.press(lambda: tablet.el("#to-book"))
+    tablet.wait(
+        lambda: tablet.js(
+            "const h = document.getElementById('book-h').getBoundingClientRect();"
+            " const bar = document.querySelector('header.bar').getBoundingClientRect().bottom;"
+            " return document.activeElement === document.querySelector('#book-form [name=size]')"
+            "   && h.top >= bar && h.bottom < window.innerHeight / 2"
+        ),
+        message="the phone booking on screen, its Size focused",
+    )
+    tablet.shot("phone-booking-at-once")
+    assert tablet.errors() == []
