@@ -3483,3 +3483,41 @@ def test_on_a_phone_the_phone_booking_is_one_tap_from_the_top(
     )
     tablet.shot("phone-booking-at-once")
     assert tablet.errors() == []
+
+
+@pytest.mark.parametrize("width,height", [(1024, 768), (390, 844)], ids=["tablet", "phone"])
+def test_the_answer_to_a_tap_never_covers_the_row_it_tells_the_host_to_use(
+    server: ServerProcess, browser: Open, width: int, height: int
+) -> None:
+    """Ben (18:30) is at the door at 18:00, his row at the bottom of the screen: Check in
+    says it is too early and to tap Arrived or Seat… on that row, and the message came up
+    over the row's Arrived and Seat…. The row now shows above the message."""
+    for i, hhmm in enumerate(("18:15", "18:15", "18:45", "19:00", "19:15", "19:30")):
+        _book(server, 2, hhmm, f"G{i}")
+    ben = _book(server, 4, "18:30", "Ben")
+    tablet = browser(server.base, width, height)
+    row = f'#reservations [data-reservation="{ben}"]'
+    tablet.wait(lambda: tablet.el(row), message="Ben's row")
+    tablet.js(  # the row's top 90 px above the bottom of the screen
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        " window.scrollBy(0, r.top - (window.innerHeight - 90))",
+        row,
+    )
+    said = tablet.banner_after(lambda: tablet.tap_row(row, "Check in"))
+    assert "Tap Arrived to note they are here, or Seat…" in said, said
+
+    def clear() -> bool:
+        top, bottom, bar, message = tablet.js(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+            " return [r.top, r.bottom,"
+            " document.querySelector('header.bar').getBoundingClientRect().bottom,"
+            " document.getElementById('banner').getBoundingClientRect().top]",
+            row,
+        )
+        return bool(top >= bar and bottom <= message)
+
+    tablet.wait(clear, message="Ben's row above the message")
+    tablet.shot(f"answer-clear-of-its-row-{width}x{height}")
+    said = tablet.banner_after(lambda: tablet.tap_row(row, "Arrived"))  # reachable: tapped
+    assert said == "Ben, party of 4 marked arrived: their table is held for them from 18:15"
+    assert tablet.errors() == []

@@ -15,7 +15,8 @@
     polled: null,  // while polling: whether the last poll was answered (null: none yet)
     chooser: null,  // the open menu's checks (recheckChooser)
     seatNow: [],  // the "Seat now" parts the banner shows until OK (say), with their minute
-    said: [] };  // every part the banner shows, with the minute each was said
+    said: [],  // every part the banner shows, with the minute each was said
+    tapped: null };  // the row, table or form of the last tap on the page (keepInView)
 
   // -- small helpers ------------------------------------------------------------------
   function h(tag, attrs, ...kids) {
@@ -125,11 +126,13 @@
     }
   }
 
-  // A button that acts once per tap: disabled until the answer is in.
+  // A button that acts once per tap: disabled until the answer is in. The answer shows
+  // clear of the row (or table, or form) tapped (keepInView).
   function tap(button, run) {
     if (button.disabled) return;
     button.disabled = true;
-    Promise.resolve(run()).finally(() => { button.disabled = false; });
+    const tapped = st.tapped;
+    Promise.resolve(run()).finally(() => { button.disabled = false; keepInView(tapped); });
   }
 
   // -- plain words ----------------------------------------------------------------------
@@ -234,6 +237,30 @@
     setText($("banner-text"), st.said.map((p) => (p.at && clock && p.at !== clock ? `At ${p.at}: ${p.text}` : p.text)).join(" · "));
     $("stand").style.paddingBottom = `${$("banner").offsetHeight + 24}px`;
   }
+  // The row, table or form a tap was made on (a selector: the page redraws it), kept in
+  // view above the message when the message came up over it: "Too early to check in Ben
+  // ... Tap Arrived ... or Seat…" covered that very row's Arrived and Seat… when it was
+  // in the bottom 100 px of the screen. Not brought back when the host has scrolled it
+  // out of sight meanwhile: a message never moves the page to somewhere else.
+  function keepInView(selector) {
+    const el = selector && document.querySelector(selector);
+    if (!el || $("banner").hidden) return;
+    const r = el.getBoundingClientRect();
+    const message = $("banner").getBoundingClientRect().top - 8;
+    const bar = document.querySelector("header.bar").getBoundingClientRect().bottom + 8;
+    if (r.bottom <= message || r.top >= window.innerHeight) return;
+    window.scrollBy(0, Math.min(r.bottom - message, Math.max(r.top - bar, 0)));
+  }
+  function tappedOn(target) {
+    const row = target.closest?.("#stand li[data-reservation], #stand li[data-party], #stand [data-table], #stand form[id]");
+    if (!row) return null;
+    for (const key of ["reservation", "party", "table"]) {
+      const v = row.dataset[key];
+      if (v !== undefined) return `${row.tagName.toLowerCase()}[data-${key}="${CSS.escape(v)}"]`;
+    }
+    return `#${CSS.escape(row.id)}`;
+  }
+
   function unsay() {
     st.said = [];
     st.seatNow = [];
@@ -1334,6 +1361,13 @@
       if (confirm("Sign out of the host stand? The host token is needed to sign in again.")) signOut("");
     });
     $("banner-close").addEventListener("click", unsay);
+    // A tap in a menu (outside #stand) keeps the row that opened it; a form sent with
+    // the keyboard's Enter is where the host is.
+    document.addEventListener("click", (e) => {
+      const on = tappedOn(e.target);
+      if (on || e.target.closest?.("#stand")) st.tapped = on;
+    }, true);
+    document.addEventListener("submit", (e) => { st.tapped = tappedOn(e.target); }, true);
     // The phone booking, far down a phone's page on a night of thirty bookings, at once:
     // a caller waits while the host scrolls 6,000 px. The panels keep their order.
     $("to-book").addEventListener("click", () => {
