@@ -30,6 +30,7 @@ from fastapi import FastAPI
 
 from feed.files.scheduler import ExportScheduler
 from feed.http import deadlines, health, logs, tablet
+from feed.http.hardening import Hardened
 from feed.http.hotpaths import ASGIApp
 from feed.http.metrics import Metrics
 from feed.http.observe import Observed
@@ -317,7 +318,7 @@ def build(
     readiness: health.Readiness = app.state.readiness
     hot = hot_app(app, receiver)
     return Observed(
-        hot,
+        Hardened(hot),
         routes=app.router.routes,
         exact=hot.exact,
         events=events,

@@ -34,6 +34,7 @@ import feed.service.days
 import feed.service.partner_api
 import feed.service.receiver
 from feed.http import v3
+from feed.http.hardening import Hardened
 from feed.http.hotpaths import Answer as HotAnswer
 from feed.http.hotpaths import ASGIApp, HotPaths, Message, Receive, Route, Scope, Send
 from feed.http.hotpaths import Request as HotRequest
@@ -862,7 +863,8 @@ def test_lifespan_goes_through_the_hot_paths_and_starts_the_background_threads(
     settings = load_settings(SETTINGS, environ={})
     with SQLiteStore(tmp_path / "hoststand.db") as store:
         app = build(restaurants, store, settings, lambda: NOW, tmp_path / "out", export=False)
-        assert isinstance(app, Observed) and isinstance(app.app, HotPaths)  # observed, then hot
+        assert isinstance(app, Observed) and isinstance(app.app, Hardened)  # observed, then
+        assert isinstance(app.app.app, HotPaths)  # our headers on every reply, then hot
         sent: list[str] = []
         running: list[str] = []
 
