@@ -39,5 +39,9 @@ def open_store(db: str | Path, on_upgrade: Callable[[str], None] | None = None) 
 
 
 def redact(db: str | Path) -> str:
-    """`db` fit to print: a URL's password replaced by ***."""
-    return re.sub(r"^([a-z]+://[^:/@]*):[^@]*@", r"\1:***@", str(db), flags=re.IGNORECASE)
+    """`db` fit to print: a URL's password replaced by ***, in its user part and in its
+    query (libpq reads `?password=` and `?sslpassword=` too, and those were printed whole)."""
+    text = re.sub(r"^([a-z]+://[^:/@]*):[^@]*@", r"\1:***@", str(db), flags=re.IGNORECASE)
+    if not is_url(text):
+        return text
+    return re.sub(r"([?&](?:ssl)?password=)[^&#]*", r"\1***", text, flags=re.IGNORECASE)

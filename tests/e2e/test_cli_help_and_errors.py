@@ -134,6 +134,21 @@ def test_a_database_url_that_cannot_connect_is_one_line_without_its_password(
     assert "secret-pw" not in line and "***" in line
 
 
+@pytest.mark.parametrize("secret", ["password=secret-pw", "sslpassword=secret-pw"])
+def test_a_password_in_a_database_urls_query_is_never_printed_either(
+    tmp_path: Path, secret: str
+) -> None:
+    url = f"postgresql://user@127.0.0.1:{free_port()}/nowhere?connect_timeout=5&{secret}"
+    args = [str(HOSTSTAND), "serve", "--config", MARLOWES, "--db", url, "--port", "0"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert "cannot open the database" in line and "secret-pw" not in line and "=***" in line
+    result = hoststand("feed", "status", "--db", url)
+    line = assert_one_line(result, "cannot open the database")
+    assert "secret-pw" not in line and "=***" in line
+
+
 def test_serve_on_a_database_url_that_cannot_connect_is_one_line_in_a_real_process(
     tmp_path: Path,
 ) -> None:
