@@ -27,6 +27,7 @@ from tests.integration.server_process import (
     ServerProcess,
     free_port,
     running_server,
+    start_server,
     wait_healthy,
 )
 
@@ -931,6 +932,41 @@ def test_a_partner_cannot_see_or_change_another_partners_booking(
     body = {"booking": {"booking_id": booking_id, "status": "CANCELED"}}
     assert_bad_arguments(post(two_partners, "UpdateBooking", body, OTHER_BASIC))
     assert status(two_partners, booking_id) == "CONFIRMED"
+
+
+def test_a_partner_cannot_see_or_delete_another_partners_waitlist_entry(tmp_path: Path) -> None:
+    settings = tmp_path / "server.toml"
+    settings.write_text(
+        f"""
+[[partners]]
+id = "tablefinder"
+basic_user = "{BASIC[0]}"
+basic_password = "{BASIC[1]}"
+
+[[partners]]
+id = "other"
+basic_user = "{OTHER_BASIC[0]}"
+basic_password = "{OTHER_BASIC[1]}"
+
+[[hosts]]
+merchant_id = "{MARLOWES}"
+token = "{HOST_TOKENS[MARLOWES]}"
+""",
+        encoding="utf-8",
+    )
+    server = start_server(tmp_path / "hoststand.db", DINNER, settings=settings)
+    try:
+        fill_floor(server)
+        entry_id = join(server, 2)["waitlist_entry_id"]
+        asked = {"waitlist_entry_id": entry_id}
+        assert_bad_arguments(post(server, "GetWaitlistEntry", asked, OTHER_BASIC))
+        refused = post(server, "DeleteWaitlistEntry", asked, OTHER_BASIC)
+        assert refused.status_code in (400, 404), refused.text
+        assert set(refused.json()) == {"error"}
+        assert entry(server, entry_id)["waitlist_entry_state"] == "WAITING"
+        assert entry_id in board(server)["waiting"]
+    finally:
+        server.stop()
 
 
 def test_a_merchant_the_partner_may_not_use_is_an_unknown_merchant(
