@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+MIN_SECRET = 16  # characters of a webhook secret, in the file or the environment
+
 
 class SettingsError(Exception):
     """A settings file that cannot be used; one line naming the file and the field."""
@@ -30,10 +32,10 @@ class _Strict(BaseModel):
 
 class _PartnerModel(_Strict):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    secret: str | None = Field(default=None, min_length=16)
+    secret: str | None = Field(default=None, min_length=MIN_SECRET)
     merchants: list[str] | None = None  # None: every restaurant the server runs
     basic_user: str | None = None
-    basic_password: str | None = None
+    basic_password: str | None = Field(default=None, min_length=1)  # "": anybody signs in
     notify_url: str | None = Field(default=None, pattern=r"^https?://")
     notify_token: str | None = None
 
@@ -170,6 +172,22 @@ def env_name(prefix: str, ident: str) -> str:
     return prefix + re.sub(r"[^A-Za-z0-9]", "_", ident).upper()
 
 
+def _secret(env: Mapping[str, str], name: str, in_file: str | None, least: int) -> str | None:
+    """The environment's `name` if it is set, else the file's value. One set in the
+    environment meets the file's rule: an empty HOSTSTAND_PARTNER_SECRET_X= (a deployment
+    template left unfilled) made every webhook signed with an empty key good, and an empty
+    password let anybody call v3 as that partner. Its value is never said."""
+    if name not in env:
+        return in_file
+    given = env[name]
+    if len(given) < least:
+        raise SettingsError(
+            f"{name} is set but {'empty' if not given else 'too short'}: it needs at least"
+            f" {least} character(s) (unset it to use the settings file's)"
+        )
+    return given
+
+
 def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -> Settings:
     """Read a settings file (or none) and let the environment supply or override secrets."""
     env = os.environ if environ is None else environ
@@ -192,10 +210,12 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
     for p in model.partners:
         partners[p.id] = Partner(
             id=p.id,
-            secret=env.get(env_name("HOSTSTAND_PARTNER_SECRET_", p.id), p.secret),
+            secret=_secret(env, env_name("HOSTSTAND_PARTNER_SECRET_", p.id), p.secret, MIN_SECRET),
             merchants=frozenset(p.merchants) if p.merchants is not None else None,
             basic_user=p.basic_user,
-            basic_password=env.get(env_name("HOSTSTAND_PARTNER_PASSWORD_", p.id), p.basic_password),
+            basic_password=_secret(
+                env, env_name("HOSTSTAND_PARTNER_PASSWORD_", p.id), p.basic_password, 1
+            ),
             notify_url=env.get(env_name("HOSTSTAND_PARTNER_NOTIFY_URL_", p.id), p.notify_url),
             notify_token=env.get(env_name("HOSTSTAND_PARTNER_NOTIFY_TOKEN_", p.id), p.notify_token),
         )

@@ -5,6 +5,7 @@ stderr and exit status 2, never a traceback nor click's three-line usage answer.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -147,6 +148,21 @@ def test_a_password_in_a_database_urls_query_is_never_printed_either(
     result = hoststand("feed", "status", "--db", url)
     line = assert_one_line(result, "cannot open the database")
     assert "secret-pw" not in line and "=***" in line
+
+
+def test_serve_refuses_to_start_with_a_partner_secret_set_empty_in_its_environment(
+    tmp_path: Path,
+) -> None:
+    # An unfilled deployment template: webhooks signed with an empty key were accepted.
+    settings = str(REPO / "samples" / "server.toml")
+    args = [str(HOSTSTAND), "serve", "--config", MARLOWES, "--settings", settings]
+    args += ["--db", str(tmp_path / "h.db"), "--host", "127.0.0.1", "--port", str(free_port())]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTSTAND_")}
+    env["HOSTSTAND_PARTNER_SECRET_TABLEFINDER"] = ""
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert "HOSTSTAND_PARTNER_SECRET_TABLEFINDER is set but empty" in line
 
 
 def test_serve_on_a_database_url_that_cannot_connect_is_one_line_in_a_real_process(

@@ -66,3 +66,50 @@ def test_a_deadline_or_cap_that_would_stop_all_serving_is_refused_at_load(
     with pytest.raises(SettingsError) as refused:
         load_settings(path, environ={})
     assert f"http.{line.split()[0]}" in str(refused.value)
+
+
+PARTNER = """
+[[partners]]
+id = "tablefinder"
+secret = "sample-webhook-secret-tablefinder"
+basic_user = "tablefinder"
+basic_password = "sample-basic-password"
+"""
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("HOSTSTAND_PARTNER_SECRET_TABLEFINDER", ""),
+        ("HOSTSTAND_PARTNER_SECRET_TABLEFINDER", "short"),
+        ("HOSTSTAND_PARTNER_PASSWORD_TABLEFINDER", ""),
+    ],
+)
+def test_a_partner_secret_set_empty_or_short_in_the_environment_is_refused_and_not_said(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(PARTNER, encoding="utf-8")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(path, environ={variable: value})
+    assert str(refused.value).startswith(f"{variable} is set but ")
+    assert "sample-" not in str(refused.value)
+
+
+def test_an_empty_basic_password_in_the_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(PARTNER.replace('"sample-basic-password"', '""'), encoding="utf-8")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(path, environ={})
+    assert "basic_password" in str(refused.value)
+
+
+def test_partner_secrets_from_the_environment_replace_the_files(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(PARTNER, encoding="utf-8")
+    environ = {
+        "HOSTSTAND_PARTNER_SECRET_TABLEFINDER": "a-secret-from-the-environment",
+        "HOSTSTAND_PARTNER_PASSWORD_TABLEFINDER": "pw",
+    }
+    partner = load_settings(path, environ=environ).partners["tablefinder"]
+    assert (partner.secret, partner.basic_password) == ("a-secret-from-the-environment", "pw")
