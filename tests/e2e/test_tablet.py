@@ -3521,3 +3521,72 @@ def test_the_answer_to_a_tap_never_covers_the_row_it_tells_the_host_to_use(
     said = tablet.banner_after(lambda: tablet.tap_row(row, "Arrived"))  # reachable: tapped
     assert said == "Ben, party of 4 marked arrived: their table is held for them from 18:15"
     assert tablet.errors() == []
+
+
+# -- what a partner or a guest may name a booking -------------------------------------------
+
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def _partner_booking(server: ServerProcess, event_id: str, hhmm: str, **data: Any) -> str:
+    start = f"2026-12-04T{hhmm}:00+00:00"
+    event = booking_event(event_id, 2, start, **data)
+    reply = signed_post(server.base, "tablefinder", SECRETS["tablefinder"], event)
+    assert reply.status_code == 200, reply.text
+    return str(reply.json()["reservation_id"])
+
+
+def _shown_everywhere(tablet: Tablet) -> str:
+    """All the page shows: its text, and the titles and labels read out or shown on hover."""
+    return str(
+        tablet.js(
+            "return [document.body.textContent, ...[...document.querySelectorAll("
+            "'[title],[aria-label]')].flatMap(e => [e.title, e.getAttribute('aria-label')])]"
+            ".join('\\n')"
+        )
+    )
+
+
+def test_markup_in_a_partners_booking_or_a_walk_ins_name_is_shown_as_text_and_never_run(
+    server: ServerProcess, browser: Open
+) -> None:
+    img = "<img src=x onerror=document.title='pwned'>"
+    svg = "\"><svg onload=document.title='pwned'>"
+    bk = _partner_booking(
+        server, "ev-markup", "18:30", name=img, phone="+44 20 7946 0001", notes=svg
+    )
+    api(server, "POST", "/walk-ins", {"size": 2, "name": "javascript:alert(1)"})
+    tablet = browser(server.base)
+    row = f'#reservations [data-reservation="{bk}"]'
+    tablet.wait(lambda: img in tablet.text(row, content=True), message="the booking's row")
+    assert svg in tablet.text(row, content=True)
+    assert "javascript:alert(1), party of 2" in _shown_everywhere(tablet)
+    assert tablet.js(
+        "return [document.title, document.querySelectorAll('img, svg, a, [onerror], [onload]')"
+        ".length]"
+    ) == ["Host stand", 0]
+    assert tablet.errors() == []  # a handler the CSP refused would be logged here
+
+
+def test_a_guests_name_cannot_turn_what_the_tablet_shows_back_to_front(
+    server: ServerProcess, browser: Open
+) -> None:
+    # Drawn right to left, this name made the row read "nnA, party of 10" for a party of
+    # 2, and the phone number after it "2000 6497 02 44+".
+    bk = _partner_booking(
+        server,
+        "ev-bidi",
+        "18:15",
+        name="\u202e01 fo ytrap ,Ann",
+        phone="+44 20 7946 0002",
+        notes="\u2067\u202enut on",
+    )
+    tablet = browser(server.base)
+    row = f'#reservations [data-reservation="{bk}"]'
+    tablet.wait(lambda: "Ann" in tablet.text(row, content=True), message="the booking's row")
+    # Held for its guests from 18:00: the table says who, and how many.
+    tablet.wait(lambda: "Ann" in tablet.text("#floor", content=True), message="its table")
+    shown = _shown_everywhere(tablet)
+    assert "01 fo ytrap ,Ann, party of 2" in shown
+    assert [c for c in shown if c in BIDI_CONTROLS] == []
+    assert tablet.errors() == []

@@ -19,6 +19,13 @@
     tapped: null };  // the row, table or form of the last tap on the page (keepInView)
 
   // -- small helpers ------------------------------------------------------------------
+  // Bidirectional controls (right-to-left override, isolates, marks) are dropped from all
+  // the page shows: a partner's booking named "\u202e01 fo ytrap ,Ann" was drawn as
+  // "... nnA, party of 10" for a party of 2, and turned the phone number and the notes
+  // after it back to front. Names in Arabic or Hebrew letters still read right to left.
+  const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const shown = (text) => String(text).replace(BIDI, "");
+  const SHOWN_ATTRS = new Set(["title", "aria-label"]);  // ids (data-*, value) stay as sent
   function h(tag, attrs, ...kids) {
     const el = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -26,10 +33,11 @@
       if (k === "class") el.className = v;
       else if (k === "on") el.addEventListener("click", v);
       else if (k === "style") Object.assign(el.style, v);
-      else el.setAttribute(k, v === true ? "" : v);
+      else el.setAttribute(k, v === true ? "" : SHOWN_ATTRS.has(k) ? shown(v) : v);
     }
     for (const kid of kids.flat()) {
-      if (kid !== null && kid !== undefined && kid !== false) el.append(kid);
+      if (kid === null || kid === undefined || kid === false) continue;
+      el.append(typeof kid === "string" || typeof kid === "number" ? shown(kid) : kid);
     }
     return el;
   }
@@ -73,7 +81,7 @@
   // Text with a date in it ("Phone booking on Tue 8 Dec"): the date is kept on one line, as a
   // narrow screen broke it ("Tue 8" / "Dec"), which reads as two things.
   function setText(el, text) {
-    text = dated(text);
+    text = shown(dated(text));
     if (el.textContent === text) return;
     el.replaceChildren(...text.split(IN_WORDS)
       .map((part, i) => (i % 2 ? h("span", { class: "nobr" }, part) : part)).filter(Boolean));
@@ -348,8 +356,8 @@
     const before = st.floor;
     st.floor = floor;
     stampSaid(floor);
-    $("title").textContent = floor.name;
-    $("title").title = floor.name;  // whole, where a phone's bar cuts it
+    $("title").textContent = shown(floor.name);
+    $("title").title = shown(floor.name);  // whole, where a phone's bar cuts it
     $("clock").textContent = floor.clock;
     keepFocus(() => {
       drawFloor(floor);
@@ -831,7 +839,7 @@
       const taken = b.dataset.unit.split("+").map((id) => tableOf(id)?.occupant)
         .find((o) => o && o.party_id !== c.self);
       b.disabled = Boolean(taken);
-      b.textContent = taken ? `${b.dataset.label} — taken now: ${who(taken)}` : b.dataset.label;
+      b.textContent = shown(taken ? `${b.dataset.label} — taken now: ${who(taken)}` : b.dataset.label);
     }
   }
   // Where a party sits now (its occupant's row of the floor), or nothing.
