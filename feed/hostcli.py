@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -477,8 +478,18 @@ def board(stand: Stand, as_json: bool) -> None:
 
 
 def _who(p: dict[str, Any]) -> str:
-    name = p.get("name") or p.get("party_id") or p.get("reservation_id")
-    return f"{name} ({p['size']})" if p.get("size") else str(name)
+    name = _shown(str(p.get("name") or p.get("party_id") or p.get("reservation_id")))
+    return f"{name} ({p['size']})" if p.get("size") else name
+
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _shown(text: str) -> str:
+    """A guest's text (a partner's booking may carry any) as one line of plain text: a
+    newline in a name printed a second, made-up row in the list, an escape sequence was
+    run by the host's terminal, a right-to-left override turned the row back to front."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text if c not in _BIDI)
 
 
 @_stand_command(
@@ -503,10 +514,11 @@ def reservations(stand: Stand, as_json: bool) -> None:
         # first, with why, as the tablet's row and the API's list say it.
         why = r["attention"]
         attention = click.style(f"! {why}", fg="red", bold=True) if why else ""
-        extra = "  ".join(x for x in (attention, lateness, moved, r["phone"], r["notes"]) if x)
+        guests = (_shown(r["phone"]), _shown(r["notes"]))
+        extra = "  ".join(x for x in (attention, lateness, moved, *guests) if x)
         state = click.style(f"{r['status']:<9}", fg=colours.get(r["status"]))
         # The id follows: a booking without a name is "-", not its id twice.
-        who = (r["name"] or "-") + (f" ({r['size']})" if r["size"] else "")
+        who = (_shown(r["name"]) or "-") + (f" ({r['size']})" if r["size"] else "")
         click.echo(f"{r['time']}  {state} {who:<20} {where:<8} {r['reservation_id']}  {extra}")
 
 

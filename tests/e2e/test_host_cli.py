@@ -665,3 +665,19 @@ def test_the_reservations_list_says_why_a_booking_no_longer_fits_as_the_api_does
         assert tablet.json()["reservations"] == floor["reservations"]
     finally:
         server.stop()
+
+
+def test_a_guests_name_or_notes_print_as_one_plain_line_in_the_reservations_list() -> None:
+    # A partner's booking may carry any name: this one forged a second row, and its escape
+    # cleared the host's terminal (click keeps escapes when it writes to a terminal).
+    forged = "Ann\n19:30  booked    Eve (8)    T3       bk-0000000000000000\x1b[2J\u202e"
+    booking_id = book(2, "2026-12-04T19:00", forged)
+    result = CliRunner().invoke(
+        main,
+        ["--now", NOW, "host", "reservations", "--config", MARLOWES, "--db", "h.db"],
+        color=True,
+    )
+    assert result.exit_code == 0, result.output
+    (line,) = result.output.splitlines()
+    assert booking_id in line and "Ann 19:30  booked    Eve (8)" in line
+    assert "\x1b[2J" not in line and "\u202e" not in line
