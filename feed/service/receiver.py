@@ -264,6 +264,11 @@ def unit_tables(unit: str) -> list[str]:
     return unit.split("+")
 
 
+# Refusals of an event not kept against its id: what is wrong is its data, or which
+# restaurant it names, not what the restaurant could do at that moment.
+_NOT_KEPT = frozenset({replies.INVALID_REQUEST, replies.UNKNOWN_MERCHANT})
+
+
 class Receiver:
     """What the HTTP server calls; it holds the restaurants' service days."""
 
@@ -338,6 +343,13 @@ class Receiver:
                 return replies.floor_out_of_date(
                     reply.body["error"]["message"], "send the event again shortly"
                 )
+            if reply.code in _NOT_KEPT:
+                # The event's data is not one we can act on (or names a restaurant this
+                # server does not serve): nothing was done, and nothing is kept. Kept, its
+                # id was spent on bad input: the partner's corrected event under the same id
+                # was refused as "event id reused", and one naming a restaurant a reload
+                # added since stayed refused. Sent again unchanged, it is refused again.
+                return reply
             # A refusal changed nothing; it is stored so a retry gets the same answer.
             return self._replay(self.store.remember(*record(reply)), digest)
         return reply

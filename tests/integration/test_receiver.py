@@ -271,6 +271,22 @@ def test_an_event_id_reused_with_another_body_is_refused_with_422_and_books_noth
     assert at(5, "21:00") not in starts
 
 
+def test_an_event_refused_for_its_data_keeps_nothing_so_the_corrected_event_books_under_its_id(
+    server: ServerProcess,
+) -> None:
+    # Kept, the refusal spent the id on bad input: the partner's corrected event under the
+    # same id was told "event id reused" and never booked.
+    event_id = new_id()
+    bad = booking_event(event_id, 2, "2026-12-05T18:30:00")  # no offset: which 18:30?
+    assert_error(post(server, bad), 422, "invalid request")
+    with closing(open_store(server.db)) as store:
+        assert store.recall(f"event:{TABLEFINDER}", event_id) is None
+    assert_error(post(server, bad), 422, "invalid request")  # refused again, as it is
+    fixed = post(server, booking_event(event_id, 2, at(5, "18:30")))
+    assert fixed.status_code == 200, fixed.text
+    assert reserves(server, date(2026, 12, 5), fixed.json()["reservation_id"]) == 1
+
+
 def test_event_ids_are_per_partner_so_two_partners_may_use_the_same_one(
     server: ServerProcess,
 ) -> None:
