@@ -27,6 +27,7 @@ from feed.venue.restaurant import load_restaurant
 from store.sqlite import SQLiteStore
 from tests.integration.postgres import BACKENDS, database
 from tests.integration.server_process import HOST_TOKENS, TIMEOUT, start_server
+from tests.integration.test_waitlist_limit import restaurant_file
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples" / "marlowes.toml"
@@ -37,16 +38,6 @@ FRIDAY = date(2026, 12, 4)
 NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
 # One party at every table: nobody in line gets a table until one is freed.
 FULL_FLOOR = [("A", 4), ("B", 2), ("C", 6), ("D", 2), ("E", 4), ("F", 4)]
-
-
-def restaurant_file(tmp_path: Path, **limits: int) -> Path:
-    """Marlowe's with `limits` (max_waitlist, max_partner_waitlist) in its file."""
-    text = SAMPLE.read_text(encoding="utf-8")
-    lines = "".join(f"{key} = {value}\n" for key, value in limits.items())
-    text = text.replace("max_party_size = 10\n", f"max_party_size = 10\n{lines}")
-    path = tmp_path / "marlowes.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 @dataclass

@@ -38,12 +38,11 @@ NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)
 FULL_FLOOR = [("A", 4), ("B", 2), ("C", 6), ("D", 2), ("E", 4), ("F", 4)]
 
 
-def restaurant_file(tmp_path: Path, max_waitlist: int | None) -> Path:
+def restaurant_file(tmp_path: Path, **limits: int) -> Path:
+    """Marlowe's with `limits` (max_waitlist, max_partner_waitlist) in its file."""
     text = SAMPLE.read_text(encoding="utf-8")
-    if max_waitlist is not None:
-        text = text.replace(
-            "max_party_size = 10\n", f"max_party_size = 10\nmax_waitlist = {max_waitlist}\n"
-        )
+    lines = "".join(f"{key} = {value}\n" for key, value in limits.items())
+    text = text.replace("max_party_size = 10\n", f"max_party_size = 10\n{lines}")
     path = tmp_path / "marlowes.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -83,7 +82,11 @@ class World:
 
 
 def world_on(tmp_path: Path, max_waitlist: int | None) -> Iterator[World]:
-    restaurant: Restaurant = load_restaurant(restaurant_file(tmp_path, max_waitlist))
+    restaurant: Restaurant = load_restaurant(
+        restaurant_file(tmp_path)
+        if max_waitlist is None
+        else restaurant_file(tmp_path, max_waitlist=max_waitlist)
+    )
     with SQLiteStore(tmp_path / "hoststand.db") as store:
         receiver = Receiver([restaurant], store, Settings(), lambda: NOW)
         book = receiver.books[MARLOWES]
@@ -193,7 +196,7 @@ def test_the_hosts_cli_refuses_a_walk_in_to_a_full_waitlist_with_exit_1(
 ) -> None:
     monkeypatch.delenv("HOSTSTAND_DB", raising=False)
     monkeypatch.delenv("HOSTSTAND_SETTINGS", raising=False)
-    config = str(restaurant_file(tmp_path, 3))
+    config = str(restaurant_file(tmp_path, max_waitlist=3))
     db = str(tmp_path / "cli.db")
 
     def host(*args: str) -> Any:
@@ -215,7 +218,9 @@ def test_a_real_server_answers_a_full_waitlist_409_to_the_host_and_waitlist_full
     tmp_path: Path, backend: str
 ) -> None:
     with database(backend, tmp_path, "wlimit") as db:
-        server = start_server(db, workdir=tmp_path, configs=[restaurant_file(tmp_path, 1)])
+        server = start_server(
+            db, workdir=tmp_path, configs=[restaurant_file(tmp_path, max_waitlist=1)]
+        )
         try:
             full_waitlist_over_http(server.base)
         finally:
