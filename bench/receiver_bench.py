@@ -124,6 +124,11 @@ def restaurant_toml(i: int, tables: int) -> str:
         f"x = {n % 6}\ny = {2 + n // 6}\n"
         for n in range(max(0, tables - 6))
     ]
+    # A file giving turn times gives one for every table size: a size Marlowe's lacks turns
+    # at the seed's nearest class (90 minutes for the 6-tops and up), as it did by default.
+    sizes = {EXTRA_SEATS[n % len(EXTRA_SEATS)] for n in range(max(0, tables - 6))}
+    more = "".join(f"{size} = 90\n" for size in sorted(sizes - {2, 4, 6}))
+    text = text.replace("6 = 90\nlarge", f"6 = 90\n{more}large")
     return text + "".join(extra)
 
 
