@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 MIN_SECRET = 16  # characters of a webhook secret, in the file or the environment
+MIN_TOKEN = 16  # characters of a host's or the admin's bearer token, file or environment
 
 
 class SettingsError(Exception):
@@ -42,7 +43,7 @@ class _PartnerModel(_Strict):
 
 class _HostModel(_Strict):
     merchant_id: str = Field(min_length=1)
-    token: str | None = Field(default=None, min_length=16)
+    token: str | None = Field(default=None, min_length=MIN_TOKEN)
 
 
 class _DestinationModel(_Strict):
@@ -88,7 +89,7 @@ class _HttpModel(_Strict):
 
 class _SettingsModel(_Strict):
     # The operator's bearer token for /api/v1/admin/... (a reload); none: no admin routes.
-    admin_token: str | None = Field(default=None, min_length=16)
+    admin_token: str | None = Field(default=None, min_length=MIN_TOKEN)
     partners: list[_PartnerModel] = []
     hosts: list[_HostModel] = []
     export: _ExportModel = _ExportModel()
@@ -175,8 +176,9 @@ def env_name(prefix: str, ident: str) -> str:
 def _secret(env: Mapping[str, str], name: str, in_file: str | None, least: int) -> str | None:
     """The environment's `name` if it is set, else the file's value. One set in the
     environment meets the file's rule: an empty HOSTSTAND_PARTNER_SECRET_X= (a deployment
-    template left unfilled) made every webhook signed with an empty key good, and an empty
-    password let anybody call v3 as that partner. Its value is never said."""
+    template left unfilled) made every webhook signed with an empty key good, an empty
+    password let anybody call v3 as that partner, and HOSTSTAND_ADMIN_TOKEN=abc guarded the
+    admin routes with three characters. Its value is never said."""
     if name not in env:
         return in_file
     given = env[name]
@@ -221,7 +223,7 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         )
     tokens: dict[str, str] = {}
     for h in model.hosts:
-        token = env.get(env_name("HOSTSTAND_HOST_TOKEN_", h.merchant_id), h.token)
+        token = _secret(env, env_name("HOSTSTAND_HOST_TOKEN_", h.merchant_id), h.token, MIN_TOKEN)
         if token:
             tokens[h.merchant_id] = token
     destinations: list[Destination] = []
@@ -241,7 +243,7 @@ def load_settings(path: Path | None, environ: Mapping[str, str] | None = None) -
         e.coalesce_seconds,
     )
     health = HealthSettings(model.health.max_backlog_seconds)
-    admin = env.get(ADMIN_TOKEN_ENV, model.admin_token) or None
+    admin = _secret(env, ADMIN_TOKEN_ENV, model.admin_token, MIN_TOKEN)
     return Settings(
         partners=partners,
         host_tokens=tokens,

@@ -165,6 +165,27 @@ def test_serve_refuses_to_start_with_a_partner_secret_set_empty_in_its_environme
     assert "HOSTSTAND_PARTNER_SECRET_TABLEFINDER is set but empty" in line
 
 
+@pytest.mark.parametrize(
+    "variable", ["HOSTSTAND_ADMIN_TOKEN", "HOSTSTAND_HOST_TOKEN_MARLOWES_KITCHEN"]
+)
+def test_serve_refuses_to_start_with_a_token_under_16_characters_in_its_environment(
+    tmp_path: Path, variable: str
+) -> None:
+    # HOSTSTAND_ADMIN_TOKEN=abc guarded the admin routes (a reload) with three characters,
+    # while the same token in the settings file is refused under 16.
+    settings = str(REPO / "samples" / "server.toml")
+    args = [str(HOSTSTAND), "serve", "--config", MARLOWES, "--settings", settings]
+    args += ["--db", str(tmp_path / "h.db"), "--host", "127.0.0.1", "--port", str(free_port())]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTSTAND_")}
+    env[variable] = "tiny-tok"
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert f"{variable} is set but too short: it needs at least 16 character(s)" in line
+    assert "tiny-tok" not in line
+    assert not (tmp_path / "h.db").exists()  # refused before anything was opened
+
+
 def test_serve_on_a_database_url_that_cannot_connect_is_one_line_in_a_real_process(
     tmp_path: Path,
 ) -> None:

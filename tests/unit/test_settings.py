@@ -113,3 +113,49 @@ def test_partner_secrets_from_the_environment_replace_the_files(tmp_path: Path) 
     }
     partner = load_settings(path, environ=environ).partners["tablefinder"]
     assert (partner.secret, partner.basic_password) == ("a-secret-from-the-environment", "pw")
+
+
+TOKENS = """
+admin_token = "sample-admin-token-change-me"
+
+[[hosts]]
+merchant_id = "marlowes-kitchen"
+token = "sample-host-token-marlowes"
+"""
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("HOSTSTAND_ADMIN_TOKEN", "abc"),
+        ("HOSTSTAND_ADMIN_TOKEN", "fifteen-chars15"),
+        ("HOSTSTAND_ADMIN_TOKEN", ""),
+        ("HOSTSTAND_HOST_TOKEN_MARLOWES_KITCHEN", "tiny"),
+        ("HOSTSTAND_HOST_TOKEN_MARLOWES_KITCHEN", ""),
+    ],
+)
+def test_a_host_or_admin_token_under_16_characters_in_the_environment_is_refused_and_not_said(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(TOKENS, encoding="utf-8")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(path, environ={variable: value})
+    said = str(refused.value)
+    assert said.startswith(f"{variable} is set but "), said
+    assert "at least 16 character(s)" in said
+    assert (value or "sample-") not in said
+
+
+def test_host_and_admin_tokens_of_16_characters_from_the_environment_replace_the_files(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(TOKENS, encoding="utf-8")
+    environ = {
+        "HOSTSTAND_ADMIN_TOKEN": "sixteen-chars-16",
+        "HOSTSTAND_HOST_TOKEN_MARLOWES_KITCHEN": "a-host-token-16c",
+    }
+    settings = load_settings(path, environ=environ)
+    assert settings.admin_token == "sixteen-chars-16"
+    assert dict(settings.host_tokens) == {"marlowes-kitchen": "a-host-token-16c"}
