@@ -255,6 +255,49 @@ def _public_board(book: DayBook, day: date, board: Any) -> Any:
     return {**board, "tables": tables, "waiting": [public(p) for p in board.get("waiting", [])]}
 
 
+def _busy(
+    book: DayBook,
+    day: date,
+    engine_id: str,
+    now: datetime,
+    size: Any,
+    unit: str,
+    area: str | None,
+    taken: bool = True,
+) -> Reply:
+    """The answer to a check-in whose table was taken: the guests are marked arrived, and
+    the tables that fit them at `now` (in `area`, the room they booked, when they named
+    one). `taken`: somebody still sits at `unit` (always so when the check-in is made; a
+    retry of it may come once the table is free again)."""
+    n = size if isinstance(size, int) else None
+    free = book.free_units(day, n, now, engine_id, area)
+    # A free table another booking is due at before these guests would finish is that
+    # booking's (protect_reservations): said apart, with its time. "free now for them: T4,
+    # T6" sent the host to Tanaka's and Moreau's tables while Seat… drew both as booked
+    # before they would finish.
+    due = book.booked_before_done(day, free, n, now, engine_id)
+    clear = [u for u in free if u not in due]
+    booked = [{"unit": u, "at": due[u][1], "in_minutes": due[u][0]} for u in free if u in due]
+    parts = [f"free now for them: {', '.join(clear)}"] if clear else []
+    if booked:
+        if not clear:
+            parts.append("no table is free for them clear of other bookings")
+        later = ", ".join(f"{b['unit']} at {b['at']}" for b in booked)
+        parts.append(f"free but booked before they would finish: {later}")
+    said = (
+        f"{unit} is still taken: the guests are marked arrived"
+        if taken
+        else f"{unit} was taken when they checked in: the guests are marked arrived and wait"
+        " for the host to seat them"
+    )
+    message = f"{said}; " + ("; ".join(parts) or "no table fits them now")
+    body = error_body(TABLE_BUSY, message)
+    body["error"].update(
+        arrived=True, free_units=free, unit=unit, clear_units=clear, booked_units=booked
+    )
+    return Reply(body)
+
+
 # A host write's Idempotency-Key and what was asked with it (the route's arguments as the
 # client gave them): the same key with another request is refused, not replayed.
 HostKey = tuple[str, Any]
@@ -320,7 +363,13 @@ class Receiver:
         scope = f"event:{partner.id}"
         stored = self.store.recall(scope, event.id)
         if stored is not None:
-            return self._as_it_stands(self._replay(stored, digest), partner)
+            again = self._replay(stored, digest)
+            booking_id = event.data.get("reservation_id")
+            if event.type == "reservation.checked_in" and isinstance(booking_id, str):
+                again = self._busy_as_it_stands(
+                    again, event.merchant_id, booking_id, partner.id, now
+                )
+            return self._as_it_stands(again, partner)
 
         def record(reply: Reply) -> Remember:
             # "at": when it was received, so the retention knows how long it may be asked
@@ -365,7 +414,8 @@ class Receiver:
         had moved or cancelled the booking (and told the partner of it, which did not know
         the booking's id yet), and the partner showed the guest a table no longer theirs.
         (v3's CreateBooking, retried, answers the booking's status now too.) A refusal is
-        stored as it stays true: that request did nothing."""
+        stored as it stays true: that request did nothing (a check-in's "table busy" did
+        something, marked the guests arrived: `_busy_as_it_stands` restates it)."""
         body = reply.body
         if body.get("status") not in ("booked", "seated"):
             return reply  # a refusal, or a cancellation's (final) answer
@@ -402,6 +452,72 @@ class Receiver:
                 "start_sec": int(start.timestamp()),
             }
         )
+
+    def _busy_as_it_stands(
+        self,
+        reply: Reply,
+        merchant_id: str,
+        booking_id: str,
+        partner_id: str | None,
+        now: datetime,
+    ) -> Reply:
+        """A stored answer to a check-in that found the table taken (TABLE_BUSY, the guests
+        marked arrived), sent again for a retry (a partner's event, the host's
+        Idempotency-Key), with the booking as it now stands. The partner whose first answer
+        was lost sent the event again after the host had seated the guests at T5, got
+        "T2 is still taken: the guests are marked arrived" and showed "check-in failed" to
+        guests who were eating. Seated since (by the host's Seat…, maybe moved): what a
+        check-in that seated them answers, with where they sit (or last sat). Still at the
+        door: the busy answer worked out again at `now`. No longer booked: why, as a
+        check-in now is refused. (`partner_id` None: the host, who sees every booking.)
+
+        A retry never seats them, even at their own table free again: it is the first
+        request's, and that one marked them arrived and left the table to the host (the
+        tablet shows them waiting at the door, and the host seats them where it chooses; a
+        retry minutes later would take a table the host may be giving to somebody else).
+        A new check-in, not a retry of the old one, is a new request, and seats them."""
+        error = reply.body.get("error")
+        if not (reply.code == TABLE_BUSY and isinstance(error, dict) and error.get("arrived")):
+            return reply
+        book = self.books.get(merchant_id)
+        index = self.store.recall(BOOKING_SCOPE, booking_id)
+        if (
+            book is None
+            or not isinstance(index, dict)
+            or index.get("merchant_id") != merchant_id
+            or (partner_id is not None and index.get("partner") != partner_id)
+        ):
+            return reply
+        day = date.fromisoformat(str(index["day"]))
+        engine_id = str(index.get("reservation_id", booking_id))  # changed: a new engine id
+        stand = book.stand(day)
+        reservation = stand.book.get(engine_id)
+        if reservation is None:
+            return reply
+        if reservation.status is ReservationStatus.SEATED:
+            party = stand.parties.get(engine_id)
+            tables = party.tables if party is not None and party.tables else reservation.tables
+            return Reply({"reservation_id": booking_id, "status": "seated", "tables": list(tables)})
+        if reservation.still_booked and reservation.arrived:
+            room = index.get("room_id")
+            area = room if isinstance(room, str) else None
+            size = book.details(day, engine_id).get("party_size")
+            taken = any(stand.occupant.get(t) is not None for t in reservation.tables)
+            return _busy(book, day, engine_id, now, size, reservation.unit, area, taken)
+        if reservation.still_booked:
+            # Changed since to another day, where its guests are not at the door (arrived
+            # stays with a change on its own day only): when it is due there, if later.
+            later = self._later_day(book, day, engine_id, now, "check_in")
+            if later is not None:
+                return later
+            return problem(
+                replies.CHANGED_MEANWHILE,
+                f"check_in not done: booking {booking_id} was changed since this check-in was"
+                " answered and its guests are not marked arrived now: check it in again (a"
+                " new request)",
+            )
+        why = _why_not_active(book, day, engine_id, now)
+        return problem(RESERVATION_NOT_ACTIVE, f"check_in refused: {RESERVATION_NOT_ACTIVE}: {why}")
 
     @staticmethod
     def _replay(stored: Any, digest: str, reused: str = replies.EVENT_ID_REUSED) -> Reply:
@@ -692,31 +808,7 @@ class Receiver:
         unit = res.unit if res is not None else "?"
 
         def busy_reply() -> Reply:
-            n = size if isinstance(size, int) else None
-            free = book.free_units(day, n, now, engine_id, area)
-            # A free table another booking is due at before these guests would finish is
-            # that booking's (protect_reservations): said apart, with its time. "free now
-            # for them: T4, T6" sent the host to Tanaka's and Moreau's tables while Seat…
-            # drew both as booked before they would finish.
-            due = book.booked_before_done(day, free, n, now, engine_id)
-            clear = [u for u in free if u not in due]
-            booked = [
-                {"unit": u, "at": due[u][1], "in_minutes": due[u][0]} for u in free if u in due
-            ]
-            parts = [f"free now for them: {', '.join(clear)}"] if clear else []
-            if booked:
-                if not clear:
-                    parts.append("no table is free for them clear of other bookings")
-                later = ", ".join(f"{b['unit']} at {b['at']}" for b in booked)
-                parts.append(f"free but booked before they would finish: {later}")
-            message = f"{unit} is still taken: the guests are marked arrived; " + (
-                "; ".join(parts) or "no table fits them now"
-            )
-            body = error_body(TABLE_BUSY, message)
-            body["error"].update(
-                arrived=True, free_units=free, unit=unit, clear_units=clear, booked_units=booked
-            )
-            return Reply(body)
+            return _busy(book, day, engine_id, now, size, unit, area)
 
         def remember(_operation: list[Any], _result: Result) -> list[Remember]:
             return [record(busy_reply())] if record is not None else []
@@ -904,10 +996,12 @@ class Receiver:
         route: str,
         key: HostKey | None,
         act: Callable[[Callable[[Reply], Remember] | None], tuple[Reply, bool]],
+        again: Callable[[Reply], Reply] | None = None,
     ) -> Reply:
         """`act` once per Idempotency-Key: its reply is stored with its change (the same
-        transaction), and a retry with the key gets that reply and changes nothing. Keys are
-        scoped per restaurant and route; a refusal is not stored (a retry tries again).
+        transaction), and a retry with the key gets that reply (as `again` restates it, as
+        things now stand) and changes nothing. Keys are scoped per restaurant and route; a
+        refusal is not stored (a retry tries again).
 
         A refusal is checked against the key once more: the same request sent to another
         receiver at once may have made its change meanwhile (taken the slot, cancelled the
@@ -919,7 +1013,8 @@ class Receiver:
         digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
         stored = self.store.recall(scope, idempotency_key)
         if stored is not None:
-            return self._replay(stored, digest, replies.IDEMPOTENCY_KEY_REUSED)
+            replayed = self._replay(stored, digest, replies.IDEMPOTENCY_KEY_REUSED)
+            return replayed if again is None else again(replayed)
 
         def record(reply: Reply) -> Remember:
             # "at" for the retention, as a webhook's (feed.service.retention).
@@ -952,11 +1047,19 @@ class Receiver:
             return problem(replies.UNKNOWN_MERCHANT, f"no merchant {merchant_id}")
         now = self.clock()
         if name in ("check_in", "cancel"):  # on the booking's own day, whatever today is
+            booking_id = str(args[0])
+
+            def again(reply: Reply) -> Reply:
+                if name != "check_in":
+                    return reply
+                return self._busy_as_it_stands(reply, merchant_id, booking_id, None, now)
+
             return self._host_once(
                 merchant_id,
                 name,
                 key,
-                lambda record: self._change(book, str(args[0]), name, now, None, record),
+                lambda record: self._change(book, booking_id, name, now, None, record),
+                again,
             )
         r = book.restaurant
         if name in ("walk_in", "quote"):
