@@ -225,6 +225,42 @@ def test_a_busy_check_in_names_the_free_tables_of_the_room_the_guests_booked(
     assert busy.body["error"]["free_units"] == ["P1", "P2"]  # the patio's, not M1 and M2
 
 
+def test_a_busy_check_in_sent_again_names_the_free_tables_of_the_guests_room_as_of_now(
+    store: SQLiteStore,
+) -> None:
+    """A partner's check-in event sent again is answered with the busy answer worked out
+    again (the tables free now), still within the room the guests booked."""
+    clock = HandClock(FRIDAY, "10:00")
+    receiver = Receiver([TERRACE], store, Settings(partners={PARTNER.id: PARTNER}), clock)
+    booked = webhook(receiver, {"party_size": 2, "start": start("19:00"), "room_id": "patio"}, "e1")
+    assert booked.body["unit"] == "P3", booked.body
+    clock.at("18:50")
+    merchant = TERRACE.merchant_id
+    assert receiver.host_operation(merchant, "walk_in", "W", 2).code is None
+    seated = "W" in receiver.books[merchant].stand(FRIDAY).occupant.values()
+    assert receiver.host_hand(merchant, "move" if seated else "seat", "W", "P3").code is None
+    event = {
+        "id": "e2",
+        "type": "reservation.checked_in",
+        "merchant_id": merchant,
+        "data": {"reservation_id": booked.body["reservation_id"]},
+    }
+    body = json.dumps(event).encode()
+
+    def check_in() -> Any:
+        return receiver.webhook(PARTNER.id, sign(SECRET, int(clock().timestamp()), body), body)
+
+    busy = check_in()
+    assert busy.code == "table busy", busy.body
+    assert busy.body["error"]["free_units"] == ["P1", "P2"]
+    assert receiver.host_operation(merchant, "walk_in", "V", 4).code is None
+    sits = "V" in receiver.books[merchant].stand(FRIDAY).occupant.values()
+    assert receiver.host_hand(merchant, "move" if sits else "seat", "V", "P1").code is None
+    again = check_in()
+    assert again.code == "table busy", again.body
+    assert again.body["error"]["free_units"] == ["P2"]  # the patio's free now, not M3 or M4
+
+
 def test_a_host_change_keeps_a_partner_booking_in_its_room_and_records_where_it_went(
     receiver: Receiver, api: PartnerApi
 ) -> None:

@@ -103,6 +103,8 @@ def test_a_busy_check_in_sent_again_after_the_host_seated_the_guests_answers_whe
     moved = send(server, event)
     assert moved.status_code == 200, moved.text
     assert moved.json() == {"reservation_id": rid, "status": "seated", "tables": ["T6"]}
+    ok(host(server, "/tables/T6/free"))  # they ate and left: checked in, where they last sat
+    assert send(server, event).json() == moved.json()
 
 
 def test_a_busy_check_in_sent_again_while_the_guests_wait_names_the_tables_free_now(
