@@ -29,7 +29,13 @@ from feed.hostcli import config_option as one_config_option
 from feed.hostcli import host_group, partner_unheard, settings_option
 from feed.service.days import OVER_PACING, Applied, Cell, DayBook
 from feed.service.floors import floor_drift
-from feed.settings import SETTINGS_KEYS, load_settings, settings_problems, unreachable
+from feed.settings import (
+    SETTINGS_KEYS,
+    SettingsError,
+    load_settings,
+    settings_problems,
+    unreachable,
+)
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
 from feed.venue.restaurant import ConfigError, Restaurant, RestaurantModel, load_restaurant
@@ -532,7 +538,8 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
     [health], [retention], admin_token, or a misspelling of one) and none a restaurant's is
     checked as a settings file; any other as a restaurant file (or pass --settings FILE).
     Prints every problem on its own line on stderr ("file: field: reason"), and across the
-    restaurant files, two with the same merchant_id.
+    restaurant files, two with the same merchant_id. A settings file is read with the
+    secrets this environment sets (HOSTSTAND_ADMIN_TOKEN, ...), as serve reads it.
     Prints "FILE: ok (...)" on stdout for each good file; under a settings file checked
     with restaurant files, a note for each of them it gives no host token, and for each
     merchant it names that is none of them. Exit status 2 when any file has a problem,
@@ -555,13 +562,21 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
     served = [r.merchant_id for _, r in checked.restaurants]
     for path in settings_files:
         found = settings_problems(path)
-        problems += found
-        if not found:
-            click.echo(f"{path}: ok (settings)")
-            # With the restaurants beside it: what serve would note at start (no refusal:
-            # one settings file may serve several servers, each running some restaurants).
-            for line in unreachable(load_settings(path), served) if served else ():
-                click.echo(f"  note: {line}")
+        if found:
+            problems += found
+            continue
+        try:
+            # The file with this environment's secrets, as serve takes them: one set too
+            # short there refuses serve, and was a traceback here.
+            settings = load_settings(path)
+        except SettingsError as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        click.echo(f"{path}: ok (settings)")
+        # With the restaurants beside it: what serve would note at start (no refusal: one
+        # settings file may serve several servers, each running some restaurants).
+        for line in unreachable(settings, served) if served else ():
+            click.echo(f"  note: {line}")
     for line in problems:
         click.echo(line, err=True)
     if problems:

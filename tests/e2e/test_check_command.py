@@ -158,6 +158,23 @@ def test_a_settings_file_checked_with_restaurants_notes_one_it_leaves_without_a_
     assert "note:" not in check(MARLOWES, GOOGLE, settings).stdout
 
 
+def test_a_token_too_short_in_the_environment_is_a_problem_of_the_settings_checked_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # serve refuses it; check, reading the same environment, ended in a traceback.
+    monkeypatch.setenv("HOSTSTAND_ADMIN_TOKEN", "tiny-tok")
+    for args in [(SETTINGS,), (MARLOWES, GOOGLE, SETTINGS)]:
+        result = check(*args)
+        assert result.exit_code == EXIT_BAD_INPUT, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.stderr.splitlines() == [
+            f"{SETTINGS}: HOSTSTAND_ADMIN_TOKEN is set but too short: it needs at least 16"
+            " character(s) (unset it to use the settings file's)",
+            "hoststand: 1 problem(s) in 1 file(s)",
+        ]
+        assert f"{SETTINGS}: ok" not in result.stdout
+
+
 def test_a_settings_file_with_a_misspelt_section_is_told_that_key_not_checked_as_a_restaurant(
     tmp_path: Path,
 ) -> None:
