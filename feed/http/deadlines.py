@@ -22,6 +22,11 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from feed.settings import HttpSettings
 
+# Scope key: the status this connection itself answered the request (a 408 for a body past
+# body_seconds). The app's own answer, sent after, reaches nobody; the log and the metrics
+# (feed.http.observe) say what the client was told.
+ANSWERED_KEY = "hoststand.answered"
+
 
 class DeadlineProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline on each request's head and body."""
@@ -92,12 +97,17 @@ class DeadlineProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def _body_late(self) -> None:
-        # The app waiting on the body hears a disconnect (uvicorn's connection_lost): it
-        # does nothing and logs 499 (feed.http.hotpaths.client_closed), as for a cut body.
+        # The app waiting on the body hears a disconnect (uvicorn's connection_lost) and does
+        # nothing, as for a body its client cut (feed.http.hotpaths.client_closed, a 499);
+        # marked first, so that its log line and metrics say the 408 the client was given,
+        # not that the client closed the request.
         self._deadline = None
         if self._answering() or (self.cycle is not None and self.cycle.response_complete):
             self.transport.close()
         else:
+            if self.cycle is not None and not self.transport.is_closing():
+                # uvicorn types the scope as a closed TypedDict; ASGI lets a server add keys.
+                self.cycle.scope[ANSWERED_KEY] = 408  # type: ignore[literal-required]
             self._refuse(408, "Request Timeout")
 
     def _refuse(self, status: int, text: str) -> None:

@@ -81,7 +81,8 @@ def too_large(limit: int) -> Answer:
 def client_closed() -> Answer:
     """The answer to a request whose connection closed before its body ended: nothing was
     done with what came of it. Nobody receives it (uvicorn drops what is sent to a closed
-    connection); the request's log line and metrics say 499, as FastAPI's routes do."""
+    connection); the request's log line and metrics say 499, as FastAPI's routes do (408 when
+    it was the server that closed it, its body past body_seconds: feed.http.deadlines)."""
     message = "the connection closed before the body ended: nothing was done"
     return problem(statuses.CLIENT_CLOSED, message), None
 

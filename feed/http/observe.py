@@ -18,6 +18,7 @@ from typing import Any
 
 from starlette.routing import BaseRoute, Match
 
+from feed.http.deadlines import ANSWERED_KEY
 from feed.http.health import Readiness
 from feed.http.hotpaths import ROUTE_KEY, ASGIApp, Message, Receive, Scope, Send
 from feed.http.metrics import Metrics
@@ -95,7 +96,10 @@ class Observed:
             await self.app(scope, receive, send_)
         finally:
             events.end(token)
-            self._done(scope, context, status, time.perf_counter() - started)
+            # A request the connection answered itself (a body past its deadline: 408) is
+            # logged as that: the app's answer (499, "client closed") never left.
+            answered = scope.get(ANSWERED_KEY, status)
+            self._done(scope, context, answered, time.perf_counter() - started)
 
     def _done(self, scope: Scope, context: RequestContext, status: int, seconds: float) -> None:
         route, params = self._route(scope)

@@ -15,11 +15,13 @@ import json
 import re
 import socket
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from feed.service.signing import HEADER, sign
 from tests.integration.server_process import (
@@ -124,6 +126,93 @@ def test_a_body_that_stops_midway_is_answered_408_closed_and_books_nothing(
     )
     assert listed.json() == {"bookings": []}, listed.text
     assert "Traceback" not in server.output(), server.output()[-3000:]
+
+
+# A request whose body stops midway, on a hot path (v3) and on a FastAPI route (the host's).
+CUT_BODIES = [
+    pytest.param(
+        "/v3/CreateBooking",
+        "/v3/CreateBooking",
+        BASIC,
+        {"slot": {"merchant_id": MARLOWES, "start_sec": SATURDAY_19}, "user_information": {}},
+        id="hot-path",
+    ),
+    pytest.param(
+        f"{HOST}/walk-ins",
+        "/api/v1/restaurants/{merchant_id}/walk-ins",
+        f"Bearer {HOST_TOKENS[MARLOWES]}",
+        {"size": 2, "party_id": "w-half"},
+        id="fastapi-route",
+    ),
+]
+
+
+def half_a_post(path: str, auth: str, body: dict[str, object], request_id: str) -> bytes:
+    """A POST's head and all but the last bytes of its body, sent as `request_id`."""
+    data = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {auth}\r\n"
+        f"X-Request-Id: {request_id}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    ).encode()
+    return head + data[:-5]
+
+
+def logged(server: ServerProcess, request_id: str) -> str:
+    """The request's log line, once the server has written it."""
+    pattern = re.compile(rf"hoststand\.request .* request_id={re.escape(request_id)}( |$)")
+    deadline = time.monotonic() + CLOSED_WITHIN
+    while time.monotonic() < deadline:
+        for line in server.output().splitlines():
+            if pattern.search(line):
+                return line
+        time.sleep(0.05)
+    raise AssertionError(f"no log line for {request_id}:\n{server.output()[-2000:]}")
+
+
+def counted(server: ServerProcess, route: str) -> dict[str, float]:
+    """/metrics' count of POSTs to `route`, by status."""
+    reply = requests.get(f"{server.base}/metrics", timeout=TIMEOUT)
+    assert reply.status_code == 200, reply.text
+    return {
+        sample.labels["status"]: sample.value
+        for family in text_string_to_metric_families(reply.text)
+        for sample in family.samples
+        if sample.name == "hoststand_http_requests_total"
+        and sample.labels["route"] == route
+        and sample.labels["method"] == "POST"
+    }
+
+
+@pytest.mark.parametrize(("path", "route", "auth", "body"), CUT_BODIES)
+def test_a_body_past_body_seconds_is_logged_and_counted_as_the_408_its_client_was_told(
+    server: ServerProcess, path: str, route: str, auth: str, body: dict[str, object]
+) -> None:
+    before = counted(server, route)
+    request_id = f"late-{uuid.uuid4().hex}"
+    sent = half_a_post(path, auth, body, request_id)
+    assert status_of(read_until_closed(connect(server, sent))) == 408
+    line = logged(server, request_id)
+    assert " status=408 " in line, line  # not 499: the client did not close it, we did
+    after = counted(server, route)
+    assert after.get("408", 0) == before.get("408", 0) + 1, (before, after)
+    assert after.get("499", 0) == before.get("499", 0), (before, after)
+
+
+@pytest.mark.parametrize(("path", "route", "auth", "body"), CUT_BODIES)
+def test_a_body_its_client_cuts_within_body_seconds_is_still_logged_and_counted_499(
+    server: ServerProcess, path: str, route: str, auth: str, body: dict[str, object]
+) -> None:
+    before = counted(server, route)
+    request_id = f"cut-{uuid.uuid4().hex}"
+    sock = connect(server, half_a_post(path, auth, body, request_id))
+    sock.shutdown(socket.SHUT_WR)  # the client gives up mid-body, long before the deadline
+    assert read_until_closed(sock) == b""  # nobody left to answer
+    line = logged(server, request_id)
+    assert " status=499 " in line, line
+    after = counted(server, route)
+    assert after.get("499", 0) == before.get("499", 0) + 1, (before, after)
+    assert after.get("408", 0) == before.get("408", 0), (before, after)
 
 
 def test_an_idle_kept_alive_connection_is_closed(server: ServerProcess) -> None:
