@@ -55,8 +55,11 @@ from feed.service.floors import (
     Retired,
     floor_drift,
     floor_history,
+    floor_in_force,
     floor_record,
     floor_records,
+    follows_record,
+    in_turn,
     kept_floor,
     removed_units,
     replaced_floor,
@@ -215,8 +218,10 @@ class Reloader:
         paths = {book.restaurant.merchant_id: path for path, book, _new, _found in homeless}
         days_of = {book.restaurant.merchant_id: days for book, _new, days in changed}
         retired: list[DayBook] = []
+        kept: dict[str, str | None] = {}  # the key of the floor record each reload kept
         for book, new, _days in changed:
-            refused = _retire(self.receiver, book, paths[book.restaurant.merchant_id], new, now)
+            m = book.restaurant.merchant_id
+            refused, kept[m] = _retire(self.receiver, book, paths[m], new, now)
             if refused:
                 problems += refused
                 break
@@ -240,7 +245,7 @@ class Reloader:
             # other unit: refused, as it would have been before (those booked again stay
             # on their new units, which both floors have).
             for book in retired:
-                _unretire(book, book.restaurant.floor, now)
+                _unretire(book, book.restaurant.floor, kept[book.restaurant.merchant_id])
                 # Its days replayed since the new floor was kept were put on it for the
                 # writes above (DayBook._on_floor_in_force): read again on the old one.
                 book.reconfigure(book.restaurant)
@@ -274,7 +279,7 @@ class Reloader:
             )
             with contextlib.suppress(Exception):  # the store is failing: it may refuse this too
                 for book, old, _listed in undo:
-                    _unretire(book, old.floor, now)
+                    _unretire(book, old.floor, kept[book.restaurant.merchant_id])
             raise
         rows = tuple(
             m.row(books[merchant].restaurant.tz)
@@ -307,7 +312,7 @@ class Reloader:
 
 def _retire(
     receiver: Receiver, book: DayBook, path: Path, new: Restaurant, now: datetime
-) -> list[str]:
+) -> tuple[list[str], str | None]:
     """Keep what the tables and combos `new` removes were (floors.Retired): a day whose log
     began before now is replayed on a floor that still has them until now, so the rows
     of the past on them (seated, no-show, cancelled) read as they were, to the host and to
@@ -322,40 +327,61 @@ def _retire(
     is either in the log read for that check, and the reload is refused naming the party,
     or loses its append to this entry and is worked out again, when it reads the new
     floor and is refused (floors.removed_units).
-    The problems found (nothing is written then)."""
+
+    The new floor is kept after the floor in force it was worked out on, as a start's is
+    (floors.in_turn): when another server's reload or start kept its floor meanwhile
+    (after this one read the floor in force), this one is worked out again after it, as
+    of the clock then. Kept beside it, one of the two was in force without the other's
+    change: this reload's floor lost, or T7, which the other added, gone with no removal,
+    so that what it seated at T7 meanwhile fell from every replay (read at another table,
+    or waiting). Worked out again as of the reload's first instant, it would remove T7
+    before the other added it, with the same outcome.
+    The problems found (nothing is written then), and the key of the floor record kept
+    (None: none, the floor in force was the new one already)."""
     old = book.restaurant.floor
     kept = set(unit_ids(new.floor))
     gone = [unit for unit in unit_ids(old) if unit not in kept]
     merchant_id = book.restaurant.merchant_id
-    at = now.timestamp()
-    # Those the floor in force lacks already left it when it took force (another server's
-    # reload, or a start, retired them then): not retired again as of now. Retired again,
-    # every replay from this reload on kept them until now, its seating pass seating a
-    # waiting party at a table no writer could seat at meanwhile, where the other servers
-    # showed it waiting.
-    already = set(removed_units(book.store, merchant_id, gone))
-    fresh = [unit for unit in gone if unit not in already]
-    records: list[Remember] = [
-        (RETIRED_SCOPE, *retire_record(merchant_id, unit)) for unit in retired_units(old, fresh, at)
-    ]
-    # The floor a start compares, and the one a server still on the old file reads.
-    records += floor_records(book.store, merchant_id, new.floor, at, gone, BY_RELOAD)[0]
-    today = receiver.today(book.restaurant, now)
-    if not fresh or today is None or _nobody_can_sit(book, today, now):
-        # In one write, as a start's (floors.note_floor): a removal kept without its floor
-        # record (the database restarting between) stood while the floor in force kept the
-        # unit, and a later start kept it, dropping from every replay what sat there since.
-        if records:
-            book.store.append_all([], remember=records)
-        return []
-    found: list[str] = []
 
-    def nobody_there(stand: HostStand) -> str | None:
-        found[:] = _sitting_at_removed(stand, path, new)
-        return found[0] if found else None
+    def keep(follows: str, attempt: int) -> tuple[list[str], str | None]:
+        when = now if attempt == 0 else max(now, receiver.clock())
+        at = when.timestamp()
+        # Those the floor in force lacks already left it when it took force (another
+        # server's reload, or a start, retired them then): not retired again as of now.
+        # Retired again, every replay from this reload on kept them until now, its seating
+        # pass seating a waiting party at a table no writer could seat at meanwhile, where
+        # the other servers showed it waiting.
+        already = set(removed_units(book.store, merchant_id, gone))
+        fresh = [unit for unit in gone if unit not in already]
+        records: list[Remember] = [
+            (RETIRED_SCOPE, *retire_record(merchant_id, unit))
+            for unit in retired_units(old, fresh, at)
+        ]
+        # The floor a start compares, and the one a server still on the old file reads.
+        records += floor_records(book.store, merchant_id, new.floor, at, gone, BY_RELOAD)[0]
+        guard = follows_record(merchant_id, follows, records)
+        key = records[-1][1] if guard else None
+        today = receiver.today(book.restaurant, when)
+        if not fresh or today is None or _nobody_can_sit(book, today, when):
+            # In one write, as a start's (floors.note_floor): a removal kept without its
+            # floor record (the database restarting between) stood while the floor in
+            # force kept the unit, and a later start kept it, dropping from every replay
+            # what sat there since.
+            if records:
+                book.store.append_all([], remember=[*records, *guard])
+            return [], key
+        found: list[str] = []
 
-    refused = book.fence(today, now, nobody_there, records, {"source": "reload"})
-    return found if refused is not None else []
+        def nobody_there(stand: HostStand) -> str | None:
+            found[:] = _sitting_at_removed(stand, path, new)
+            return found[0] if found else None
+
+        refused = book.fence(today, when, nobody_there, records, {"source": "reload"}, guard)
+        if refused is not None:
+            return found, None
+        return [], key
+
+    return in_turn(book.store, merchant_id, keep)
 
 
 FENCE_MARGIN = timedelta(minutes=5)  # a reload's run, with room: see _nobody_can_sit
@@ -377,41 +403,39 @@ def _nobody_can_sit(book: DayBook, today: date, now: datetime) -> bool:
     )
 
 
-def _unretire(book: DayBook, floor: FloorPlan, now: datetime) -> None:
+def _unretire(book: DayBook, floor: FloorPlan, kept: str | None) -> None:
     """Keep the floor in force before the reload (`floor`, the running one, on a server
     whose file was not out of date) again as the floor in force, after `_retire` kept
-    a new one whose configuration is then not applied: its removed units are on the floor
-    again (their records are not read) and a seat there is not refused. Kept at `now`,
-    after the new floor's record (note_floor keeps two of one instant in order). The
-    units the new floor added are not retired, as note_floor retires what a floor kept
-    before has and this one lacks: they never served (no server ran that floor), and a
-    record would put them in every day's replay up to now, the seating pass seating
-    earlier parties there."""
+    a new one (its floor record's key `kept`) whose configuration is then not applied:
+    its removed units are on the floor again (their records are not read) and a seat
+    there is not refused. Kept as of the reload's instant, after the new floor's record
+    (note_floor keeps two of one instant in order). The units the new floor added are not
+    retired, as note_floor retires what a floor kept before has and this one lacks: they
+    never served (no server ran that floor), and a record would put them in every day's
+    replay up to now, the seating pass seating earlier parties there."""
     merchant_id = book.restaurant.merchant_id
-    last, kept = kept_floor(book.store, merchant_id)
-    if not isinstance(last, dict) or (last.get("how"), last.get("at")) != (
-        BY_RELOAD,
-        now.timestamp(),
-    ):
+    key, last, units = floor_in_force(book.store, merchant_id)
+    if kept is None or key != kept:
         # The reload kept no floor: the one it loaded was in force already (another
         # server's reload, or a start, kept it; this server ran an out-of-date file), or
         # one kept since is not this reload's. That floor is not the reload's to undo:
         # keeping the running one again put its removed tables back in force for every
         # server, without --restore-floor, and marked the other reload's floor undone.
         return
+    at = float(last["at"])  # the reload's instant (`floor_record`), which a retry moves
     history = floor_history(book.store, merchant_id)
     if len(history) > 1:
         # The floor in force before the reload, which is the running one's unless this
         # server ran an out-of-date file: its running floor kept again put back in force
         # the tables another server's reload (or a start) had removed, for every server.
         # Kept as it was: the units the reload's floor added are not retired (see above).
-        record = floor_record(book.store, merchant_id, history[-2].units, now.timestamp(), BY_UNDO)
+        record = floor_record(book.store, merchant_id, history[-2].units, at, BY_UNDO)
         book.store.remember(*record)
         return
     running = set(unit_ids(floor))
-    added = [unit for unit in kept if unit not in running]
+    added = [unit for unit in units if unit not in running]
     records, _gone = floor_records(
-        book.store, merchant_id, floor, now.timestamp(), added, BY_UNDO
+        book.store, merchant_id, floor, at, added, BY_UNDO
     )  # the reload's floor never took force: a start on it is not one on an older copy
     for record in records:
         book.store.remember(*record)

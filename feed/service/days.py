@@ -1102,13 +1102,16 @@ class DayBook:
         check: Callable[[HostStand], str | None],
         put: Sequence[Remember],
         meta: dict[str, Any],
+        follows: Sequence[Remember] = (),
     ) -> str | None:
         """Write `put` with an entry on `day` once `check(stand)` finds nothing wrong on the
         day as its log stands (else its answer, and nothing is written): a writer of the
         day that read the log before this entry loses its append to it and works its
         operation out again, reading `put`'s records then (a reload's new floor). The
         entry is a `board` at the log's last minute: it changes nothing on the day (what
-        time alone changes stays the clock's sweep's to write, with its partner messages)."""
+        time alone changes stays the clock's sweep's to write, with its partner messages).
+        `follows`: records that must be new (floors.follows_record), in the same write;
+        one taken raises DuplicateKey, and nothing is written."""
         said: list[str] = []
 
         def build(stand: HostStand, ts: int, _in_force: InForce) -> list[Any] | Refused:
@@ -1118,12 +1121,20 @@ class DayBook:
                 return Refused(TABLE_REMOVED, found)
             return ["board", stand.last_ts if stand.last_ts is not None else ts]
 
-        outcome = self.apply(day, now, build, meta, put=lambda _operation: put)
+        outcome = self.apply(
+            day,
+            now,
+            build,
+            meta,
+            remember=lambda _operation, _result: follows,
+            put=lambda _operation: put,
+        )
         if isinstance(outcome, Refused) and said:
             return said[-1]
         if isinstance(outcome, Refused):  # a day closed since: nobody is seated there now
-            for record in put:
-                self.store.remember(*record)
+            # In one write, as with the entry: a removal kept without its floor record
+            # stood while the floor in force kept the unit (floors.note_floor).
+            self.store.append_all([], remember=follows, put=put)
         return None
 
     def operate(

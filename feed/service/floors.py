@@ -8,9 +8,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from engine import HostStand
 from engine.floor import Combo, FloorPlan, Table
@@ -87,8 +87,8 @@ def retired_units(floor: FloorPlan, units: Sequence[str], at: float) -> list[Ret
 
 
 FLOOR_SCOPE = "floor"  # "<merchant>/<at>" -> the floor a start or reload put in place then
-# "<merchant>/<the floor record's key a start followed>" -> the key of the one it kept
-# ("<merchant>/" for the first): one start only can follow a floor (`note_floor`).
+# "<merchant>/<the floor record's key a start or reload followed>" -> the key of the one it
+# kept ("<merchant>/" for the first): one writer only can follow a floor (`in_turn`).
 FOLLOWS_SCOPE = "floor-follows"
 
 # How a floor record (FLOOR_SCOPE) took force: its "how". The records of a restaurant are
@@ -315,26 +315,49 @@ def note_floor(
     The removals and the floor record are kept in one write: cut between (the database
     restarting, the process killed), a removal stood as of this start with the floor in
     force unchanged and servers seating there, and the next start kept that removal, so
-    every replay dropped what was seated there meanwhile.
+    every replay dropped what was seated there meanwhile. With them goes the record of
+    the floor this one follows (`in_turn`)."""
 
-    With them goes a record naming the floor record this one follows (FOLLOWS_SCOPE): two
-    starts at one moment that both read the same floor in force (or none) cannot both
-    follow it. Both were kept, the later one without the removal of what the other had
-    (a server started on a file with T5 beside one without it: what the first seated at
-    T5 meanwhile fell from every replay). The second to write reads the first's floor and
-    is worked out again after it."""
-    for _attempt in range(3):
-        follows = floor_in_force(store, merchant_id)[0] or ""
+    def keep(follows: str, _attempt: int) -> list[str]:
         records, gone = floor_records(store, merchant_id, floor, at, how=how)
-        if not records:
-            return gone
-        guard = (FOLLOWS_SCOPE, f"{merchant_id}/{follows}", records[-1][1])
+        if records:
+            store.append_all(
+                [], remember=[*records, *follows_record(merchant_id, follows, records)]
+            )
+        return gone
+
+    return in_turn(store, merchant_id, keep)
+
+
+Kept = TypeVar("Kept")
+
+
+def in_turn(store: LogStore, merchant_id: str, keep: Callable[[str, int], Kept]) -> Kept:
+    """`keep(follows, attempt)`: a start or a reload working out its floor on the floor in
+    force (whose record's key is `follows`, "" for none) and keeping it, with the record
+    that it follows that one (`follows_record`), in the write of the floor record. Two
+    writers at one moment that both read the same floor in force (or none) cannot both
+    follow it: both were kept, the later one without the removal of what the other had
+    or added (a server started or reloaded on a file with T7 beside one without it: what
+    the first seated at T7 meanwhile fell from every replay). The second to write is
+    refused by the store's key (DuplicateKey), reads the first's floor and is worked out
+    again after it (`attempt` 1, 2). What `keep` answers."""
+    for attempt in range(3):
+        follows = floor_in_force(store, merchant_id)[0] or ""
         try:
-            store.append_all([], remember=[*records, guard])
-            return gone
+            return keep(follows, attempt)
         except DuplicateKey:
             continue
-    raise StoreUnavailable("other starts kept the floor plan meanwhile, again and again")
+    raise StoreUnavailable("other servers kept the floor plan meanwhile, again and again")
+
+
+def follows_record(merchant_id: str, follows: str, records: Sequence[Remember]) -> list[Remember]:
+    """The record that the floor `records` keep (their floor record last) follows the floor
+    record `follows` (`in_turn`), written with them as a new key (DuplicateKey when taken);
+    none when they keep no floor."""
+    if not records or records[-1][0] != FLOOR_SCOPE:
+        return []
+    return [(FOLLOWS_SCOPE, f"{merchant_id}/{follows}", records[-1][1])]
 
 
 def floor_records(

@@ -1,15 +1,20 @@
 """`floors.floor_drift`: how a server's floor plan differs from the floor in force on the
-store (what /healthz says of a server running an out-of-date file)."""
+store (what /healthz says of a server running an out-of-date file); and the floors starts
+and reloads keep on the store, one after the other even when kept at one moment."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
 from engine.floor import FloorPlan, Table
+from feed.cli import refuse_moved_openings
+from feed.service.config_reload import Reloader
 from feed.service.floors import (
     BY_RELOAD,
     FLOOR_SCOPE,
@@ -23,12 +28,15 @@ from feed.service.floors import (
     replaced_floor,
     unit_ids,
 )
+from feed.service.receiver import Receiver
+from feed.settings import Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
 from store.log import JSON, LogStore, StoreUnavailable
 
 MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 MID = "marlowes-kitchen"
+FRIDAY = date(2026, 12, 4)
 
 
 def test_the_drift_names_tables_kept_lacking_redefined_and_a_new_order(any_db: str) -> None:
@@ -208,3 +216,188 @@ def test_two_starts_at_once_keep_their_floors_one_after_the_other(any_db: str) -
         }  # fmt: skip
     finally:
         store.close()
+
+
+T2 = '[[tables]]\nid = "T2"\nx = 0\ny = 1\nseats = 2\n\n'
+T7 = '[[tables]]\nid = "T7"\nx = 3\ny = 3\nseats = 4\n\n'
+
+
+def at(hour: int, minute: int = 0, second: int = 0) -> datetime:
+    return datetime(2026, 12, 4, hour, minute, second, tzinfo=UTC)  # Friday, London is UTC
+
+
+class KeptMeanwhile:
+    """A store on which `meanwhile` (another server keeping its floor, by a start or a
+    reload, and seating a party then) runs just before this writer's first write of a
+    floor, in `remember` or `put` (a reload in service writes it with its fence entry):
+    both read the floor in force before either kept theirs."""
+
+    def __init__(self, store: LogStore, meanwhile: Callable[[], None]) -> None:
+        self.store = store
+        self.meanwhile: Callable[[], None] | None = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def append_all(self, appends: Any, remember: Any = (), put: Any = (), outbox: Any = ()) -> None:
+        records = [*remember, *put]
+        if self.meanwhile is not None and any(scope == FLOOR_SCOPE for scope, _k, _v in records):
+            meanwhile, self.meanwhile = self.meanwhile, None
+            meanwhile()
+        self.store.append_all(appends, remember, put, outbox)
+
+
+def copy_of_marlowes(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(MARLOWES.read_text(encoding="utf-8"), encoding="utf-8")
+    return path
+
+
+def start(store: LogStore, path: Path, now: datetime) -> None:
+    """What `serve` does with its store as it starts on `path` (it keeps its floor)."""
+    refuse_moved_openings(store, [(str(path), load_restaurant(path))], now, start=True)
+
+
+def seat_at_t7(server: Receiver, clock: list[datetime]) -> None:
+    """P (4) walks in at 12:07 on a server whose floor has T7, every other 4-top taken."""
+    clock[0] = at(12, 7)
+    assert server.host_operation(MID, "walk_in", "P", 4).code is None
+    assert sitting(server)["P"] == ("T7",)
+
+
+def sitting(server: Receiver) -> dict[str, tuple[str, ...]]:
+    return {s.party_id: s.tables for s in server.books[MID].stand(FRIDAY).sittings()}
+
+
+def with_t7(text: str) -> str:
+    return text.replace("\n[[combos]]", "\n" + T7 + "[[combos]]", 1)
+
+
+# B's edit of its file, the units its reload retires (as of 12:08) and what A is told:
+# T2 removed (the reload keeps its floor with a fence entry on the day), or T8 added (none).
+B_EDITS = {
+    "removes-t2": (
+        lambda text: text.replace(T2, ""),
+        {"T2", "T7"},
+        "it has T2, T7, the floor in force does not",
+    ),
+    "adds-t8": (
+        lambda text: text.replace("\n[[combos]]", "\n" + T7.replace("T7", "T8") + "[[combos]]", 1),
+        {"T7"},
+        "it has T7, the floor in force does not; the floor in force has T8, it does not",
+    ),
+}
+
+
+@pytest.mark.parametrize("b_edit", list(B_EDITS))
+@pytest.mark.parametrize("b_at", [at(12, 5), at(12, 8)], ids=["b-first", "a-behind"])
+@pytest.mark.parametrize("first", ["reload", "start"])
+def test_a_reload_racing_another_floor_is_kept_after_it_and_keeps_what_was_seated_there(
+    any_db: str, tmp_path: Path, first: str, b_at: datetime, b_edit: str
+) -> None:
+    """Two servers on one store in Friday's service, T1, T5 and T6 taken. Server B reloads
+    a file without T2, or with T8 (at 12:05, or 12:08 on its clock when A's runs behind);
+    before it writes its floor, server A keeps a floor with T7 (a reload of a file adding
+    it, or A started again on that file) at 12:06 and seats P there at 12:07. B's reload had read
+    the floor before A's and kept its own beside it, worked out on the floor before: in
+    force before A's (B's own floor lost, T2 back in force), or after it with no removal
+    of T7, so that T7 left every replay from the opening and P fell from it, on every
+    server and after any restart. Now B's reload, refused by the store as the second to
+    follow the same floor, is worked out again after A's at 12:08, as a start is: T7
+    removed as of then, P sitting there in every replay; A is told its floor is out of
+    date."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock_a, clock_b = [at(12)], [at(12)]
+    store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock_a[0])
+        servers = [Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])]
+        for party in ("X", "Y", "Z"):
+            assert servers[0].host_operation(MID, "walk_in", party, 4).code is None
+
+        def meanwhile() -> None:
+            clock_a[0] = at(12, 6)
+            path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")), "utf-8")
+            if first == "reload":
+                assert Reloader([path_a], servers[0]).reload().applied
+            else:
+                start(store_a, path_a, clock_a[0])
+                servers[0] = Receiver([load_restaurant(path_a)], store_a, Settings(),
+                                      lambda: clock_a[0])  # fmt: skip
+            seat_at_t7(servers[0], clock_a)
+            clock_b[0] = at(12, 8)
+
+        racing = cast(LogStore, KeptMeanwhile(store_b, meanwhile))
+        b = Receiver([load_restaurant(path_b)], racing, Settings(), lambda: clock_b[0])
+        edit, retiring, said_to_a = B_EDITS[b_edit]
+        path_b.write_text(edit(path_b.read_text(encoding="utf-8")), "utf-8")
+        clock_b[0] = b_at
+        assert Reloader([path_b], b).reload().applied
+
+        assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
+            (at(12).timestamp(), "start", False),
+            (at(12, 6).timestamp(), first, True),
+            (at(12, 8).timestamp(), "reload", False),
+        ]
+        retired = [Retired.of_record(v) for _k, v in store_a.recall_prefix(RETIRED_SCOPE, MID)]
+        assert {(r.unit, r.at) for r in retired if r is not None} == {
+            (unit, at(12, 8).timestamp()) for unit in retiring
+        }
+        again = Receiver([load_restaurant(path_b)], fresh, Settings(), lambda: clock_b[0])
+        for server in (servers[0], b, again):
+            assert sitting(server)["P"] == ("T7",)
+        assert floor_drift(store_a, MID, load_restaurant(path_b).floor) is None
+        said = floor_drift(store_a, MID, load_restaurant(path_a).floor)
+        assert said == said_to_a, said
+    finally:
+        for store in (store_a, store_b, fresh):
+            store.close()
+
+
+def test_a_start_racing_a_reload_is_kept_after_it_and_keeps_what_was_seated_there(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Server B starts at 12:06 (its clock) on a file without T2 in Friday's service, T1,
+    T5 and T6 taken; before it writes its floor, server A reloads a file adding T7 (12:05
+    on its clock) and seats P there (12:05:30). A reload kept no record of the floor it
+    followed, so B's start took the floor it had read as the one it followed, kept its own
+    after A's without removing T7, and P fell from every replay. Now the start is worked
+    out again after the reload: T7 removed as of the start, P sitting there meanwhile."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock = [at(12)]
+    store_a, store_b = open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock[0])
+        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock[0])
+        for party in ("X", "Y", "Z"):
+            assert a.host_operation(MID, "walk_in", party, 4).code is None
+
+        def meanwhile() -> None:
+            clock[0] = at(12, 5)
+            path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")), "utf-8")
+            assert Reloader([path_a], a).reload().applied
+            clock[0] = at(12, 5, 30)
+            assert a.host_operation(MID, "walk_in", "P", 4).code is None
+            assert sitting(a)["P"] == ("T7",)
+
+        path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
+        start(cast(LogStore, KeptMeanwhile(store_b, meanwhile)), path_b, at(12, 6))
+        clock[0] = at(12, 6)
+        b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock[0])
+
+        assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
+            (at(12).timestamp(), "start", False),
+            (at(12, 5).timestamp(), "reload", True),
+            (at(12, 6).timestamp(), "start", False),
+        ]
+        retired = [Retired.of_record(v) for _k, v in store_a.recall_prefix(RETIRED_SCOPE, MID)]
+        assert {(r.unit, r.at) for r in retired if r is not None} == {
+            ("T2", at(12, 6).timestamp()), ("T7", at(12, 6).timestamp()),
+        }  # fmt: skip
+        for server in (a, b):
+            assert sitting(server)["P"] == ("T7",)
+    finally:
+        store_a.close()
+        store_b.close()
