@@ -55,7 +55,6 @@ from feed.service.floors import (
     Retired,
     floor_drift,
     floor_history,
-    floor_in_force,
     floor_record,
     floor_records,
     follows_record,
@@ -409,36 +408,42 @@ def _unretire(book: DayBook, floor: FloorPlan, kept: str | None) -> None:
     a new one (its floor record's key `kept`) whose configuration is then not applied:
     its removed units are on the floor again (their records are not read) and a seat
     there is not refused. Kept as of the reload's instant, after the new floor's record
-    (note_floor keeps two of one instant in order). The units the new floor added are not
-    retired, as note_floor retires what a floor kept before has and this one lacks: they
-    never served (no server ran that floor), and a record would put them in every day's
-    replay up to now, the seating pass seating earlier parties there."""
+    (note_floor keeps two of one instant in order), following it (floors.in_turn). The
+    units the new floor added are not retired, as note_floor retires what a floor kept
+    before has and this one lacks: they never served (no server ran that floor), and a
+    record would put them in every day's replay up to now, the seating pass seating
+    earlier parties there."""
     merchant_id = book.restaurant.merchant_id
-    key, last, units = floor_in_force(book.store, merchant_id)
-    if kept is None or key != kept:
-        # The reload kept no floor: the one it loaded was in force already (another
-        # server's reload, or a start, kept it; this server ran an out-of-date file), or
-        # one kept since is not this reload's. That floor is not the reload's to undo:
-        # keeping the running one again put its removed tables back in force for every
-        # server, without --restore-floor, and marked the other reload's floor undone.
-        return
-    at = float(last["at"])  # the reload's instant (`floor_record`), which a retry moves
-    history = floor_history(book.store, merchant_id)
-    if len(history) > 1:
-        # The floor in force before the reload, which is the running one's unless this
-        # server ran an out-of-date file: its running floor kept again put back in force
-        # the tables another server's reload (or a start) had removed, for every server.
-        # Kept as it was: the units the reload's floor added are not retired (see above).
-        record = floor_record(book.store, merchant_id, history[-2].units, at, BY_UNDO)
-        book.store.remember(*record)
-        return
-    running = set(unit_ids(floor))
-    added = [unit for unit in units if unit not in running]
-    records, _gone = floor_records(
-        book.store, merchant_id, floor, at, added, BY_UNDO
-    )  # the reload's floor never took force: a start on it is not one on an older copy
-    for record in records:
-        book.store.remember(*record)
+
+    def keep(follows: str, _attempt: int) -> None:
+        if kept is None or follows != kept:
+            # The reload kept no floor: the one it loaded was in force already (another
+            # server's reload, or a start, kept it; this server ran an out-of-date file),
+            # or one kept since is not this reload's. That floor is not the reload's to
+            # undo: keeping the running one again put its removed tables back in force for
+            # every server, without --restore-floor, and marked the other floor undone.
+            return
+        last, units = kept_floor(book.store, merchant_id)
+        at = float(last["at"])  # the reload's instant (`floor_record`), which a retry moves
+        history = floor_history(book.store, merchant_id)
+        records: list[Remember]
+        if len(history) > 1:
+            # The floor in force before the reload, which is the running one's unless this
+            # server ran an out-of-date file: its running floor kept again put back in
+            # force the tables another server's reload (or a start) had removed, for every
+            # server. Kept as it was: the units the reload's floor added are not retired.
+            records = [floor_record(book.store, merchant_id, history[-2].units, at, BY_UNDO)]
+        else:
+            running = set(unit_ids(floor))
+            added = [unit for unit in units if unit not in running]
+            records, _gone = floor_records(
+                book.store, merchant_id, floor, at, added, BY_UNDO
+            )  # the reload's floor never took force: a start on it is not one on an older copy
+        if records:
+            guard = follows_record(merchant_id, follows, records)
+            book.store.append_all([], remember=[*records, *guard])
+
+    in_turn(book.store, merchant_id, keep)
 
 
 def _days_ahead(old: Restaurant, new: Restaurant, now: datetime) -> list[date]:

@@ -17,6 +17,7 @@ from feed.cli import refuse_moved_openings
 from feed.service.config_reload import Reloader
 from feed.service.floors import (
     BY_RELOAD,
+    BY_UNDO,
     FLOOR_SCOPE,
     RETIRED_SCOPE,
     Retired,
@@ -28,11 +29,12 @@ from feed.service.floors import (
     replaced_floor,
     unit_ids,
 )
+from feed.service.notify import Notifier
 from feed.service.receiver import Receiver
-from feed.settings import Settings
+from feed.settings import Partner, Settings
 from feed.venue.restaurant import load_restaurant
 from store import open_store
-from store.log import JSON, LogStore, StoreUnavailable
+from store.log import JSON, LogStore, StoreUnavailable, StoreUnwritable
 
 MARLOWES = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 MID = "marlowes-kitchen"
@@ -229,21 +231,50 @@ def at(hour: int, minute: int = 0, second: int = 0) -> datetime:
 class KeptMeanwhile:
     """A store on which `meanwhile` (another server keeping its floor, by a start or a
     reload, and seating a party then) runs just before this writer's first write of a
-    floor, in `remember` or `put` (a reload in service writes it with its fence entry):
-    both read the floor in force before either kept theirs."""
+    floor (`how` it takes force, when given), in `remember` or `put` (a reload in service
+    writes it with its fence entry): both read the floor in force before either kept
+    theirs."""
 
-    def __init__(self, store: LogStore, meanwhile: Callable[[], None]) -> None:
+    def __init__(
+        self, store: LogStore, meanwhile: Callable[[], None], how: str | None = None
+    ) -> None:
         self.store = store
         self.meanwhile: Callable[[], None] | None = meanwhile
+        self.how = how
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def _before(self, records: list[Any]) -> None:
+        if self.meanwhile is not None and any(
+            scope == FLOOR_SCOPE and (self.how is None or value.get("how") == self.how)
+            for scope, _k, value in records
+        ):
+            meanwhile, self.meanwhile = self.meanwhile, None
+            meanwhile()
+
+    def remember(self, scope: str, key: str, value: JSON) -> JSON:
+        self._before([(scope, key, value)])
+        return self.store.remember(scope, key, value)
+
+    def append_all(self, appends: Any, remember: Any = (), put: Any = (), outbox: Any = ()) -> None:
+        self._before([*remember, *put])
+        self.store.append_all(appends, remember, put, outbox)
+
+
+class NoRoomForReplaces:
+    """A store too full for the write of partners' replaces (outbox messages, a reload's
+    largest write): refused, nothing of it kept; every other write fits."""
+
+    def __init__(self, store: LogStore) -> None:
+        self.store = store
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
     def append_all(self, appends: Any, remember: Any = (), put: Any = (), outbox: Any = ()) -> None:
-        records = [*remember, *put]
-        if self.meanwhile is not None and any(scope == FLOOR_SCOPE for scope, _k, _v in records):
-            meanwhile, self.meanwhile = self.meanwhile, None
-            meanwhile()
+        if outbox:
+            raise StoreUnwritable("database or disk is full")
         self.store.append_all(appends, remember, put, outbox)
 
 
@@ -401,3 +432,62 @@ def test_a_start_racing_a_reload_is_kept_after_it_and_keeps_what_was_seated_ther
     finally:
         store_a.close()
         store_b.close()
+
+
+def test_a_reload_undone_after_another_reload_followed_its_floor_leaves_that_floor_in_force(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Server B reloads a file without T2 at 12:05 in Friday's service (T1, T5 and T6
+    taken) and keeps its floor; the store refuses the partners' replaces, so the reload is
+    undone, the floor before it kept again. Just before that write, server A reloads a file
+    without T2 and with T7 (12:06), following B's floor, and seats P at T7 (12:07). The
+    undo, worked out on B's floor, was kept beside A's, which followed B's: B's floor read
+    as undone (never in force) under A's, and T2, back in force by the undo, off again by
+    A's floor with no removal, so what was seated there meanwhile fell from every replay.
+    Now the undo follows B's floor as A's does: refused by the store, it finds A's floor
+    in force, not the reload's to undo, and leaves it; B, on its old file again, is told
+    its floor is out of date."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock_a, clock_b = [at(12)], [at(12)]
+    store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock_a[0])
+        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        for party in ("X", "Y", "Z"):
+            assert a.host_operation(MID, "walk_in", party, 4).code is None
+
+        def meanwhile() -> None:
+            clock_a[0] = at(12, 6)
+            path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")).replace(T2, ""), "utf-8")
+            assert Reloader([path_a], a).reload().applied
+            seat_at_t7(a, clock_a)
+
+        partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
+        settings = Settings(partners={"p": partner})
+        full = cast(LogStore, NoRoomForReplaces(store_b))
+        racing = cast(LogStore, KeptMeanwhile(full, meanwhile, how=BY_UNDO))
+        b = Receiver([load_restaurant(path_b)], racing, settings, lambda: clock_b[0],
+                     Notifier.of(settings))  # fmt: skip
+        path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
+        clock_b[0] = at(12, 5)
+        with pytest.raises(StoreUnwritable):
+            Reloader([path_b], b).reload()
+
+        assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
+            (at(12).timestamp(), "start", False),
+            (at(12, 5).timestamp(), "reload", False),
+            (at(12, 6).timestamp(), "reload", True),
+        ]
+        assert "T2" not in kept_floor(store_a, MID)[1]
+        again = Receiver([load_restaurant(path_a)], fresh, Settings(), lambda: clock_a[0])
+        for server in (a, again):
+            assert sitting(server)["P"] == ("T7",)
+        assert floor_drift(store_a, MID, load_restaurant(path_a).floor) is None
+        said = floor_drift(store_a, MID, b.books[MID].restaurant.floor)  # its old file
+        assert (
+            said == "it has T2, the floor in force does not; the floor in force has T7, it does not"
+        )
+    finally:
+        for store in (store_a, store_b, fresh):
+            store.close()

@@ -65,41 +65,48 @@ def remove_t5(path: Path) -> None:
 
 def on_a_disk_to_fill(
     tmp_path: Path, path: Path, clock: list[datetime]
-) -> tuple[FullDiskStore, Settings, Receiver]:
-    """A server on `path` whose store's room the test sets (FullDiskStore), its floor
+) -> tuple[FullForReplaces, Settings, Receiver]:
+    """A server on `path` whose store's room the test sets (FullForReplaces), its floor
     kept, with a partner it sends availability replaces to."""
     partner = Partner("p", None, None, notify_url="http://127.0.0.1:9/")
     settings = Settings(partners={"p": partner})
-    store = FullDiskStore(tmp_path / "full.db")
+    store = FullForReplaces(tmp_path / "full.db")
     r = load_restaurant(path)
     note_floor(store, MID, r.floor, clock[0].timestamp())
     return store, settings, Receiver([r], store, settings, lambda: clock[0], Notifier.of(settings))
 
 
 class FullForReplaces(FullDiskStore):
-    """A disk that fills up at the first write of partners' replaces (an outbox message)
-    once `full_for_replaces` is set, whatever the writes before it."""
+    """A disk too full for the write of partners' replaces (an outbox message: one per day
+    and partner, the reload's largest write) once `full_for_replaces` is set, whatever the
+    writes before it; a small write after it (an undone reload's floor record, with the
+    record of the floor it follows) still fits."""
 
     full_for_replaces = False
 
     def _write(self, conn: sqlite3.Connection, job: _Job) -> None:
-        if self.full_for_replaces and job.outbox:
-            self.room = 0
-        super()._write(conn, job)
+        if not (self.full_for_replaces and job.outbox):
+            super()._write(conn, job)
+            return
+        self.room = 0
+        try:
+            super()._write(conn, job)
+        finally:
+            self.room = None
 
 
-def reload_undone(path: Path, store: FullDiskStore, receiver: Receiver) -> None:
+def reload_undone(path: Path, store: FullForReplaces, receiver: Receiver) -> None:
     """Reload `path`: the store takes the new floor (with its fence entry) but refuses the
     partners' replaces, so the reload is undone whole."""
-    store.room = 1  # the fence's write fits, the replaces' does not
+    store.full_for_replaces = True
     with pytest.raises(StoreUnwritable):
         Reloader([path], receiver).reload()
-    store.room = None
+    store.full_for_replaces = False
 
 
 def t5_removed_undone_with_w_waiting(
     tmp_path: Path,
-) -> tuple[Path, list[datetime], FullDiskStore, Settings, Receiver]:
+) -> tuple[Path, list[datetime], FullForReplaces, Settings, Receiver]:
     """A and B seated, W (1) waiting at 12:00; at 12:05 a reload of the file without T5
     is undone whole (`reload_undone`). The file, the clock, the store, settings, server."""
     path = marlowes(tmp_path)
@@ -786,7 +793,7 @@ def test_a_reload_undone_on_a_server_another_reload_already_switched_keeps_the_f
         store.full_for_replaces = True
         with pytest.raises(StoreUnwritable):
             Reloader([newer], b).reload()
-        store.full_for_replaces, store.room = False, None
+        store.full_for_replaces = False
         assert b.books[MID].restaurant.floor.table("T5") is not None  # B runs its old file
         assert "T5" not in kept_floor(store, MID)[1]
         assert floor_history(store, MID)[-1].fingerprint == in_force[-1].fingerprint
