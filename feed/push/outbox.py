@@ -362,7 +362,9 @@ class OutboxSender:
         if self._retold == interval:
             return
         # Records of days over in every time zone matter no more (a restaurant removed for good).
-        over = (datetime.fromtimestamp(now, UTC).date() - timedelta(days=1)).isoformat()
+        # Over by the clock the days are told by, not the machine's (`now`): a server run
+        # at another time (`--now`) kept none of its notes.
+        over = (self.clock().astimezone(UTC).date() - timedelta(days=1)).isoformat()
         self.store.forget_range(MOOT_SCOPE, "", over)
         done: list[tuple[str, JSON]] = []
         for key, merchant in self.store.recall_prefix(MOOT_SCOPE, ""):

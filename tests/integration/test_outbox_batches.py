@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from feed.push import outbox
-from feed.push.outbox import OutboxSender, batches, replace_body
+from feed.push.outbox import SERVES_SECONDS, OutboxSender, batches, replace_body
 from feed.service.days import DayBook
 from feed.service.notify import AVAILABILITY, BOOKING, replace_due
 from feed.settings import Partner
@@ -227,5 +227,34 @@ def test_a_replace_a_live_sender_serves_is_left_to_it_whatever_the_senders_clock
         assert store.pending(time.time() + 10**6) == []
         assert store.outbox_stats()["dead"] == 1
         assert stub.acted(AVAILABILITY) == []
+    finally:
+        store.close()
+
+
+def test_a_day_made_moot_waits_for_its_restaurants_server_by_the_senders_clock(
+    any_db: str, stub: PartnerStub
+) -> None:
+    """A day made moot was forgotten once over by the machine's clock, whatever the clock
+    the server runs by (`--now`): a server started on 2026-12-04 forgot 2026-12-05's note
+    from 2026-12-07 on (the rolling-restart tests then failed), and the first server back
+    told partners of nothing. Days are over by the clock the days are told by."""
+    store = open_store(any_db)
+    partner = Partner(PARTNER, None, None, notify_url=stub.base, notify_token="t")
+    wall = [(NOW + timedelta(days=3)).timestamp()]  # the machine, three days on
+    try:
+        day = DAYS[0]
+        payload = {"merchant_id": MERCHANT, "day": day.isoformat()}
+        replace = OutboxMessage(PARTNER, AVAILABILITY, f"{MERCHANT}/{day}", payload, wall[0])
+        store.append_all([], outbox=[replace])
+        unserving = OutboxSender(
+            store, {}, {PARTNER: partner}, clock=lambda: NOW, wall=lambda: wall[0]
+        )
+        note = (f"{day}/{MERCHANT}", MERCHANT)
+        assert unserving.run_once() == 0
+        assert store.recall_prefix(outbox.MOOT_SCOPE, "") == [note]
+        wall[0] += SERVES_SECONDS  # its next look at the notes
+        assert unserving.run_once() == 0
+        unserving._pool.shutdown()
+        assert store.recall_prefix(outbox.MOOT_SCOPE, "") == [note]
     finally:
         store.close()
