@@ -950,9 +950,12 @@ def status_command(obj: Context, db: str, limit: int) -> None:
             + (f"  ({record['error']})" if record.get("error") else "")
         )
     lags = stats["recent_lags"]
+    # Moot: not sent as no server served their restaurant, whose first server back tells
+    # partners of their days again; nothing lost, unlike the given-up ones.
+    moot = f", {stats['moot']} moot (no server served their restaurant)" if stats["moot"] else ""
     click.echo(
         f"outbox: {stats['pending']} pending, {stats['delivered']} delivered, "
-        f"{stats['dead']} given up"
+        f"{stats['dead']} given up{moot}"
     )
     if lags:
         p50 = lags[len(lags) // 2]

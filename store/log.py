@@ -103,7 +103,8 @@ class OutboxItem:
 @dataclass(frozen=True)
 class Backlog:
     """One partner's undelivered messages: pending, given up (dead), and when the oldest
-    pending one was written (Unix seconds, None when nothing is pending)."""
+    pending one was written (Unix seconds, None when nothing is pending). Moot messages
+    (`settle`) are neither: nothing was lost with them."""
 
     pending: int = 0
     dead: int = 0
@@ -181,12 +182,17 @@ class LogStore(Protocol):
         self,
         delivered: Sequence[tuple[int, float]],
         failed: Sequence[tuple[int, float | None, str]],
+        moot: Sequence[tuple[int, str]] = (),
     ) -> None:
-        """`delivered` and `failed` for many messages in one transaction (one fsync)."""
+        """`delivered` and `failed` for many messages in one transaction (one fsync). `moot`
+        (id, why): never to be sent, as nothing is lost with them (a replace of a restaurant
+        no server serves, its days noted to be told again): kept apart from the dead ones,
+        which a partner refused."""
         ...
 
     def outbox_stats(self, recent: int = 1000) -> JSON:
-        """Counts by state and the lag (seconds) of the `recent` last delivered messages."""
+        """Counts by state (pending, delivered, dead, moot) and the lag (seconds) of the
+        `recent` last delivered messages."""
         ...
 
     def outbox_backlog(self) -> dict[str, Backlog]:

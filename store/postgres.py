@@ -605,6 +605,7 @@ class PostgresStore:
         self,
         delivered: Sequence[tuple[int, float]],
         failed: Sequence[tuple[int, float | None, str]],
+        moot: Sequence[tuple[int, str]] = (),
     ) -> None:
         def work(conn: Conn) -> None:
             with conn.cursor() as cursor:
@@ -628,6 +629,12 @@ class PostgresStore:
                             )
                             for message_id, retry_at, error in failed
                         ],
+                    )
+                if moot:
+                    cursor.executemany(
+                        "UPDATE outbox SET state = 'moot', last_error = %s, claimed_at = NULL,"
+                        " claimed_by = NULL WHERE id = %s",
+                        [(why[:500], message_id) for message_id, why in moot],
                     )
 
         self._transact(work, durable=False)
@@ -653,6 +660,7 @@ class PostgresStore:
             "pending": counts.get("pending", 0),
             "delivered": counts.get("delivered", 0),
             "dead": counts.get("dead", 0),
+            "moot": counts.get("moot", 0),
             "oldest_pending_created_at": oldest_row[0] if oldest_row else None,
             "recent_lags": sorted(lags),
         }

@@ -70,7 +70,7 @@ CREATE TABLE outbox (
     key          TEXT NOT NULL,
     payload      TEXT NOT NULL,
     created_at   DOUBLE PRECISION NOT NULL,
-    state        TEXT NOT NULL DEFAULT 'pending',  -- pending, delivered, dead
+    state        TEXT NOT NULL DEFAULT 'pending',  -- pending, delivered, dead, moot
     attempts     INTEGER NOT NULL DEFAULT 0,
     retry_at     DOUBLE PRECISION NOT NULL DEFAULT 0,
     claimed_at   DOUBLE PRECISION,  -- handed to a sender: a new change must not merge into it

@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     key          TEXT NOT NULL,
     payload      TEXT NOT NULL,
     created_at   REAL NOT NULL,
-    state        TEXT NOT NULL DEFAULT 'pending',  -- pending, delivered, dead
+    state        TEXT NOT NULL DEFAULT 'pending',  -- pending, delivered, dead, moot
     attempts     INTEGER NOT NULL DEFAULT 0,
     retry_at     REAL NOT NULL DEFAULT 0,
     claimed_at   REAL,  -- handed to a sender: a new change must not merge into it
@@ -750,6 +750,7 @@ class SQLiteStore:
         self,
         delivered: Sequence[tuple[int, float]],
         failed: Sequence[tuple[int, float | None, str]],
+        moot: Sequence[tuple[int, str]] = (),
     ) -> None:
         # Not fsynced: a mark lost in a crash means one more send, which the partner
         # recognises by its message id; it must not cost the bookings' commits an fsync.
@@ -772,6 +773,10 @@ class SQLiteStore:
                     for message_id, retry_at, error in failed
                 ],
             )
+            conn.executemany(
+                "UPDATE outbox SET state = 'moot', last_error = ?, claimed_at = NULL WHERE id = ?",
+                [(why[:500], message_id) for message_id, why in moot],
+            )
 
     def outbox_stats(self, recent: int = 1000) -> JSON:
         with self._connection() as conn:
@@ -793,6 +798,7 @@ class SQLiteStore:
             "pending": counts.get("pending", 0),
             "delivered": counts.get("delivered", 0),
             "dead": counts.get("dead", 0),
+            "moot": counts.get("moot", 0),
             "oldest_pending_created_at": oldest,
             "recent_lags": sorted(lags),
         }

@@ -17,6 +17,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from engine import FloorPlan
+from feed.push.outbox import unserved_days
 from feed.service.events import Listener
 from feed.service.floors import floor_drifts
 from store.log import LogStore, StoreError
@@ -30,7 +31,9 @@ EXPORT_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0
 
 class OutboxCollector(Collector):
     """Pending and dead messages and the oldest pending message's age, per partner, read
-    from the store when scraped; every configured partner has a value, 0 when all is sent."""
+    from the store when scraped; every configured partner has a value, 0 when all is sent.
+    Also, per restaurant no server served when its replaces fell due, the days partners
+    have not been told of since (only such restaurants have a value)."""
 
     def __init__(self, store: LogStore, partners: Collection[str]) -> None:
         self.store = store
@@ -40,6 +43,7 @@ class OutboxCollector(Collector):
         up = GaugeMetricFamily("hoststand_store_up", "1 when the store answered this scrape")
         try:
             backlog = self.store.outbox_backlog()
+            unserved = unserved_days(self.store)
         except StoreError:
             up.add_metric([], 0)
             yield up
@@ -51,7 +55,10 @@ class OutboxCollector(Collector):
             "hoststand_outbox_pending", "Messages waiting for a partner", labels=["partner"]
         )
         dead = GaugeMetricFamily(
-            "hoststand_outbox_dead", "Messages given up on (never to be sent)", labels=["partner"]
+            "hoststand_outbox_dead",
+            "Messages given up on (never to be sent): the partner refused them, or is not"
+            " configured",
+            labels=["partner"],
         )
         oldest = GaugeMetricFamily(
             "hoststand_outbox_oldest_pending_age_seconds",
@@ -67,6 +74,17 @@ class OutboxCollector(Collector):
         yield pending
         yield dead
         yield oldest
+        # A rolling restart shows here for as long as a restaurant's server is down; a
+        # restaurant that stays here was removed from every server's configuration.
+        days = GaugeMetricFamily(
+            "hoststand_outbox_unserved_days",
+            "Days of a restaurant no server on the store serves whose changes partners have"
+            " not been told of (its servers restarting, or it was removed)",
+            labels=["merchant"],
+        )
+        for merchant, n in sorted(unserved.items()):
+            days.add_metric([merchant], n)
+        yield days
 
 
 class FloorCollector(Collector):
@@ -147,6 +165,14 @@ class Metrics(Listener):
             ["partner", "outcome"],
             registry=r,
         )
+        self.moot = Counter(
+            "hoststand_outbox_moot",
+            "Availability replaces not sent as no server on the store served their restaurant"
+            " (its servers restarting, or it was removed): the first server serving it again"
+            " tells partners of their days; not failures, nothing was lost",
+            ["partner"],
+            registry=r,
+        )
         self.exports = Counter(
             "hoststand_exports", "Scheduled feed exports, by outcome", ["outcome"], registry=r
         )
@@ -213,6 +239,9 @@ class Metrics(Listener):
 
     def delivery_failed(self, partner: str, dead: bool) -> None:
         self.deliveries.labels(partner, "dead" if dead else "retry").inc()
+
+    def delivery_moot(self, partner: str, messages: int) -> None:
+        self.moot.labels(partner).inc(messages)
 
     def exported(self, outcome: str, seconds: float, entries: int) -> None:
         self.exports.labels(outcome).inc()

@@ -58,11 +58,22 @@ SERVES_KEPT = 3  # intervals: a sender whose rounds stall this long (and SERVES_
 # intervals. Read by our clock alone, a sender 2 minutes ahead was never seen, and its own
 # clock removed every other sender's records as past: each gave the others' replaces up.
 SERVES_SKEW = int(300 // SERVES_SECONDS)  # intervals
-# The days whose replace was given up so (key "<day>/<merchant>", value the merchant): no
+# The days whose replace was made moot so (key "<day>/<merchant>", value the merchant): no
 # server served the restaurant then, which is also so while its only servers restart (a
 # rolling upgrade). A sender serving it tells partners of those days again, as they stand.
 MOOT_SCOPE = "outbox-moot"
 log = logging.getLogger("hoststand.outbox")
+
+
+def unserved_days(store: LogStore) -> dict[str, int]:
+    """Per restaurant no server on the store served when its replaces fell due, how many of
+    its days partners have not been told of since (MOOT_SCOPE). A rolling restart's are
+    told within a round of the restaurant's server starting again; days that stay name a
+    restaurant removed from every server's configuration (until they are over)."""
+    days: dict[str, int] = {}
+    for _key, merchant in store.recall_prefix(MOOT_SCOPE, ""):
+        days[str(merchant)] = days.get(str(merchant), 0) + 1
+    return days
 
 
 # The feed's entries are booked at once (CreateBooking answers CONFIRMED); a replace says the
@@ -282,6 +293,8 @@ class OutboxSender:
         self._lock = threading.Lock()
         self._in_flight: dict[str, int] = {}  # partner -> requests being made
         self._ended: list[tuple[list[OutboxItem], Attempt]] = []  # not recorded yet
+        # Replaces made moot (`_served_here`), with their restaurant and why: not recorded yet
+        self._moot: list[tuple[list[OutboxItem], str, str]] = []
         self._wake = threading.Event()  # set as a request ends
         self._sender_id = uuid.uuid4().hex
         # This sender's SERVES_SCOPE records still kept: (key, what it wrote), as the store's
@@ -356,7 +369,7 @@ class OutboxSender:
 
     def _retell(self, now: float) -> None:
         """Tell partners again of each day of this sender's restaurants whose replace was
-        given up while no server served them (once per SERVES_SECONDS: a replace given up
+        made moot while no server served them (once per SERVES_SECONDS: a replace made moot
         just after a read here is told at the next)."""
         interval = int(now // SERVES_SECONDS)
         if self._retold == interval:
@@ -367,6 +380,7 @@ class OutboxSender:
         over = (self.clock().astimezone(UTC).date() - timedelta(days=1)).isoformat()
         self.store.forget_range(MOOT_SCOPE, "", over)
         done: list[tuple[str, JSON]] = []
+        told: dict[str, list[str]] = {}
         for key, merchant in self.store.recall_prefix(MOOT_SCOPE, ""):
             book = self.books.get(str(merchant))
             if book is None:
@@ -375,9 +389,12 @@ class OutboxSender:
                 day = date.fromisoformat(key.split("/", 1)[0])
                 if day >= self.clock().astimezone(book.restaurant.tz).date():
                     book.tell_partners(day)
+                    told.setdefault(str(merchant), []).append(day.isoformat())
             done.append((key, merchant))
         if done:
             self.store.forget(MOOT_SCOPE, done)
+        for merchant, days in told.items():
+            self.events.moot_retold(merchant, days)
         self._retold = interval
 
     def _served_elsewhere(self, now: float) -> set[str]:
@@ -400,14 +417,14 @@ class OutboxSender:
         """`items` less the replaces of restaurants this process does not serve (it cannot
         build them: its configuration lacks them). A restaurant another live sender on the
         store serves is left to that one, unclaimed; one no sender serves was removed from
-        every server's configuration (on purpose, by its operator): its replaces are moot
-        (no partner should be told of a restaurant no server books for), and are given up
-        here, each with a 'delivery_dead' line naming the restaurant, counted in
-        hoststand_outbox_delivery_failures_total{outcome="dead"} and hoststand_outbox_dead, never
-        retried for ever (they were, and /healthz turned unhealthy after max_backlog).
-        Its days are noted (MOOT_SCOPE): its servers may only be restarting, and the first
-        back tells partners of them (`_retell`); given up for good, a rolling restart lost
-        a day's change (the restarted server told of today only).
+        every server's configuration (on purpose, by its operator), or its only servers are
+        restarting: its replaces are moot (no partner should be told of a restaurant no
+        server books for), never retried for ever (they were, and /healthz turned unhealthy
+        after max_backlog). Its days are noted (MOOT_SCOPE) and the first server back tells
+        partners of them (`_retell`): nothing is lost, so they are recorded moot, with a
+        'delivery_moot' warning and hoststand_outbox_moot_total, never as dead deliveries
+        (every rolling restart raised the operator's dead-deliveries alert). A restaurant
+        removed for good shows as its days noted (`unserved_days`).
         A booking notification is built from its message alone: it is still sent."""
         foreign = {
             item.id: str(item.payload.get("merchant_id"))
@@ -433,19 +450,19 @@ class OutboxSender:
             for item in group
             if isinstance(item.payload, dict) and isinstance(item.payload.get("day"), str)
         }
-        # Noted before they are recorded given up: a crash between leaves them claimed by a
-        # dead sender, released and judged again, never given up unnoted.
+        # Noted before they are recorded moot: a crash between leaves them claimed by a
+        # dead sender, released and judged again, never made moot unnoted.
         for day, merchant in sorted(days):
             self.store.remember(MOOT_SCOPE, f"{day}/{merchant}", merchant)
         with self._lock:
             for (_partner, merchant), group in dropped.items():
-                error = (
-                    f"restaurant {merchant} is served by no server on this store (removed"
-                    " from the configuration, or its servers restarting): its availability"
-                    " replace is given up; a server serving it again tells partners of the"
-                    " day as it then stands"
+                reason = (
+                    f"restaurant {merchant} is served by no server on this store (its servers"
+                    " restarting, or it was removed from every server's configuration): its"
+                    " availability replace is not sent now; the first server serving it"
+                    " again tells partners of the day as it then stands"
                 )
-                self._ended.append((group, (0.0, _GIVE_UP, error)))
+                self._moot.append((group, merchant, reason))
         if dropped:
             self._wake.set()  # recorded at the next round, at once
         return [item for item in items if item.id not in foreign]
@@ -462,11 +479,13 @@ class OutboxSender:
         self._wake.set()
 
     def record(self) -> int:
-        """Record the outcomes of the requests that have ended, in one transaction; the
-        number of messages delivered. A store that refuses keeps them for the next call."""
+        """Record the outcomes of the requests that have ended, and the replaces made moot,
+        in one transaction; the number of messages delivered. A store that refuses keeps
+        them for the next call."""
         with self._lock:
             ended, self._ended = self._ended, []
-        if not ended:
+            moot, self._moot = self._moot, []
+        if not ended and not moot:
             return 0
         results = [(item, outcome) for group, outcome in ended for item in group]
         delivered = [(item.id, at) for item, (at, retry, _) in results if retry is None]
@@ -476,11 +495,18 @@ class OutboxSender:
             if retry is not None
         ]
         try:
-            self.store.settle(delivered, failed)
+            self.store.settle(
+                delivered, failed, [(item.id, why) for group, _, why in moot for item in group]
+            )
         except BaseException:
             with self._lock:
                 self._ended[:0] = ended
+                self._moot[:0] = moot
             raise
+        for group, merchant, why in moot:
+            days = sorted({str(item.payload.get("day")) for item in group})
+            ids = [item.id for item in group]
+            self.events.delivery_moot(group[0].partner, merchant, days, ids, why)
         for group, (_, retry, error) in ended:
             if retry is not None:
                 first = group[0]

@@ -1,5 +1,6 @@
 """What the service tells whoever runs it: one call per event that matters (a booking or a
-cancel, a refused signature, a failed delivery, an export, a store that stayed busy).
+cancel, a refused signature, a failed delivery or one made moot, an export, a store that
+stayed busy).
 
 Each event is one log line with its fields, then handed to the listeners (the server's
 metrics). Fields are ids, codes and counts only: never a secret, a token, a signature or a
@@ -93,6 +94,10 @@ class Listener:
 
     def delivery_failed(self, partner: str, dead: bool) -> None: ...
 
+    def delivery_moot(self, partner: str, messages: int) -> None:
+        """Messages not sent as no server served their restaurant (not failures: no
+        request was made, and nothing is lost if the restaurant is served again)."""
+
     def exported(self, outcome: str, seconds: float, entries: int) -> None: ...
 
     def retained(self, removed: dict[str, int]) -> None:
@@ -163,6 +168,30 @@ class Events:
             emit(log, logging.WARNING, "delivery_failed", **fields, next_retry=utc(retry_at))
         for listener in self.listeners:
             listener.delivery_failed(partner, retry_at is None)
+
+    def delivery_moot(
+        self, partner: str, merchant: str, days: list[str], message_ids: list[int], reason: str
+    ) -> None:
+        """Replaces of `merchant`'s `days` not sent to `partner`, as no server served the
+        restaurant: a warning, not the error a dead delivery is (a rolling restart does it
+        to each restaurant in turn, and its first server back tells partners of the days)."""
+        emit(
+            log,
+            logging.WARNING,
+            "delivery_moot",
+            partner=partner,
+            merchant=merchant,
+            days=days,
+            message_ids=message_ids,
+            reason=reason,
+        )
+        for listener in self.listeners:
+            listener.delivery_moot(partner, len(message_ids))
+
+    def moot_retold(self, merchant: str, days: list[str]) -> None:
+        """A server serving `merchant` again has told partners of `days` as they now stand
+        (what `delivery_moot` left untold); past days, over, are not told."""
+        emit(log, logging.INFO, "moot_retold", merchant=merchant, days=days)
 
     def exported(
         self, outcome: str, seconds: float, entries: int, files: int, size: int, error: str = ""

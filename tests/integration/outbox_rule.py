@@ -12,7 +12,7 @@ OUTBOX_ROWS = st.lists(
         st.sampled_from(["p1", "p2"]),
         st.sampled_from(["booking", "availability"]),
         st.sampled_from(["k1", "k2", "k3"]),
-        st.sampled_from(["pending", "pending", "delivered", "dead"]),
+        st.sampled_from(["pending", "pending", "delivered", "dead", "moot"]),
         st.sampled_from([0.0, 50.0, 150.0]),
         st.sampled_from([None, 10.0, 90.0]),
     ),

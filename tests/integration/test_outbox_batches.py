@@ -17,10 +17,13 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
 
+from feed.http.metrics import Metrics
 from feed.push import outbox
 from feed.push.outbox import SERVES_SECONDS, OutboxSender, batches, replace_body
 from feed.service.days import DayBook
+from feed.service.events import Events
 from feed.service.notify import AVAILABILITY, BOOKING, replace_due
 from feed.settings import Partner
 from feed.venue import calendar
@@ -187,7 +190,7 @@ def test_a_replace_no_sender_on_the_store_serves_is_given_up_one_another_serves_
         other._pool.shutdown()
         assert store.pending(time.time() + 10**6) == []
         counts = store.outbox_stats()
-        assert (counts["delivered"], counts["dead"]) == (1, 1), counts
+        assert (counts["delivered"], counts["dead"], counts["moot"]) == (1, 0, 1), counts
         assert [r.target for r in stub.acted(BOOKING)] == ["b1"]
         assert stub.acted(AVAILABILITY) == []
     finally:
@@ -225,10 +228,53 @@ def test_a_replace_a_live_sender_serves_is_left_to_it_whatever_the_senders_clock
         for sender in skewed:
             sender._pool.shutdown()
         assert store.pending(time.time() + 10**6) == []
-        assert store.outbox_stats()["dead"] == 1
+        assert store.outbox_stats()["moot"] == 1
         assert stub.acted(AVAILABILITY) == []
     finally:
         store.close()
+
+
+def samples(metrics: Metrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample of what /metrics would answer, parsed by prometheus_client's parser."""
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(metrics.render().decode())
+        for sample in family.samples
+    }
+
+
+def test_a_replace_made_moot_is_counted_moot_and_unserved_never_as_a_dead_delivery(
+    any_db: str, stub: PartnerStub
+) -> None:
+    """A replace of a restaurant no sender on the store served was counted a dead delivery
+    (hoststand_outbox_dead, hoststand_outbox_delivery_failures_total{outcome="dead"}, an
+    ERROR delivery_dead line), though no request was made and nothing is lost: the first
+    server serving the restaurant again tells partners of the day. Each rolling restart
+    raised the operator's dead-deliveries alert so. Now it is counted moot, and its day is
+    shown unserved (for a restaurant removed for good, it stays so)."""
+    store = open_store(any_db)
+    partner = Partner(PARTNER, None, None, notify_url=stub.base, notify_token="t")
+    metrics = Metrics(store, [PARTNER])
+    try:
+        day = DAYS[0]
+        payload = {"merchant_id": MERCHANT, "day": day.isoformat()}
+        replace = OutboxMessage(PARTNER, AVAILABILITY, f"{MERCHANT}/{day}", payload, time.time())
+        store.append_all([], outbox=[replace])
+        unserving = OutboxSender(store, {}, {PARTNER: partner}, events=Events([metrics]))
+        assert unserving.run_once() == 0
+        unserving._pool.shutdown()
+        found = samples(metrics)
+        counts = store.outbox_stats()
+    finally:
+        store.close()
+    assert (counts["pending"], counts["dead"], counts["moot"]) == (0, 0, 1), counts
+    by_partner = frozenset({("partner", PARTNER)})
+    assert found[("hoststand_outbox_dead", by_partner)] == 0
+    dead_sends = frozenset({("partner", PARTNER), ("outcome", "dead")})
+    assert found.get(("hoststand_outbox_delivery_failures_total", dead_sends), 0) == 0
+    assert found[("hoststand_outbox_moot_total", by_partner)] == 1
+    assert found[("hoststand_outbox_unserved_days", frozenset({("merchant", MERCHANT)}))] == 1
+    assert stub.acted(AVAILABILITY) == []
 
 
 def test_a_day_made_moot_waits_for_its_restaurants_server_by_the_senders_clock(

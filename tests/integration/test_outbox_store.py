@@ -245,6 +245,24 @@ def test_a_message_given_up_is_dead_and_never_sent_again(store: LogStore) -> Non
     assert stats["oldest_pending_created_at"] is None
 
 
+def test_a_moot_message_is_never_sent_again_and_counted_neither_pending_nor_dead(
+    store: LogStore,
+) -> None:
+    """A replace made moot (no server served its restaurant; its day is told again once one
+    does) was recorded dead, as a partner's refusal: the operator's dead count rose with
+    every rolling restart. It has a state of its own."""
+    enqueue(store, window(), booking("bk-1"))
+    replace, notification = store.pending(T0)
+    store.settle([], [(notification.id, None, "HTTP 403: forbidden")], [(replace.id, "moot")])
+    assert store.pending(LATER) == []
+    stats = store.outbox_stats()
+    assert (stats["pending"], stats["dead"], stats["moot"]) == (0, 1, 1)
+    assert store.outbox_backlog() == {PARTNER: Backlog(pending=0, dead=1)}
+    enqueue(store, window(at=T0 + 5))  # a later change of the window queues anew
+    [again] = store.pending(LATER)
+    assert again.key == WINDOW and again.id > replace.id
+
+
 def test_every_failed_attempt_is_counted(store: LogStore) -> None:
     enqueue(store, booking("bk-1"))
     for n in range(3):

@@ -38,6 +38,7 @@ from tests.integration.server_process import (
     signed_post,
     start_server,
 )
+from tests.integration.test_operating import metrics, sample
 from tests.integration.test_partner_updates import (
     MARLOWES,
     NOTIFY_TOKEN,
@@ -493,14 +494,15 @@ def health(server: ServerProcess) -> tuple[int, dict[str, Any]]:
         return reply.status_code, reply.json()
 
 
-def test_a_restaurant_removed_from_the_configuration_has_its_replaces_given_up_not_retried(
+def test_a_restaurant_removed_from_the_configuration_has_its_replaces_made_moot_and_shown(
     tmp_path: Path, stub: PartnerStub
 ) -> None:
     """A restart without Marlowe's file (its operator removed it) left its pending replaces
     to be claimed and retried for ever (nothing can build them), and /healthz unhealthy once
-    they waited max_backlog_seconds. Now a replace of a restaurant no server serves is given
-    up with a line saying so and counted dead; a booking's notification, built from its
-    message alone, is still sent; the other restaurant's replaces go out as before."""
+    they waited max_backlog_seconds. Now a replace of a restaurant no server serves is made
+    moot with a line saying so, counted moot (not dead: its servers may only be restarting),
+    and its days stay shown unserved to the operator; a booking's notification, built from
+    its message alone, is still sent; the other restaurant's replaces go out as before."""
     db = tmp_path / "hoststand.db"
     settings = one_partner_settings(tmp_path, stub, backlog_seconds=2)
     stub.stop()  # the partner is down: what the evening writes waits in the outbox
@@ -517,22 +519,22 @@ def test_a_restaurant_removed_from_the_configuration_has_its_replaces_given_up_n
         poll(lambda: stats(db)["pending"] == 0, SETTLE_SECONDS, "nothing pending", server)
         poll(lambda: health(server)[0] == 200, SETTLE_SECONDS, "a healthy server", server)
         code, body = health(server)
-        metrics = requests.get(f"{server.base}/metrics", timeout=10).text
+        found = metrics(server)
     finally:
         server.stop()
     assert code == 200 and body["status"] == "ok", body
     rows = outbox_rows(db)
-    moot = rows.count(("availability", MARLOWES, "dead"))
-    assert body["outbox"]["dead"] == moot > 0  # Marlowe's replaces, every one given up
-    assert {row for row in rows if row[1] == MARLOWES} == {("availability", MARLOWES, "dead")}
-    assert {row for row in rows if row[2] == "dead"} == {("availability", MARLOWES, "dead")}
+    moot = rows.count(("availability", MARLOWES, "moot"))
+    assert moot > 0 and body["outbox"]["dead"] == 0, body  # nothing a partner refused
+    assert {row for row in rows if row[1] == MARLOWES} == {("availability", MARLOWES, "moot")}
+    assert sample(found, "hoststand_outbox_dead", partner=TABLEFINDER) == 0
+    assert sample(found, "hoststand_outbox_moot_total", partner=TABLEFINDER) == moot
+    assert sample(found, "hoststand_outbox_unserved_days", merchant=MARLOWES) >= 1
     assert_canceled_once(stub, rid, at(TOMORROW, "19:00"), 2)  # still owed: it was sent
     windows = [w for r in stub.acted(AVAILABILITY) for w in r.json()["extendedServiceAvailability"]]
     assert {w["merchantId"] for w in windows} == {MERCH1}
     assert "marlowes-kitchen is served by no server on this store" in server.output()
-    assert 'hoststand_outbox_delivery_failures_total{outcome="dead",partner="tablefinder"}' in (
-        metrics
-    )
+    assert "delivery_moot" in server.output() and "delivery_dead" not in server.output()
 
 
 def test_a_replace_another_server_on_the_store_serves_is_left_to_it_not_given_up(
@@ -581,9 +583,9 @@ def test_a_replace_given_up_while_its_restaurants_server_restarts_is_sent_once_i
         partner_book(marlowes_server, 2, at(TOMORROW, "19:00"))
         assert marlowes_server.stop() == 0  # its turn in the rolling restart
         poll(
-            lambda: ("availability", MARLOWES, "dead") in outbox_rows(db),
+            lambda: ("availability", MARLOWES, "moot") in outbox_rows(db),
             SETTLE_SECONDS,
-            "Marlowe's replace given up while no server served it",
+            "Marlowe's replace made moot while no server served it",
             merch1_server,
         )
         stub.start()
@@ -600,6 +602,68 @@ def test_a_replace_given_up_while_its_restaurants_server_restarts_is_sent_once_i
         marlowes_server.stop()
     [window] = replaces_for(stub, TOMORROW)
     assert window == current_replace(db, marlowes, TOMORROW, NOW)
+
+
+def test_a_rolling_restart_counts_no_dead_delivery_and_shows_the_restaurant_unserved_meanwhile(
+    tmp_path: Path, stub: PartnerStub
+) -> None:
+    """Two servers on one store, each with a restaurant of its own, restarted one by one.
+    While Marlowe's server restarted, the other made Marlowe's pending replace moot and
+    counted it a dead delivery (hoststand_outbox_dead, hoststand_outbox_delivery_failures_total
+    {outcome="dead"}, an ERROR delivery_dead line), though the restarted server told partners
+    of the day: every rolling restart raised the operator's dead-deliveries alert for
+    nothing lost. Now it is counted moot, and the day is shown unserved
+    (hoststand_outbox_unserved_days) only until the restaurant's server is back."""
+    db = tmp_path / "hoststand.db"
+    settings = one_partner_settings(tmp_path, stub, backlog_seconds=600)
+    stub.stop()  # Marlowe's replace of tomorrow waits in the outbox
+    marlowes_server = serve(db, settings, (SAMPLES / "marlowes.toml",))
+    merch1_server = serve(db, settings, (FLOORPLAN,))
+    try:
+        partner_book(marlowes_server, 2, at(TOMORROW, "19:00"))
+        assert marlowes_server.stop() == 0  # its turn in the rolling restart
+        poll(
+            lambda: any(m == MARLOWES and state != "pending" for _, m, state in outbox_rows(db)),
+            SETTLE_SECONDS,
+            "Marlowe's replace settled while no server served it",
+            merch1_server,
+        )
+        meanwhile = metrics(merch1_server)
+        assert sample(meanwhile, "hoststand_outbox_dead", partner=TABLEFINDER) == 0, "not lost"
+        poll(
+            lambda: (
+                sample(metrics(merch1_server), "hoststand_outbox_moot_total", partner=TABLEFINDER)
+                > 0
+            ),
+            SETTLE_SECONDS,
+            "Marlowe's replace counted moot",
+            merch1_server,
+        )
+        stub.start()
+        marlowes_server = serve(db, settings, (SAMPLES / "marlowes.toml",))
+        poll(
+            lambda: replaces_for(stub, TOMORROW) != [],
+            SETTLE_SECONDS,
+            "tomorrow's window sent",
+            marlowes_server,
+        )
+        settle(marlowes_server)
+        after = [metrics(merch1_server), metrics(marlowes_server)]
+    finally:
+        merch1_server.stop()
+        marlowes_server.stop()
+    for found in (meanwhile, *after):
+        assert sample(found, "hoststand_outbox_dead", partner=TABLEFINDER) == 0
+        dead = sample(
+            found, "hoststand_outbox_delivery_failures_total", outcome="dead", partner=TABLEFINDER
+        )
+        assert dead == 0
+    assert sample(meanwhile, "hoststand_outbox_unserved_days", merchant=MARLOWES) >= 1
+    for found in after:  # told again: nothing left unserved
+        assert sample(found, "hoststand_outbox_unserved_days", merchant=MARLOWES) == 0
+    assert "delivery_dead" not in merch1_server.output()
+    assert "delivery_moot" in merch1_server.output()
+    assert "moot_retold merchant=marlowes-kitchen" in marlowes_server.output()
 
 
 def test_events_sent_again_for_a_party_the_host_moved_answer_the_table_they_sit_at_now(
