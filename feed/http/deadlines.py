@@ -11,12 +11,17 @@ no deadline at all before that, nor for a body. The protocol class uvicorn uses
 (httptools') is subclassed here with the two timers and the refusal on arrival, nothing
 else. Server-sent event streams (the tablets') are untouched: a GET's body is complete
 with its headers, and no deadline runs while a response is being written.
+
+What a connection answers itself (a request's head past its deadline: 408; a connection
+past the cap: 503) never reaches the app, nor so its log and metrics: the protocol tells
+a `Watcher` (feed.http.observe.Refusals) instead.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
@@ -28,14 +33,41 @@ from feed.settings import HttpSettings
 ANSWERED_KEY = "hoststand.answered"
 
 
+class Watcher(Protocol):
+    """Told, on the event loop, of each refusal a connection makes itself."""
+
+    def head_late(
+        self, method: str | None, headers: Sequence[tuple[bytes, bytes]], seconds: float
+    ) -> None:
+        """A request's line or headers past head_seconds were answered 408; `method` when its
+        request line got that far, `headers` those complete, `seconds` since it began."""
+
+    def refused_at_cap(self) -> None:
+        """A connection past max_connections was answered 503 on arrival."""
+
+
+class Unwatched:
+    """No one to tell (a protocol built without a watcher)."""
+
+    def head_late(
+        self, method: str | None, headers: Sequence[tuple[bytes, bytes]], seconds: float
+    ) -> None:
+        pass
+
+    def refused_at_cap(self) -> None:
+        pass
+
+
 class DeadlineProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline on each request's head and body."""
 
     limits = HttpSettings()  # the settings' [http]
+    watcher: Watcher = Unwatched()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
+        self._armed_at = 0.0  # the loop's time when the deadline was set
         self._begun = False  # a byte of the current request has arrived
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -43,7 +75,8 @@ class DeadlineProtocol(HttpToolsProtocol):
         if len(self.connections) > self.limits.max_connections:
             # Closed now, not at its headers (uvicorn's 503): held until then, each would
             # keep a descriptor for up to head_seconds, and one client can open thousands.
-            self._refuse(503, "Service Unavailable: too many connections")
+            if self._refuse(503, "Service Unavailable: too many connections"):
+                self.watcher.refused_at_cap()
             return
         self._arm(self.limits.head_seconds, self._head_late)
 
@@ -74,6 +107,7 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def _arm(self, seconds: float, late: Any) -> None:
         self._disarm()
+        self._armed_at = self.loop.time()
         self._deadline = self.loop.call_later(seconds, late)
 
     def _disarm(self) -> None:
@@ -92,7 +126,12 @@ class DeadlineProtocol(HttpToolsProtocol):
     def _head_late(self) -> None:
         self._deadline = None
         if self._begun and not self._answering():
-            self._refuse(408, "Request Timeout")
+            # Some of the URL came (uvicorn's on_url) only if the method was read whole;
+            # before that the parser's method is not this request's.
+            method = self.parser.get_method().decode("ascii") if self.url else None
+            if self._refuse(408, "Request Timeout"):
+                seconds = self.loop.time() - self._armed_at
+                self.watcher.head_late(method, self.headers, seconds)
         else:  # nothing asked yet: nobody to answer
             self.transport.close()
 
@@ -110,9 +149,10 @@ class DeadlineProtocol(HttpToolsProtocol):
                 self.cycle.scope[ANSWERED_KEY] = 408  # type: ignore[literal-required]
             self._refuse(408, "Request Timeout")
 
-    def _refuse(self, status: int, text: str) -> None:
+    def _refuse(self, status: int, text: str) -> bool:
+        """Answer `status` and close; False when the connection was closing already."""
         if self.transport.is_closing():
-            return
+            return False
         body = text.encode("ascii")
         head = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
@@ -124,13 +164,16 @@ class DeadlineProtocol(HttpToolsProtocol):
         ]
         self.transport.write(b"".join(head) + body)
         self.transport.close()
+        return True
 
 
-def protocol(limits: HttpSettings) -> type[DeadlineProtocol]:
-    """The protocol class for uvicorn's `http=`, keeping `limits`."""
+def protocol(limits: HttpSettings, watcher: Watcher | None = None) -> type[DeadlineProtocol]:
+    """The protocol class for uvicorn's `http=`, keeping `limits`, telling `watcher` of its
+    refusals."""
 
     class Limited(DeadlineProtocol):
         pass
 
     Limited.limits = limits
+    Limited.watcher = watcher or Unwatched()
     return Limited

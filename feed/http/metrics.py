@@ -121,6 +121,11 @@ class Metrics(Listener):
             ["route", "method", "status"],
             registry=r,
         )
+        self.refused = Counter(
+            "hoststand_http_connections_refused",
+            "Connections answered 503 on arrival, past [http] max_connections open at once",
+            registry=r,
+        )
         self.latency = Histogram(
             "hoststand_http_request_duration_seconds",
             "Time from a request's arrival to its last byte, by route template and method",
@@ -204,6 +209,16 @@ class Metrics(Listener):
     def watch_floors(self, store: LogStore, floors: Callable[[], Mapping[str, FloorPlan]]) -> None:
         """Scrapes say whether each restaurant's floor here is out of date (FloorCollector)."""
         self.registry.register(FloorCollector(store, floors))
+
+    def watch_connections(self, open_: Collection[object]) -> None:
+        """Scrapes say how many connections are open: `open_` is the server's own set of them
+        (read when scraped, so a connection costs nothing here)."""
+        gauge = Gauge(
+            "hoststand_http_connections_open",
+            "HTTP connections open now (event streams and those being refused included)",
+            registry=self.registry,
+        )
+        gauge.set_function(lambda: len(open_))
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         key = (route, method, status)

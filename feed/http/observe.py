@@ -5,15 +5,22 @@ one, else a new one) back in its response.
 The line names the route template ("/webhooks/{partner_id}"), never the raw path, and the
 partner or merchant when known; never a header's value, a body, or a query string. The
 line is built only when the "hoststand.request" logger is enabled.
+
+What the connection refuses itself, before the app (feed.http.deadlines), is logged and
+counted here too (`Refusals`): a request's head past its deadline as a request with no
+route, and connections past the cap in a counter of their own, their log line at most
+once a second, however many arrive.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 import re
 import time
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from starlette.routing import BaseRoute, Match
@@ -29,6 +36,9 @@ log = logging.getLogger("hoststand.request")
 HEADER = b"x-request-id"
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # a caller's id goes into our log as it is
 UNMATCHED = "unmatched"  # the route of a path no route takes (a 404): not the path itself
+NO_ROUTE = "(none)"  # the route of a request refused before its path was read or matched
+UNKNOWN = "-"  # a method not read, or a line for no one request
+REFUSALS_LOGGED_EVERY = 1.0  # seconds: connections refused at the cap, one line at most
 _PATHS = (("/webhooks/", WEBHOOK), ("/v3/", V3), ("/api/v1/", HOST))
 
 
@@ -41,7 +51,11 @@ def path_of(raw: str) -> str:
 
 
 def request_id(scope: Scope) -> str:
-    for name, value in scope["headers"]:
+    return _id_of(scope["headers"])
+
+
+def _id_of(headers: Iterable[tuple[bytes, bytes]]) -> str:
+    for name, value in headers:
         if name == HEADER:
             given = bytes(value).decode("latin-1")
             if _SANE_ID.fullmatch(given):
@@ -74,6 +88,7 @@ class Observed:
         self.readiness = readiness
         self.partners = frozenset(partners)
         self.merchants = frozenset(merchants)
+        self.refusals = Refusals(metrics)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -138,3 +153,55 @@ class Observed:
             if match is Match.FULL:
                 return getattr(candidate, "path", UNMATCHED), child.get("path_params", {})
         return UNMATCHED, {}
+
+
+class Refusals:
+    """What the connections answer themselves (feed.http.deadlines.Watcher), logged and
+    counted as the app's requests are. Called on the event loop only."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self._unlogged = 0  # connections refused at the cap since the last line said so
+        self._logged_at = -math.inf  # the loop's time of that line
+        self._line: asyncio.TimerHandle | None = None
+
+    def head_late(
+        self, method: str | None, headers: Sequence[tuple[bytes, bytes]], seconds: float
+    ) -> None:
+        # No route: the path, if any came, is the client's to choose, never a label.
+        method = method or UNKNOWN
+        self.metrics.request(NO_ROUTE, method, 408, seconds)
+        if not log.isEnabledFor(logging.INFO):
+            return
+        fields = {
+            "method": method,
+            "route": NO_ROUTE,
+            "status": 408,
+            "duration_ms": round(seconds * 1000, 2),
+            "request_id": _id_of(headers),
+        }
+        log.info("request", extra={"fields": fields})
+
+    def refused_at_cap(self) -> None:
+        # Each counted at once, but logged in a line a second at most saying how many: a
+        # flood of connections must not be a flood of the log (nor of its writer's queue).
+        self.metrics.refused.inc()
+        self._unlogged += 1
+        if self._line is None:
+            loop = asyncio.get_running_loop()
+            wait = max(0.0, self._logged_at + REFUSALS_LOGGED_EVERY - loop.time())
+            self._line = loop.call_later(wait, self._log_refused)
+
+    def _log_refused(self) -> None:
+        refused, self._unlogged, self._line = self._unlogged, 0, None
+        self._logged_at = asyncio.get_running_loop().time()
+        # A warning: the server turned clients away, which `--log-level warning` must show.
+        fields = {
+            "method": UNKNOWN,
+            "route": NO_ROUTE,
+            "status": 503,
+            "duration_ms": 0.0,
+            "request_id": uuid.uuid4().hex,
+            "refused": refused,  # connections refused at the cap since the last such line
+        }
+        log.warning("request", extra={"fields": fields})

@@ -443,10 +443,12 @@ def serve(
         # uvicorn's own where it has them: the idle kept-alive connection's close, and a 503
         # once this many connections (or running requests) are at once; the deadlines it
         # lacks (a request's head, its body) and a refusal on arrival are the protocol's.
-        http=deadlines.protocol(limits),
+        http=deadlines.protocol(limits, app.refusals if isinstance(app, Observed) else None),
         timeout_keep_alive=limits.keep_alive_seconds,
         limit_concurrency=limits.max_connections,
     )
     server = GracefulServer(config_)
-    server.readiness = app.readiness if isinstance(app, Observed) else None
+    if isinstance(app, Observed):
+        server.readiness = app.readiness
+        app.metrics.watch_connections(server.server_state.connections)
     server.run(sockets=[sock])

@@ -3,6 +3,9 @@ and headers within the settings' [http] head_seconds, its body within body_secon
 kept-alive connection closed, and a connection past max_connections refused on arrival.
 The tablets' event streams are long-lived on purpose and stay open past every bound.
 
+Each refusal the connection makes itself (a 408, a 503 at the cap) is logged and counted
+though the app never sees it.
+
 A real `hoststand serve` on 127.0.0.1 with short bounds (a settings file in tmp_path) and
 raw sockets; a test waits for the server to close a socket, with a deadline far past the
 bound, never for a guessed time.
@@ -11,12 +14,13 @@ bound, never for a guessed time.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,6 +44,8 @@ HOST = f"/api/v1/restaurants/{MARLOWES}"
 BASIC = "Basic " + base64.b64encode(b"tablefinder:sample-basic-password").decode()
 CLOSED_WITHIN = 30.0  # seconds: far past every bound here, so only a hang fails
 SATURDAY_19 = 1796497200  # 2026-12-05 19:00 in London: a dinner slot
+NO_ROUTE = "(none)"  # the route label of a request the connection refused before the app
+OPEN = "hoststand_http_connections_open"
 
 
 def settings_with(tmp: Path, http: str) -> Path:
@@ -170,18 +176,34 @@ def logged(server: ServerProcess, request_id: str) -> str:
     raise AssertionError(f"no log line for {request_id}:\n{server.output()[-2000:]}")
 
 
-def counted(server: ServerProcess, route: str) -> dict[str, float]:
-    """/metrics' count of POSTs to `route`, by status."""
+def scraped(server: ServerProcess) -> str:
     reply = requests.get(f"{server.base}/metrics", timeout=TIMEOUT)
     assert reply.status_code == 200, reply.text
+    return reply.text
+
+
+def counted(server: ServerProcess, route: str, method: str = "POST") -> dict[str, float]:
+    """/metrics' count of requests to `route` by `method`, by status."""
     return {
         sample.labels["status"]: sample.value
-        for family in text_string_to_metric_families(reply.text)
+        for family in text_string_to_metric_families(scraped(server))
         for sample in family.samples
         if sample.name == "hoststand_http_requests_total"
         and sample.labels["route"] == route
-        and sample.labels["method"] == "POST"
+        and sample.labels["method"] == method
     }
+
+
+def gauge(text: str, name: str) -> float:
+    """The value of the metric `name` (no labels) in a scrape's `text`."""
+    values = [
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name
+    ]
+    assert len(values) == 1, f"{name} not in /metrics:\n{text}"
+    return values[0]
 
 
 @pytest.mark.parametrize(("path", "route", "auth", "body"), CUT_BODIES)
@@ -213,6 +235,57 @@ def test_a_body_its_client_cuts_within_body_seconds_is_still_logged_and_counted_
     after = counted(server, route)
     assert after.get("499", 0) == before.get("499", 0) + 1, (before, after)
     assert after.get("408", 0) == before.get("408", 0), (before, after)
+
+
+def test_a_request_stuck_in_its_headers_is_logged_and_counted_as_a_408_with_no_route(
+    server: ServerProcess,
+) -> None:
+    """Never seen by the app (the connection answers it), yet an operator under a slowloris
+    attack sees each in the log and in /metrics."""
+    before = counted(server, NO_ROUTE, "GET")
+    request_id = f"stuck-{uuid.uuid4().hex}"
+    sent = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: {request_id}\r\nAcc"
+    assert status_of(read_until_closed(connect(server, sent.encode()))) == 408
+    line = logged(server, request_id)
+    assert ' route="(none)" status=408 ' in line, line
+    assert " method=GET " in line, line
+    after = counted(server, NO_ROUTE, "GET")
+    assert after.get("408", 0) == before.get("408", 0) + 1, (before, after)
+
+
+def test_a_request_stuck_in_its_request_line_is_counted_408_and_its_path_is_never_a_label(
+    server: ServerProcess,
+) -> None:
+    path = f"/stuck-{uuid.uuid4().hex}"
+    before = counted(server, NO_ROUTE, "GET")
+    assert status_of(read_until_closed(connect(server, f"GET {path}".encode()))) == 408
+    after = counted(server, NO_ROUTE, "GET")
+    assert after.get("408", 0) == before.get("408", 0) + 1, (before, after)
+    assert path not in scraped(server)
+
+
+def test_open_connections_are_shown_in_metrics_while_they_are_open(
+    server: ServerProcess,
+) -> None:
+    """Three tablets' event streams (open past every deadline) and the scrape itself."""
+    url = f"{server.base}{HOST}/events"
+    params = {"token": HOST_TOKENS[MARLOWES], "day": "2026-12-08"}
+    with contextlib.ExitStack() as streams:
+        for _ in range(3):
+            reply = streams.enter_context(
+                requests.get(url, params=params, stream=True, timeout=CLOSED_WITHIN)
+            )
+            assert reply.status_code == 200, reply.text
+        _poll(lambda: gauge(scraped(server), OPEN) >= 4, "4 connections open")
+    # Closed, by the client: only the scrape's own stays (the others' bounds are a second).
+    _poll(lambda: gauge(scraped(server), OPEN) == 1, "the scrape's connection alone open")
+
+
+def _poll(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + CLOSED_WITHIN
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.05)
 
 
 def test_an_idle_kept_alive_connection_is_closed(server: ServerProcess) -> None:
@@ -284,5 +357,34 @@ def test_connections_past_max_connections_are_answered_503_and_closed(tmp_path: 
         assert len(refused) >= 3, answers
         # Once they are closed, the server serves again.
         assert requests.get(f"{server.base}/healthz", timeout=TIMEOUT).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_connections_refused_at_the_cap_are_counted_and_logged_a_line_a_second_saying_how_many(
+    tmp_path: Path,
+) -> None:
+    """Thirty at once against a cap of three: every one refused is counted, and the log says
+    how many in all, in fewer lines than connections (a line a second at most: a flood of
+    connections is not a flood of the log)."""
+    settings = settings_with(tmp_path, "head_seconds = 3\nmax_connections = 3")
+    server = start_server(tmp_path / "hoststand.db", settings=settings)
+    try:
+        socks = [connect(server) for _ in range(30)]
+        answers = [read_until_closed(sock) for sock in socks]
+        refused = [a for a in answers if a]
+        assert {status_of(a) for a in refused} == {503}, answers
+        assert len(refused) >= 10, answers
+        assert gauge(scraped(server), "hoststand_http_connections_refused_total") == len(refused)
+        lines: list[str] = []
+
+        def all_logged() -> bool:
+            lines[:] = [line for line in server.output().splitlines() if " status=503 " in line]
+            return sum(int(line.rsplit(" refused=", 1)[1]) for line in lines) == len(refused)
+
+        _poll(all_logged, f"{len(refused)} refusals logged:\n{server.output()[-3000:]}")
+        assert all(' method=- route="(none)" status=503 ' in line for line in lines), lines
+        assert all(" WARNING hoststand.request request " in line for line in lines), lines
+        assert len(lines) < len(refused), lines
     finally:
         server.stop()
