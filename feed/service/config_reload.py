@@ -60,11 +60,14 @@ from feed.service.floors import (
     follows_record,
     in_turn,
     kept_floor,
+    not_in_force,
     removed_units,
     replaced_floor,
     retire_record,
     retired_units,
     unit_ids,
+    with_retired,
+    without_units,
 )
 from feed.service.receiver import Receiver
 from feed.venue import calendar
@@ -195,10 +198,14 @@ class Reloader:
             )
             problems += _moved_openings(book, path, new, days)
             today = self.receiver.today(book.restaurant, now)
-            problems += _seated_on_removed(book, path, new, today)
-            found = _homeless(book, new, days, now)
-            problems += _cannot_rehome(book, path, new, found, now)
-            homeless.append((path, book, new, found))
+            # What the new file lacks of the floor in force is what this reload removes,
+            # whatever this server's file had: T7, which another server's reload added,
+            # is checked and its bookings re-homed as a table of this server's own file.
+            on_floor = in_force_book(book, new)
+            problems += _seated_on_removed(on_floor, path, new, today)
+            found = _homeless(on_floor, new, days, now)
+            problems += _cannot_rehome(on_floor, path, new, found, now)
+            homeless.append((path, on_floor, new, found))
             changed.append((book, new, days))
         if problems:
             return ReloadOutcome(problems=tuple(problems))
@@ -215,12 +222,13 @@ class Reloader:
             # have: nothing untrue is kept, and the same reload re-homes the rest later.
             return ReloadOutcome(problems=tuple(problems), rehomed=tuple(rehomed))
         paths = {book.restaurant.merchant_id: path for path, book, _new, _found in homeless}
+        on_floors = {book.restaurant.merchant_id: book for _path, book, _new, _found in homeless}
         days_of = {book.restaurant.merchant_id: days for book, _new, days in changed}
         retired: list[DayBook] = []
         kept: dict[str, str | None] = {}  # the key of the floor record each reload kept
         for book, new, _days in changed:
             m = book.restaurant.merchant_id
-            refused, kept[m] = _retire(self.receiver, book, paths[m], new, now)
+            refused, kept[m] = _retire(self.receiver, on_floors[m], paths[m], new, now)
             if refused:
                 problems += refused
                 break
@@ -244,7 +252,8 @@ class Reloader:
             # other unit: refused, as it would have been before (those booked again stay
             # on their new units, which both floors have).
             for book in retired:
-                _unretire(book, book.restaurant.floor, kept[book.restaurant.merchant_id])
+                m = book.restaurant.merchant_id
+                _unretire(book, on_floors[m].restaurant.floor, kept[m])
                 # Its days replayed since the new floor was kept were put on it for the
                 # writes above (DayBook._on_floor_in_force): read again on the old one.
                 book.reconfigure(book.restaurant)
@@ -277,8 +286,9 @@ class Reloader:
                 running,
             )
             with contextlib.suppress(Exception):  # the store is failing: it may refuse this too
-                for book, old, _listed in undo:
-                    _unretire(book, old.floor, kept[book.restaurant.merchant_id])
+                for book, _old, _listed in undo:
+                    m = book.restaurant.merchant_id
+                    _unretire(book, on_floors[m].restaurant.floor, kept[m])
             raise
         rows = tuple(
             m.row(books[merchant].restaurant.tz)
@@ -307,6 +317,29 @@ class Reloader:
             self.receiver.attention.replace(merchant_id, found)
         for listener in self.on_reload:
             listener(restaurants)
+
+
+def in_force_book(book: DayBook, new: Restaurant) -> DayBook:
+    """`book`, or when the floor in force has tables or combos that neither its file nor
+    `new` has (another server's reload, or a start, added T7), a DayBook of the same days
+    on its file's floor as the floor in force has it: with those units (as its records
+    define them), without those it lacks. A reload works out on it what it removes of the
+    floor in force: `book`'s replay never had T7 (the engine rejects a seat or a reserve
+    at an unknown table), so its checks saw nobody sitting there and no booking on it,
+    and the reload retired T7 with P seated and bookings taken there: they fell from
+    every replay, read waiting or gone on every server."""
+    _last, units = kept_floor(book.store, book.restaurant.merchant_id)
+    r = book.restaurant
+    lost = [u for u in units if not has_unit(r, u) and not has_unit(new, u)]
+    if not lost:
+        return book
+    found = [x for u in lost if (x := Retired.of_record(units[u])) is not None]
+    try:
+        floor = with_retired(without_units(r.floor, not_in_force(units, unit_ids(r.floor))), found)
+    except ValueError:  # no floor the rules run on is left without them: the file's, with them
+        floor = with_retired(r.floor, found)
+    on_floor = dataclasses.replace(r, floor=floor, memo={})
+    return DayBook(book.store, on_floor, book.notifier, book.events)
 
 
 def _retire(

@@ -491,3 +491,122 @@ def test_a_reload_undone_after_another_reload_followed_its_floor_leaves_that_flo
     finally:
         for store in (store_a, store_b, fresh):
             store.close()
+
+
+def a_adds_t7(path_a: Path, a: Receiver, clock_a: list[datetime]) -> None:
+    """Server A reloads its file, now with T7, at 12:06."""
+    clock_a[0] = at(12, 6)
+    path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")), "utf-8")
+    assert Reloader([path_a], a).reload().applied
+
+
+@pytest.mark.parametrize("b_edit", list(B_EDITS))
+def test_a_reload_without_a_table_another_server_added_is_refused_while_a_party_sits_there(
+    any_db: str, tmp_path: Path, b_edit: str
+) -> None:
+    """Servers A and B start on one file in Friday's service, T1, T5 and T6 taken. A
+    reloads a file adding T7 (12:06) and seats P there (12:07); B, whose file never had T7,
+    reloads an edit of it (T2 removed, or T8 added) at 12:08. B's stand never knew T7, so
+    its reload saw nobody there and retired T7 as a unit of the floor in force its file
+    lacks, with no refusal: P left every replay, read waiting, on every server. What B's
+    file lacks of the floor in force is what B's reload removes: refused naming P, as a
+    reload removing a table of its own file is, until P's table is freed."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock_a, clock_b = [at(12)], [at(12)]
+    store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock_a[0])
+        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock_b[0])
+        for party in ("X", "Y", "Z"):
+            assert a.host_operation(MID, "walk_in", party, 4).code is None
+        a_adds_t7(path_a, a, clock_a)
+        seat_at_t7(a, clock_a)
+
+        edit, _retiring, _said = B_EDITS[b_edit]
+        path_b.write_text(edit(path_b.read_text(encoding="utf-8")), "utf-8")
+        clock_b[0] = at(12, 8)
+        outcome = Reloader([path_b], b).reload()
+        assert not outcome.applied
+        assert any(
+            "T7 is removed but P (4 guests) sits at it now" in p for p in outcome.problems
+        ), outcome.problems
+        assert [(f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
+            ("start", False), ("reload", True),
+        ]  # fmt: skip
+        assert store_a.recall_prefix(RETIRED_SCOPE, f"{MID}/") == []
+        again = Receiver([load_restaurant(path_a)], fresh, Settings(), lambda: clock_a[0])
+        for server in (a, again):
+            assert sitting(server)["P"] == ("T7",)
+
+        clock_a[0] = clock_b[0] = at(12, 9)
+        assert a.host_operation(MID, "free", "T7").code is None
+        assert Reloader([path_b], b).reload().applied  # nobody there now: T7 removed
+        assert "T7" not in kept_floor(store_a, MID)[1]
+        assert floor_drift(store_a, MID, load_restaurant(path_b).floor) is None
+    finally:
+        for store in (store_a, store_b, fresh):
+            store.close()
+
+
+SATURDAY = date(2026, 12, 5)
+
+
+def saturday_units(server: Receiver) -> dict[str, str]:
+    listed = server.host_reservations(MID, SATURDAY).body["reservations"]
+    return {row["name"]: row["unit"] for row in listed if row["status"] == "booked"}
+
+
+@pytest.mark.parametrize("b_edit", list(B_EDITS))
+@pytest.mark.parametrize("room", [True, False], ids=["room-elsewhere", "no-room"])
+def test_a_reload_on_a_file_without_a_table_another_server_added_rehomes_its_bookings_ahead(
+    any_db: str, tmp_path: Path, room: bool, b_edit: str
+) -> None:
+    """Server A reloads a file adding T7 (12:06) and books (12:07) Saturday 19:00 for four parties
+    of 4 (T7, T1, T5, T6), and a fifth at T3 (6) when no room is left; server B, on a
+    file that never had T7, reloads an edit of it at 12:08. Its replay never had the
+    booking on T7 (the engine rejects a reserve on an unknown table), so its reload retired
+    T7 with the booking on it: dropped from every replay, its guests expected nowhere.
+    What B's file lacks of the floor in force is what B's reload removes: the booking is
+    booked again on T3, as one on a table of its own file would be, or the reload is
+    refused naming it when no table is left."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock_a, clock_b = [at(12)], [at(12)]
+    store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock_a[0])
+        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock_b[0])
+        a_adds_t7(path_a, a, clock_a)
+        clock_a[0] = at(12, 7)
+        names = ["A1", "A2", "A3", "A4"] + ([] if room else ["A5"])
+        for name in names:
+            booked = a.host_book(MID, 4, "2026-12-05T19:00", name, "", over_pacing=True)
+            assert booked.code is None, booked.body
+        units = saturday_units(a)
+        on_t7 = [name for name, unit in units.items() if unit == "T7"]
+        assert len(on_t7) == 1 and ("T3" in units.values()) is not room, units
+
+        edit, _retiring, _said = B_EDITS[b_edit]
+        path_b.write_text(edit(path_b.read_text(encoding="utf-8")), "utf-8")
+        clock_b[0] = at(12, 8)
+        outcome = Reloader([path_b], b).reload()
+        again = Receiver([load_restaurant(path_a)], fresh, Settings(), lambda: clock_a[0])
+        if room:
+            assert outcome.applied, outcome.problems
+            assert [(r["from"], r["to"]) for r in outcome.rehomed] == [("T7", "T3")]
+            assert "T7" not in kept_floor(store_a, MID)[1]
+            for server in (a, b, again):
+                assert saturday_units(server)[on_t7[0]] == "T3"
+        else:
+            assert not outcome.applied
+            assert any("T7 is removed but booking" in p and f"({on_t7[0]}, 4 guests)" in p
+                       for p in outcome.problems), outcome.problems  # fmt: skip
+            assert "T7" in kept_floor(store_a, MID)[1]
+            for server in (a, again):
+                assert saturday_units(server)[on_t7[0]] == "T7"
+    finally:
+        for store in (store_a, store_b, fresh):
+            store.close()
