@@ -112,8 +112,14 @@ class Context:
             store = open_store(db, on_upgrade=_upgrading)
         except StoreError as exc:
             fail(f"{redact(db)}: cannot open the database ({one_line(exc)})")
-        refuse_moved_openings(store, configs, self.now, start=start, restore=restore)
+        refuse_moved_openings(
+            store, configs, self.now, start=start, restore=restore, clock=self.clock
+        )
         return store
+
+    def clock(self) -> datetime:
+        """The process's clock: `now` when --now pinned it, the real one else."""
+        return self.now if self.pinned else real_now()
 
 
 def _upgrading(line: str) -> None:
@@ -128,6 +134,7 @@ def refuse_moved_openings(
     *,
     start: bool = False,
     restore: bool = False,
+    clock: Callable[[], datetime] | None = None,
 ) -> None:
     """Exit 2 (one line) when a restaurant file moved the opening of a day whose log already
     has entries: its times count from the opening, so every stored booking would be read
@@ -138,7 +145,9 @@ def refuse_moved_openings(
 
     A start (`start`: `serve`) then keeps its files' floors as the floors in force; a
     command does not (`refuse_other_floor`). A start on a floor the store replaced (an
-    older copy of the file) is refused unless `restore` (config_reload.stored_floor_replaced)."""
+    older copy of the file) is refused unless `restore` (config_reload.stored_floor_replaced).
+    `clock`: the process's, read when a floor is worked out again after another writer's
+    (floors.note_floor); None: `now` stands."""
     from feed.service.config_reload import (
         record_zone,
         stored_floor_replaced,
@@ -192,7 +201,8 @@ def refuse_moved_openings(
                 how = BY_START if start else BY_COMMAND
                 if start and restore and replaced_floor(store, r.merchant_id, r.floor):
                     how = BY_RESTORE
-                note_floor(store, r.merchant_id, r.floor, now.timestamp(), how)
+                later = None if clock is None else (lambda: clock().timestamp())
+                note_floor(store, r.merchant_id, r.floor, now.timestamp(), how, later)
     except StoreError as exc:
         store.close()
         fail(f"cannot keep the floor plan: {one_line(exc)}")

@@ -303,7 +303,12 @@ def floor_drifts(store: LogStore, floors: Mapping[str, FloorPlan]) -> dict[str, 
 
 
 def note_floor(
-    store: LogStore, merchant_id: str, floor: FloorPlan, at: float, how: str = BY_START
+    store: LogStore,
+    merchant_id: str,
+    floor: FloorPlan,
+    at: float,
+    how: str = BY_START,
+    clock: Callable[[], float] | None = None,
 ) -> list[str]:
     """Keep the floor a server or command starts on (or a reload puts in place) at `at`,
     `how` (BY_START...), when it is not the one kept last. The tables and combos of the
@@ -316,10 +321,16 @@ def note_floor(
     restarting, the process killed), a removal stood as of this start with the floor in
     force unchanged and servers seating there, and the next start kept that removal, so
     every replay dropped what was seated there meanwhile. With them goes the record of
-    the floor this one follows (`in_turn`)."""
+    the floor this one follows (`in_turn`).
 
-    def keep(follows: str, _attempt: int) -> list[str]:
-        records, gone = floor_records(store, merchant_id, floor, at, how=how)
+    Worked out again after another writer's floor, it is kept as of `clock()` then (Unix
+    seconds; the process's clock, which a pinned --now holds at `at`), as a reload is:
+    kept as of `at`, read before the other floor added T7, it retired T7 as of before T7
+    was in force, and what was seated there meanwhile fell from every replay."""
+
+    def keep(follows: str, attempt: int) -> list[str]:
+        when = at if attempt == 0 or clock is None else max(at, clock())
+        records, gone = floor_records(store, merchant_id, floor, when, how=how)
         if records:
             store.append_all(
                 [], remember=[*records, *follows_record(merchant_id, follows, records)]

@@ -284,9 +284,12 @@ def copy_of_marlowes(path: Path) -> Path:
     return path
 
 
-def start(store: LogStore, path: Path, now: datetime) -> None:
-    """What `serve` does with its store as it starts on `path` (it keeps its floor)."""
-    refuse_moved_openings(store, [(str(path), load_restaurant(path))], now, start=True)
+def start(
+    store: LogStore, path: Path, now: datetime, clock: Callable[[], datetime] | None = None
+) -> None:
+    """What `serve` does with its store as it starts on `path` (it keeps its floor) at
+    `now`, its clock `clock` (None: pinned at `now`)."""
+    refuse_moved_openings(store, [(str(path), load_restaurant(path))], now, start=True, clock=clock)
 
 
 def seat_at_t7(server: Receiver, clock: list[datetime]) -> None:
@@ -607,6 +610,58 @@ def test_a_reload_on_a_file_without_a_table_another_server_added_rehomes_its_boo
             assert "T7" in kept_floor(store_a, MID)[1]
             for server in (a, again):
                 assert saturday_units(server)[on_t7[0]] == "T7"
+    finally:
+        for store in (store_a, store_b, fresh):
+            store.close()
+
+
+def test_a_start_worked_out_again_after_another_floor_is_kept_as_of_its_clock_then(
+    any_db: str, tmp_path: Path
+) -> None:
+    """Server B starts on a file without T2, its clock read at 12:04 in Friday's service
+    (T1, T5 and T6 taken); before it writes its floor, server A reloads a file adding T7
+    (12:05) and seats P there (12:05:30). B's start, refused by the store as the second to
+    follow the same floor, was worked out again after A's as of 12:04, its first instant:
+    T7 retired before it was in force, so P fell from every replay (read waiting on A, on
+    B and after any restart). Now it is kept as of its clock then (12:06), as a reload
+    worked out again is: T7 removed as of 12:06, P sitting there on every server."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock = [at(12)]
+    store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock[0])
+        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock[0])
+        for party in ("X", "Y", "Z"):
+            assert a.host_operation(MID, "walk_in", party, 4).code is None
+
+        def meanwhile() -> None:
+            clock[0] = at(12, 5)
+            path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")), "utf-8")
+            assert Reloader([path_a], a).reload().applied
+            clock[0] = at(12, 5, 30)
+            assert a.host_operation(MID, "walk_in", "P", 4).code is None
+            assert sitting(a)["P"] == ("T7",)
+            clock[0] = at(12, 6)
+
+        path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
+        racing = cast(LogStore, KeptMeanwhile(store_b, meanwhile))
+        start(racing, path_b, at(12, 4), clock=lambda: clock[0])
+
+        b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock[0])
+        again = Receiver([load_restaurant(path_b)], fresh, Settings(), lambda: clock[0])
+        for server in (a, b, again):
+            assert sitting(server)["P"] == ("T7",)
+
+        assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
+            (at(12).timestamp(), "start", False),
+            (at(12, 5).timestamp(), "reload", True),
+            (at(12, 6).timestamp(), "start", False),
+        ]
+        retired = [Retired.of_record(v) for _k, v in store_a.recall_prefix(RETIRED_SCOPE, MID)]
+        assert {(r.unit, r.at) for r in retired if r is not None} == {
+            ("T2", at(12, 6).timestamp()), ("T7", at(12, 6).timestamp()),
+        }  # fmt: skip
     finally:
         for store in (store_a, store_b, fresh):
             store.close()
