@@ -4,6 +4,7 @@ and reloads keep on the store, one after the other even when kept at one moment.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from datetime import UTC, date, datetime
@@ -665,3 +666,43 @@ def test_a_start_worked_out_again_after_another_floor_is_kept_as_of_its_clock_th
     finally:
         for store in (store_a, store_b, fresh):
             store.close()
+
+
+@pytest.mark.parametrize("there", ["seated", "booked"])
+def test_a_start_without_a_table_another_server_added_is_refused_while_someone_is_there(
+    any_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], there: str
+) -> None:
+    """Server A reloads a file adding T7 (12:06) and seats P there, or books Saturday on
+    it (12:07); server B starts (12:08) on an edit of a file that never had T7 (T2
+    removed). A start reads what sits and is booked on the floor in force from the store,
+    not from its file (stored_parties_removed, stored_units_removed): refused naming P or
+    the booking, nothing kept, as a reload is."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock_a = [at(12)]
+    store_a, store_b = open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock_a[0])
+        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        if there == "seated":
+            for party in ("X", "Y", "Z"):
+                assert a.host_operation(MID, "walk_in", party, 4).code is None
+        a_adds_t7(path_a, a, clock_a)
+        if there == "seated":
+            seat_at_t7(a, clock_a)
+        else:
+            clock_a[0] = at(12, 7)
+            assert a.host_book(MID, 4, "2026-12-05T19:00", "A1", "").code is None
+            assert saturday_units(a)["A1"] == "T7"
+        path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
+        with pytest.raises(SystemExit):
+            start(store_b, path_b, at(12, 8))
+        said = capsys.readouterr().err
+        assert "T7 is not on the floor plan, but " in said, said
+        assert ("P (4 guests) sits at it now" if there == "seated" else "still booked") in said
+        assert [f.how for f in floor_history(store_a, MID)] == ["start", "reload"]
+        assert store_a.recall_prefix(RETIRED_SCOPE, f"{MID}/") == []
+    finally:
+        store_a.close()
+        with contextlib.suppress(Exception):  # a refused start closes its store
+            store_b.close()
