@@ -228,7 +228,9 @@ class Reloader:
         kept: dict[str, str | None] = {}  # the key of the floor record each reload kept
         for book, new, _days in changed:
             m = book.restaurant.merchant_id
-            refused, kept[m] = _retire(self.receiver, on_floors[m], paths[m], new, now)
+            refused, kept[m], on_floors[m] = _retire(
+                self.receiver, on_floors[m], paths[m], new, now
+            )
             if refused:
                 problems += refused
                 break
@@ -242,8 +244,9 @@ class Reloader:
             # is removed), the other one, whose file still has the unit, did not, until its
             # own reload booked it again. Since the new floor is kept, no server books there.
             for path, book, new, _found in homeless:
-                late = _homeless(book, new, days_of[book.restaurant.merchant_id], now)
-                done, refused = _rehome(self.receiver, book, path, new, late, now)
+                m = book.restaurant.merchant_id
+                late = _homeless(on_floors[m], new, days_of[m], now)
+                done, refused = _rehome(self.receiver, on_floors[m], path, new, late, now)
                 rehomed += done
                 problems += refused
         if problems:
@@ -344,7 +347,7 @@ def in_force_book(book: DayBook, new: Restaurant) -> DayBook:
 
 def _retire(
     receiver: Receiver, book: DayBook, path: Path, new: Restaurant, now: datetime
-) -> tuple[list[str], str | None]:
+) -> tuple[list[str], str | None, DayBook]:
     """Keep what the tables and combos `new` removes were (floors.Retired): a day whose log
     began before now is replayed on a floor that still has them until now, so the rows
     of the past on them (seated, no-show, cancelled) read as they were, to the host and to
@@ -368,16 +371,22 @@ def _retire(
     so that what it seated at T7 meanwhile fell from every replay (read at another table,
     or waiting). Worked out again as of the reload's first instant, it would remove T7
     before the other added it, with the same outcome.
-    The problems found (nothing is written then), and the key of the floor record kept
-    (None: none, the floor in force was the new one already)."""
-    old = book.restaurant.floor
+    The problems found (nothing is written then), the key of the floor record kept
+    (None: none, the floor in force was the new one already), and the book it was worked
+    out on (`in_force_book`: the late re-homing's)."""
     kept = set(unit_ids(new.floor))
-    gone = [unit for unit in unit_ids(old) if unit not in kept]
     merchant_id = book.restaurant.merchant_id
+    worked = [book]
 
     def keep(follows: str, attempt: int) -> tuple[list[str], str | None]:
         when = now if attempt == 0 else max(now, receiver.clock())
         at = when.timestamp()
+        # Worked out again after another server's floor, which added T7 (that the new
+        # file lacks): T7 is removed too, and checked as the rest (`in_force_book`).
+        # Retired unchecked, P seated there meanwhile sat at a table no server has.
+        on = worked[0] = book if attempt == 0 else in_force_book(book, new)
+        old = on.restaurant.floor
+        gone = [unit for unit in unit_ids(old) if unit not in kept]
         # Those the floor in force lacks already left it when it took force (another
         # server's reload, or a start, retired them then): not retired again as of now.
         # Retired again, every replay from this reload on kept them until now, its seating
@@ -393,8 +402,8 @@ def _retire(
         records += floor_records(book.store, merchant_id, new.floor, at, gone, BY_RELOAD)[0]
         guard = follows_record(merchant_id, follows, records)
         key = records[-1][1] if guard else None
-        today = receiver.today(book.restaurant, when)
-        if not fresh or today is None or _nobody_can_sit(book, today, when):
+        today = receiver.today(on.restaurant, when)
+        if not fresh or today is None or _nobody_can_sit(on, today, when):
             # In one write, as a start's (floors.note_floor): a removal kept without its
             # floor record (the database restarting between) stood while the floor in
             # force kept the unit, and a later start kept it, dropping from every replay
@@ -408,12 +417,13 @@ def _retire(
             found[:] = _sitting_at_removed(stand, path, new)
             return found[0] if found else None
 
-        refused = book.fence(today, when, nobody_there, records, {"source": "reload"}, guard)
+        refused = on.fence(today, when, nobody_there, records, {"source": "reload"}, guard)
         if refused is not None:
             return found, None
         return [], key
 
-    return in_turn(book.store, merchant_id, keep)
+    refused, key = in_turn(book.store, merchant_id, keep)
+    return refused, key, worked[0]
 
 
 FENCE_MARGIN = timedelta(minutes=5)  # a reload's run, with room: see _nobody_can_sit

@@ -14,6 +14,7 @@ from typing import Any, cast
 import pytest
 
 from engine.floor import FloorPlan, Table
+from engine.stand import PartyState
 from feed.cli import refuse_moved_openings
 from feed.service.config_reload import Reloader
 from feed.service.floors import (
@@ -327,20 +328,22 @@ B_EDITS = {
 @pytest.mark.parametrize("b_edit", list(B_EDITS))
 @pytest.mark.parametrize("b_at", [at(12, 5), at(12, 8)], ids=["b-first", "a-behind"])
 @pytest.mark.parametrize("first", ["reload", "start"])
-def test_a_reload_racing_another_floor_is_kept_after_it_and_keeps_what_was_seated_there(
-    any_db: str, tmp_path: Path, first: str, b_at: datetime, b_edit: str
+@pytest.mark.parametrize("p_left", [True, False], ids=["p-left", "p-sits"])
+def test_a_reload_racing_another_floor_is_kept_after_it_and_refused_while_a_party_sits_there(
+    any_db: str, tmp_path: Path, p_left: bool, first: str, b_at: datetime, b_edit: str
 ) -> None:
     """Two servers on one store in Friday's service, T1, T5 and T6 taken. Server B reloads
     a file without T2, or with T8 (at 12:05, or 12:08 on its clock when A's runs behind);
     before it writes its floor, server A keeps a floor with T7 (a reload of a file adding
-    it, or A started again on that file) at 12:06 and seats P there at 12:07. B's reload had read
-    the floor before A's and kept its own beside it, worked out on the floor before: in
-    force before A's (B's own floor lost, T2 back in force), or after it with no removal
-    of T7, so that T7 left every replay from the opening and P fell from it, on every
-    server and after any restart. Now B's reload, refused by the store as the second to
-    follow the same floor, is worked out again after A's at 12:08, as a start is: T7
-    removed as of then, P sitting there in every replay; A is told its floor is out of
-    date."""
+    it, or A started again on that file) at 12:06 and seats P there at 12:07 (who leaves,
+    T7 freed, or still sits there). B's reload had read the floor before A's and kept its
+    own beside it, worked out on the floor before: in force before A's (B's own floor
+    lost, T2 back in force), or after it with no removal of T7, so that T7 left every
+    replay from the opening and P fell from it, on every server and after any restart.
+    B's reload, refused by the store as the second to follow the same floor, is worked
+    out again after A's at 12:08, as a start is: T7, which B's file lacks, is removed as
+    one of its own tables is, refused while P sits there (kept once P left, T7 removed as
+    of then); A is told its floor is out of date."""
     path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
     path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
     clock_a, clock_b = [at(12)], [at(12)]
@@ -361,6 +364,8 @@ def test_a_reload_racing_another_floor_is_kept_after_it_and_keeps_what_was_seate
                 servers[0] = Receiver([load_restaurant(path_a)], store_a, Settings(),
                                       lambda: clock_a[0])  # fmt: skip
             seat_at_t7(servers[0], clock_a)
+            if p_left:
+                assert servers[0].host_operation(MID, "free", "T7").code is None
             clock_b[0] = at(12, 8)
 
         racing = cast(LogStore, KeptMeanwhile(store_b, meanwhile))
@@ -368,7 +373,21 @@ def test_a_reload_racing_another_floor_is_kept_after_it_and_keeps_what_was_seate
         edit, retiring, said_to_a = B_EDITS[b_edit]
         path_b.write_text(edit(path_b.read_text(encoding="utf-8")), "utf-8")
         clock_b[0] = b_at
-        assert Reloader([path_b], b).reload().applied
+        outcome = Reloader([path_b], b).reload()
+        again = Receiver([load_restaurant(path_a)], fresh, Settings(), lambda: clock_a[0])
+        if not p_left:
+            assert not outcome.applied
+            assert any("T7 is removed but P (4 guests) sits at it now" in p
+                       for p in outcome.problems), outcome.problems  # fmt: skip
+            assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
+                (at(12).timestamp(), "start", False),
+                (at(12, 6).timestamp(), first, True),
+            ]
+            assert store_a.recall_prefix(RETIRED_SCOPE, f"{MID}/") == []
+            for server in (servers[0], again):
+                assert sitting(server)["P"] == ("T7",)
+            return
+        assert outcome.applied, outcome.problems
 
         assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
             (at(12).timestamp(), "start", False),
@@ -379,9 +398,9 @@ def test_a_reload_racing_another_floor_is_kept_after_it_and_keeps_what_was_seate
         assert {(r.unit, r.at) for r in retired if r is not None} == {
             (unit, at(12, 8).timestamp()) for unit in retiring
         }
-        again = Receiver([load_restaurant(path_b)], fresh, Settings(), lambda: clock_b[0])
-        for server in (servers[0], b, again):
-            assert sitting(server)["P"] == ("T7",)
+        for server in (servers[0], b, again):  # P sat at T7 and left, in every replay
+            p = server.books[MID].stand(FRIDAY).parties["P"]
+            assert (p.state, p.tables) == (PartyState.GONE, ("T7",))
         assert floor_drift(store_a, MID, load_restaurant(path_b).floor) is None
         said = floor_drift(store_a, MID, load_restaurant(path_a).floor)
         assert said == said_to_a, said
@@ -706,3 +725,49 @@ def test_a_start_without_a_table_another_server_added_is_refused_while_someone_i
         store_a.close()
         with contextlib.suppress(Exception):  # a refused start closes its store
             store_b.close()
+
+
+@pytest.mark.parametrize("b_at", [at(12, 5), at(12, 8)], ids=["b-first", "a-behind"])
+def test_a_reload_racing_another_floor_rehomes_the_bookings_on_what_that_floor_added(
+    any_db: str, tmp_path: Path, b_at: datetime
+) -> None:
+    """Server B reloads a file without T2 (12:05, or 12:08 on its clock when A's runs
+    behind); before it writes its floor, server A reloads a file adding T7 (12:06) and
+    books (12:07) Saturday 19:00 for four parties of 4, one on T7. B's reload, worked out
+    again after A's floor, retired T7, which its file lacks, with the booking on it: its
+    re-homing read B's stand, which never had T7. Now it is booked again on T3, as one on
+    a table of B's own file is, on every server."""
+    path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
+    path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
+    clock_a, clock_b = [at(12)], [at(12)]
+    store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
+    try:
+        start(store_a, path_a, clock_a[0])
+        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        on_t7: list[str] = []
+
+        def meanwhile() -> None:
+            a_adds_t7(path_a, a, clock_a)
+            clock_a[0] = at(12, 7)
+            for name in ("A1", "A2", "A3", "A4"):
+                booked = a.host_book(MID, 4, "2026-12-05T19:00", name, "", over_pacing=True)
+                assert booked.code is None, booked.body
+            on_t7.extend(n for n, unit in saturday_units(a).items() if unit == "T7")
+            assert len(on_t7) == 1
+            clock_b[0] = at(12, 8)
+
+        racing = cast(LogStore, KeptMeanwhile(store_b, meanwhile))
+        b = Receiver([load_restaurant(path_b)], racing, Settings(), lambda: clock_b[0])
+        path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
+        clock_b[0] = b_at
+        outcome = Reloader([path_b], b).reload()
+        assert outcome.applied, outcome.problems
+        assert [(r["from"], r["to"]) for r in outcome.rehomed] == [("T7", "T3")]
+        assert [f.how for f in floor_history(store_a, MID)] == ["start", "reload", "reload"]
+        assert "T7" not in kept_floor(store_a, MID)[1]
+        again = Receiver([load_restaurant(path_b)], fresh, Settings(), lambda: clock_b[0])
+        for server in (a, b, again):
+            assert saturday_units(server)[on_t7[0]] == "T3"
+    finally:
+        for store in (store_a, store_b, fresh):
+            store.close()
