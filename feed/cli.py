@@ -187,13 +187,15 @@ def refuse_moved_openings(
         BY_COMMAND,
         BY_RESTORE,
         BY_START,
+        FloorRefused,
         kept_floor,
         note_floor,
         replaced_floor,
     )
 
+    refused: list[str] = []
     try:  # a table removed while no server ran: kept for the replay of the days it served
-        for _path, r in configs:
+        for path, r in configs:
             recover_removed_units(store, r, now)  # a store that never kept its floor
             # A command's floor is the one in force, or one listing its tables otherwise
             # with the same ties (floors.floor_drift): the one in force is kept as it is.
@@ -202,10 +204,40 @@ def refuse_moved_openings(
                 if start and restore and replaced_floor(store, r.merchant_id, r.floor):
                     how = BY_RESTORE
                 later = None if clock is None else (lambda: clock().timestamp())
-                note_floor(store, r.merchant_id, r.floor, now.timestamp(), how, later)
+                kept = note_floor(
+                    store, r.merchant_id, r.floor, now.timestamp(), how, later,
+                    _checks_again(store, path, r, now, clock),
+                )  # fmt: skip
+                if isinstance(kept, FloorRefused):
+                    refused += kept.problems
+                    break
     except StoreError as exc:
         store.close()
         fail(f"cannot keep the floor plan: {one_line(exc)}")
+    if refused:
+        store.close()
+        more = f" (and {len(refused) - 1} more like it)" if len(refused) > 1 else ""
+        fail(refused[0] + more)
+
+
+def _checks_again(
+    store: LogStore,
+    path: str,
+    r: Restaurant,
+    now: datetime,
+    clock: Callable[[], datetime] | None,
+) -> Callable[[], list[str]]:
+    """The checks of what sits and is booked at a unit `r` lacks, made again as a start's
+    floor is worked out after another server's (floors.note_floor): that floor may have
+    added T7, seated P there or booked on it since they were first made."""
+    from feed.service.config_reload import stored_parties_removed, stored_units_removed
+
+    def check() -> list[str]:
+        then = now if clock is None else max(now, clock())
+        found = (stored_units_removed, stored_parties_removed)
+        return [line for f in found for line in f(store, r, Path(path), then)]
+
+    return check
 
 
 def refuse_other_floor(store: LogStore, configs: Sequence[tuple[str, Restaurant]]) -> list[str]:

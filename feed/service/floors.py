@@ -309,7 +309,8 @@ def note_floor(
     at: float,
     how: str = BY_START,
     clock: Callable[[], float] | None = None,
-) -> list[str]:
+    check: Callable[[], list[str]] | None = None,
+) -> list[str] | FloorRefused:
     """Keep the floor a server or command starts on (or a reload puts in place) at `at`,
     `how` (BY_START...), when it is not the one kept last. The tables and combos of the
     one kept last that `floor` lacks were removed while no server ran (a restart on a file
@@ -326,9 +327,16 @@ def note_floor(
     Worked out again after another writer's floor, it is kept as of `clock()` then (Unix
     seconds; the process's clock, which a pinned --now holds at `at`), as a reload is:
     kept as of `at`, read before the other floor added T7, it retired T7 as of before T7
-    was in force, and what was seated there meanwhile fell from every replay."""
+    was in force, and what was seated there meanwhile fell from every replay.
 
-    def keep(follows: str, attempt: int) -> list[str]:
+    `check()`: the starting server's checks of the store (a party sitting, a booking
+    still booked, at a unit its file lacks), made again on that floor, which may have
+    added T7: retired unchecked, P seated there meanwhile sat at a table no server has.
+    Its problems refuse the start (FloorRefused), nothing kept."""
+
+    def keep(follows: str, attempt: int) -> list[str] | FloorRefused:
+        if attempt and check is not None and (problems := check()):
+            return FloorRefused(tuple(problems))
         when = at if attempt == 0 or clock is None else max(at, clock())
         records, gone = floor_records(store, merchant_id, floor, when, how=how)
         if records:
@@ -338,6 +346,13 @@ def note_floor(
         return gone
 
     return in_turn(store, merchant_id, keep)
+
+
+@dataclass(frozen=True)
+class FloorRefused:
+    """A start's floor not kept: what its checks found on the floor in force (`note_floor`)."""
+
+    problems: tuple[str, ...]
 
 
 Kept = TypeVar("Kept")

@@ -409,15 +409,19 @@ def test_a_reload_racing_another_floor_is_kept_after_it_and_refused_while_a_part
             store.close()
 
 
-def test_a_start_racing_a_reload_is_kept_after_it_and_keeps_what_was_seated_there(
-    any_db: str, tmp_path: Path
+@pytest.mark.parametrize("p_left", [True, False], ids=["p-left", "p-sits"])
+def test_a_start_racing_a_reload_is_kept_after_it_and_refused_while_a_party_sits_there(
+    any_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], p_left: bool
 ) -> None:
     """Server B starts at 12:06 (its clock) on a file without T2 in Friday's service, T1,
     T5 and T6 taken; before it writes its floor, server A reloads a file adding T7 (12:05
-    on its clock) and seats P there (12:05:30). A reload kept no record of the floor it
-    followed, so B's start took the floor it had read as the one it followed, kept its own
-    after A's without removing T7, and P fell from every replay. Now the start is worked
-    out again after the reload: T7 removed as of the start, P sitting there meanwhile."""
+    on its clock) and seats P there (12:05:30; P leaves at 12:05:45, or still sits). A
+    reload kept no record of the floor it followed, so B's start took the floor it had
+    read as the one it followed, kept its own after A's without removing T7, and P fell
+    from every replay. Now the start is worked out again after the reload, its checks
+    made again: refused while P sits at T7, which B's file lacks (as a start is when P
+    sat there before it began), nothing kept; once P left, kept after A's floor, T7
+    removed as of the start."""
     path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
     path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
     clock = [at(12)]
@@ -435,9 +439,24 @@ def test_a_start_racing_a_reload_is_kept_after_it_and_keeps_what_was_seated_ther
             clock[0] = at(12, 5, 30)
             assert a.host_operation(MID, "walk_in", "P", 4).code is None
             assert sitting(a)["P"] == ("T7",)
+            if p_left:
+                clock[0] = at(12, 5, 45)
+                assert a.host_operation(MID, "free", "T7").code is None
 
         path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
-        start(cast(LogStore, KeptMeanwhile(store_b, meanwhile)), path_b, at(12, 6))
+        racing = cast(LogStore, KeptMeanwhile(store_b, meanwhile))
+        if not p_left:
+            with pytest.raises(SystemExit):
+                start(racing, path_b, at(12, 6))
+            said = capsys.readouterr().err
+            assert "T7 is not on the floor plan, but P (4 guests) sits at it now" in said, said
+            assert [(f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
+                ("start", False), ("reload", True),
+            ]  # fmt: skip
+            assert store_a.recall_prefix(RETIRED_SCOPE, f"{MID}/") == []
+            assert sitting(a)["P"] == ("T7",)
+            return
+        start(racing, path_b, at(12, 6))
         clock[0] = at(12, 6)
         b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock[0])
 
@@ -450,11 +469,13 @@ def test_a_start_racing_a_reload_is_kept_after_it_and_keeps_what_was_seated_ther
         assert {(r.unit, r.at) for r in retired if r is not None} == {
             ("T2", at(12, 6).timestamp()), ("T7", at(12, 6).timestamp()),
         }  # fmt: skip
-        for server in (a, b):
-            assert sitting(server)["P"] == ("T7",)
+        for server in (a, b):  # P sat at T7 and left, in every replay
+            p = server.books[MID].stand(FRIDAY).parties["P"]
+            assert (p.state, p.tables) == (PartyState.GONE, ("T7",))
     finally:
         store_a.close()
-        store_b.close()
+        with contextlib.suppress(Exception):  # a refused start closes its store
+            store_b.close()
 
 
 def test_a_reload_undone_after_another_reload_followed_its_floor_leaves_that_floor_in_force(
@@ -640,11 +661,12 @@ def test_a_start_worked_out_again_after_another_floor_is_kept_as_of_its_clock_th
 ) -> None:
     """Server B starts on a file without T2, its clock read at 12:04 in Friday's service
     (T1, T5 and T6 taken); before it writes its floor, server A reloads a file adding T7
-    (12:05) and seats P there (12:05:30). B's start, refused by the store as the second to
-    follow the same floor, was worked out again after A's as of 12:04, its first instant:
-    T7 retired before it was in force, so P fell from every replay (read waiting on A, on
-    B and after any restart). Now it is kept as of its clock then (12:06), as a reload
-    worked out again is: T7 removed as of 12:06, P sitting there on every server."""
+    (12:05), seats P there (12:05:30) and frees T7 (12:05:45). B's start, refused by the
+    store as the second to follow the same floor, was worked out again after A's as of
+    12:04, its first instant: T7 retired before it was in force, so P's stay at T7 fell
+    from every replay (P read seated at T3, and still there, on A, on B and after any
+    restart). Now it is kept as of its clock then (12:06), as a reload worked out again
+    is: T7 removed as of 12:06, P seated there and gone on every server."""
     path_a = copy_of_marlowes(tmp_path / "a" / "marlowes.toml")
     path_b = copy_of_marlowes(tmp_path / "b" / "marlowes.toml")
     clock = [at(12)]
@@ -662,6 +684,8 @@ def test_a_start_worked_out_again_after_another_floor_is_kept_as_of_its_clock_th
             clock[0] = at(12, 5, 30)
             assert a.host_operation(MID, "walk_in", "P", 4).code is None
             assert sitting(a)["P"] == ("T7",)
+            clock[0] = at(12, 5, 45)
+            assert a.host_operation(MID, "free", "T7").code is None
             clock[0] = at(12, 6)
 
         path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
@@ -670,8 +694,9 @@ def test_a_start_worked_out_again_after_another_floor_is_kept_as_of_its_clock_th
 
         b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock[0])
         again = Receiver([load_restaurant(path_b)], fresh, Settings(), lambda: clock[0])
-        for server in (a, b, again):
-            assert sitting(server)["P"] == ("T7",)
+        for server in (a, b, again):  # P sat at T7 and left, in every replay
+            p = server.books[MID].stand(FRIDAY).parties["P"]
+            assert (p.state, p.tables) == (PartyState.GONE, ("T7",))
 
         assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
             (at(12).timestamp(), "start", False),
