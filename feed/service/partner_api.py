@@ -1360,14 +1360,18 @@ class PartnerApi:
                 and floor.quote_class(p.size) == cls
             )
         start = int(now.timestamp()) + quote * 60
+        end = start + max(ESTIMATE_MIN_WIDTH, quote * 15)
+        # Nobody is seated after the service's close (the entry is CANCELED then): a range
+        # running past it told the partner a seat time the restaurant cannot give. The start
+        # is before the close (a wait reaching it is no estimate: wait_past_close).
+        closing = calendar.service_closing(book.restaurant, day, now)
+        if closing is not None:
+            end = min(end, int(closing.timestamp()))
         return {
             "party_size": size,
             "wait_length": {
                 "parties_ahead_count": ahead,
-                "estimated_seat_time_range": {
-                    "start_seconds": start,
-                    "end_seconds": start + max(ESTIMATE_MIN_WIDTH, quote * 15),
-                },
+                "estimated_seat_time_range": {"start_seconds": start, "end_seconds": end},
             },
             "waitlist_confirmation_mode": WAITLIST_SYNCHRONOUS,
         }

@@ -222,3 +222,26 @@ def test_a_waiting_entry_is_given_no_seat_time_past_the_close(
     }
     asked = {"merchant_id": MARLOWES, "party_size": [6]}
     assert api.wait_estimates(PARTNER, asked).body == {"waitlist_status": "CLOSED_OTHER"}
+
+
+def test_a_seat_time_range_ends_no_later_than_the_close(
+    world: tuple[PartnerApi, DayBook, SQLiteStore, Clock],
+) -> None:
+    """At 13:10 a party of 6 waits 90 minutes (the only 6-top is taken): from 14:40, and the
+    range, a quarter of the wait wide, ran to 15:02:30, past lunch's 15:00 close, when
+    nobody is seated any more. The estimate and the entry that joins on it end at the close."""
+    api, _book, _store, clock = world
+    clock.now = datetime(2026, 12, 5, 13, 10, tzinfo=UTC)
+    told = {
+        "start_seconds": int(datetime(2026, 12, 5, 14, 40, tzinfo=UTC).timestamp()),
+        "end_seconds": LUNCH_CLOSE,
+    }
+    asked = {"merchant_id": MARLOWES, "party_size": [6]}
+    [six] = api.wait_estimates(PARTNER, asked).body["wait_estimate"]
+    assert six["wait_length"]["estimated_seat_time_range"] == told
+    joined = api.create_waitlist_entry(
+        PARTNER,
+        {"merchant_id": MARLOWES, "party_size": 6, "user_information": {"user_id": "six"}},
+    ).body
+    waiting = entry(api, joined["waitlist_entry_id"])
+    assert waiting["wait_estimate"]["wait_length"]["estimated_seat_time_range"] == told
