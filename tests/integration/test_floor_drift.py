@@ -294,11 +294,37 @@ def start(
     refuse_moved_openings(store, [(str(path), load_restaurant(path))], now, start=True, clock=clock)
 
 
+def started(store: LogStore, path: Path, clock: list[datetime]) -> Receiver:
+    """A server started on `path` at `clock[0]` (keeping its floor), on that clock."""
+    start(store, path, clock[0])
+    return Receiver([load_restaurant(path)], store, Settings(), lambda: clock[0])
+
+
+def four_tops_taken(server: Receiver) -> None:
+    """X, Y and Z (4) walk in: T1, T5 and T6 taken, every 4-top of Marlowe's file."""
+    for party in ("X", "Y", "Z"):
+        assert server.host_operation(MID, "walk_in", party, 4).code is None
+
+
 def seat_at_t7(server: Receiver, clock: list[datetime]) -> None:
     """P (4) walks in at 12:07 on a server whose floor has T7, every other 4-top taken."""
     clock[0] = at(12, 7)
     assert server.host_operation(MID, "walk_in", "P", 4).code is None
     assert sitting(server)["P"] == ("T7",)
+
+
+def p_at_new_t7(path_a: Path, a: Receiver, clock: list[datetime], leaves: bool) -> None:
+    """Server A reloads its file, now with T7, at 12:05 and seats P (4) there at 12:05:30,
+    every other 4-top taken; P leaves at 12:05:45 when `leaves`."""
+    clock[0] = at(12, 5)
+    path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")), "utf-8")
+    assert Reloader([path_a], a).reload().applied
+    clock[0] = at(12, 5, 30)
+    assert a.host_operation(MID, "walk_in", "P", 4).code is None
+    assert sitting(a)["P"] == ("T7",)
+    if leaves:
+        clock[0] = at(12, 5, 45)
+        assert a.host_operation(MID, "free", "T7").code is None
 
 
 def sitting(server: Receiver) -> dict[str, tuple[str, ...]]:
@@ -349,10 +375,8 @@ def test_a_reload_racing_another_floor_is_kept_after_it_and_refused_while_a_part
     clock_a, clock_b = [at(12)], [at(12)]
     store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock_a[0])
-        servers = [Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])]
-        for party in ("X", "Y", "Z"):
-            assert servers[0].host_operation(MID, "walk_in", party, 4).code is None
+        servers = [started(store_a, path_a, clock_a)]
+        four_tops_taken(servers[0])
 
         def meanwhile() -> None:
             clock_a[0] = at(12, 6)
@@ -427,21 +451,11 @@ def test_a_start_racing_a_reload_is_kept_after_it_and_refused_while_a_party_sits
     clock = [at(12)]
     store_a, store_b = open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock[0])
-        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock[0])
-        for party in ("X", "Y", "Z"):
-            assert a.host_operation(MID, "walk_in", party, 4).code is None
+        a = started(store_a, path_a, clock)
+        four_tops_taken(a)
 
         def meanwhile() -> None:
-            clock[0] = at(12, 5)
-            path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")), "utf-8")
-            assert Reloader([path_a], a).reload().applied
-            clock[0] = at(12, 5, 30)
-            assert a.host_operation(MID, "walk_in", "P", 4).code is None
-            assert sitting(a)["P"] == ("T7",)
-            if p_left:
-                clock[0] = at(12, 5, 45)
-                assert a.host_operation(MID, "free", "T7").code is None
+            p_at_new_t7(path_a, a, clock, leaves=p_left)
 
         path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
         racing = cast(LogStore, KeptMeanwhile(store_b, meanwhile))
@@ -496,10 +510,8 @@ def test_a_reload_undone_after_another_reload_followed_its_floor_leaves_that_flo
     clock_a, clock_b = [at(12)], [at(12)]
     store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock_a[0])
-        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
-        for party in ("X", "Y", "Z"):
-            assert a.host_operation(MID, "walk_in", party, 4).code is None
+        a = started(store_a, path_a, clock_a)
+        four_tops_taken(a)
 
         def meanwhile() -> None:
             clock_a[0] = at(12, 6)
@@ -560,11 +572,9 @@ def test_a_reload_without_a_table_another_server_added_is_refused_while_a_party_
     clock_a, clock_b = [at(12)], [at(12)]
     store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock_a[0])
-        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        a = started(store_a, path_a, clock_a)
         b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock_b[0])
-        for party in ("X", "Y", "Z"):
-            assert a.host_operation(MID, "walk_in", party, 4).code is None
+        four_tops_taken(a)
         a_adds_t7(path_a, a, clock_a)
         seat_at_t7(a, clock_a)
 
@@ -620,8 +630,7 @@ def test_a_reload_on_a_file_without_a_table_another_server_added_rehomes_its_boo
     clock_a, clock_b = [at(12)], [at(12)]
     store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock_a[0])
-        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        a = started(store_a, path_a, clock_a)
         b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock_b[0])
         a_adds_t7(path_a, a, clock_a)
         clock_a[0] = at(12, 7)
@@ -672,20 +681,11 @@ def test_a_start_worked_out_again_after_another_floor_is_kept_as_of_its_clock_th
     clock = [at(12)]
     store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock[0])
-        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock[0])
-        for party in ("X", "Y", "Z"):
-            assert a.host_operation(MID, "walk_in", party, 4).code is None
+        a = started(store_a, path_a, clock)
+        four_tops_taken(a)
 
         def meanwhile() -> None:
-            clock[0] = at(12, 5)
-            path_a.write_text(with_t7(path_a.read_text(encoding="utf-8")), "utf-8")
-            assert Reloader([path_a], a).reload().applied
-            clock[0] = at(12, 5, 30)
-            assert a.host_operation(MID, "walk_in", "P", 4).code is None
-            assert sitting(a)["P"] == ("T7",)
-            clock[0] = at(12, 5, 45)
-            assert a.host_operation(MID, "free", "T7").code is None
+            p_at_new_t7(path_a, a, clock, leaves=True)
             clock[0] = at(12, 6)
 
         path_b.write_text(path_b.read_text(encoding="utf-8").replace(T2, ""), "utf-8")
@@ -726,11 +726,9 @@ def test_a_start_without_a_table_another_server_added_is_refused_while_someone_i
     clock_a = [at(12)]
     store_a, store_b = open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock_a[0])
-        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        a = started(store_a, path_a, clock_a)
         if there == "seated":
-            for party in ("X", "Y", "Z"):
-                assert a.host_operation(MID, "walk_in", party, 4).code is None
+            four_tops_taken(a)
         a_adds_t7(path_a, a, clock_a)
         if there == "seated":
             seat_at_t7(a, clock_a)
@@ -767,8 +765,7 @@ def test_a_reload_racing_another_floor_rehomes_the_bookings_on_what_that_floor_a
     clock_a, clock_b = [at(12)], [at(12)]
     store_a, store_b, fresh = open_store(any_db), open_store(any_db), open_store(any_db)
     try:
-        start(store_a, path_a, clock_a[0])
-        a = Receiver([load_restaurant(path_a)], store_a, Settings(), lambda: clock_a[0])
+        a = started(store_a, path_a, clock_a)
         on_t7: list[str] = []
 
         def meanwhile() -> None:
