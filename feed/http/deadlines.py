@@ -75,6 +75,11 @@ class DeadlineProtocol(HttpToolsProtocol):
         if len(self.connections) > self.limits.max_connections:
             # Closed now, not at its headers (uvicorn's 503): held until then, each would
             # keep a descriptor for up to head_seconds, and one client can open thousands.
+            # Out of the count at once, not at its connection_lost (a later turn of the
+            # loop): until then it made the connections the server serves look one more,
+            # and the next to arrive, or uvicorn's check at a request's headers
+            # (uvicorns_limit), refused with fewer than max_connections open.
+            self.connections.discard(self)
             if self._refuse(503, "Service Unavailable: too many connections"):
                 self.watcher.refused_at_cap()
             return
@@ -165,6 +170,24 @@ class DeadlineProtocol(HttpToolsProtocol):
         self.transport.write(b"".join(head) + body)
         self.transport.close()
         return True
+
+
+def uvicorns_limit(limits: HttpSettings) -> int:
+    """uvicorn's `limit_concurrency` for `limits`: one past max_connections, so that the cap
+    is the refusal on arrival alone (DeadlineProtocol.connection_made), counted and logged.
+
+    uvicorn answers a request 503 itself at its headers, unseen by the app and so by the
+    log and /metrics, when `len(connections) >= limit_concurrency` or as many requests are
+    running (httptools_impl.on_headers_complete). At max_connections, with exactly that
+    many open (the tablets' event streams) every request was refused so, and the server
+    served one connection fewer than configured. At one more: the connections it counts
+    are those accepted (a refused one leaves the count as it is refused), never more than
+    max_connections; and a connection runs one request at a time (uvicorn starts a
+    pipelined one once the one before is done), so its requests running reach the limit
+    only when past max_connections are running, requests whose client has gone finishing
+    beside those of every open connection. Not None: that bound on requests left running
+    by clients that hung up stays."""
+    return limits.max_connections + 1
 
 
 def protocol(limits: HttpSettings, watcher: Watcher | None = None) -> type[DeadlineProtocol]:

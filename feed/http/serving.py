@@ -440,12 +440,12 @@ def serve(
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=10,
-        # uvicorn's own where it has them: the idle kept-alive connection's close, and a 503
-        # once this many connections (or running requests) are at once; the deadlines it
-        # lacks (a request's head, its body) and a refusal on arrival are the protocol's.
+        # uvicorn's own where it has them: the idle kept-alive connection's close; the
+        # deadlines it lacks (a request's head, its body) and the connection cap are the
+        # protocol's (feed.http.deadlines).
         http=deadlines.protocol(limits, app.refusals if isinstance(app, Observed) else None),
         timeout_keep_alive=limits.keep_alive_seconds,
-        limit_concurrency=limits.max_connections,
+        limit_concurrency=deadlines.uvicorns_limit(limits),
     )
     server = GracefulServer(config_)
     if isinstance(app, Observed):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import http.client
 import json
 import re
 import socket
@@ -388,3 +389,61 @@ def test_connections_refused_at_the_cap_are_counted_and_logged_a_line_a_second_s
         assert len(lines) < len(refused), lines
     finally:
         server.stop()
+
+
+AT_ARRIVAL = b"too many connections"  # the body of our refusal on arrival (uvicorn's differs)
+
+
+def _get(conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
+    conn.request("GET", path)
+    reply = conn.getresponse()
+    return reply.status, reply.read()
+
+
+@pytest.mark.parametrize("held", ["idle", "event-streams"])
+def test_with_exactly_max_connections_open_a_request_on_one_of_them_is_served(
+    tmp_path: Path, held: str
+) -> None:
+    """Three open against a cap of three (two held: idle kept-alive connections, or tablets'
+    event streams; the third asks): the third is served, not answered uvicorn's own 503
+    (never logged nor counted), and only a fourth is refused, on arrival."""
+    settings = settings_with(tmp_path, "keep_alive_seconds = 60\nmax_connections = 3")
+    server = start_server(tmp_path / "hoststand.db", settings=settings)
+    host, port = server.base.removeprefix("http://").split(":")
+    with contextlib.ExitStack() as stack:
+        stack.callback(server.stop)
+        for _ in range(2):
+            if held == "idle":
+                conn = http.client.HTTPConnection(host, int(port), timeout=CLOSED_WITHIN)
+                stack.callback(conn.close)
+                assert _get(conn, "/healthz")[0] == 200  # and kept alive
+            else:
+                url = f"{server.base}{HOST}/events"
+                params = {"token": HOST_TOKENS[MARLOWES], "day": "2026-12-08"}
+                stream = stack.enter_context(
+                    requests.get(url, params=params, stream=True, timeout=CLOSED_WITHIN)
+                )
+                assert stream.status_code == 200, stream.text
+        # The server may not have seen the readiness check's connection close yet: the third
+        # is then refused on arrival (a fourth), and opened again until it is the third.
+        deadline = time.monotonic() + CLOSED_WITHIN
+        while True:
+            third = http.client.HTTPConnection(host, int(port), timeout=CLOSED_WITHIN)
+            stack.callback(third.close)
+            try:
+                status, body = _get(third, "/healthz")
+            except (ConnectionError, http.client.RemoteDisconnected):
+                status, body = 503, AT_ARRIVAL
+            if not (status == 503 and AT_ARRIVAL in body):
+                break
+            assert time.monotonic() < deadline, "the third connection was always refused"
+            third.close()
+        assert status == 200, (status, body)
+        assert _get(third, "/healthz")[0] == 200  # and again, on the same connection
+        fourth = http.client.HTTPConnection(host, int(port), timeout=CLOSED_WITHIN)
+        stack.callback(fourth.close)
+        try:
+            status, body = _get(fourth, "/healthz")
+        except (ConnectionError, http.client.RemoteDisconnected):
+            status, body = 503, AT_ARRIVAL  # refused before the request was read
+        assert (status, AT_ARRIVAL in body) == (503, True), (status, body)
