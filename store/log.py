@@ -182,12 +182,13 @@ class LogStore(Protocol):
         self,
         delivered: Sequence[tuple[int, float]],
         failed: Sequence[tuple[int, float | None, str]],
-        moot: Sequence[tuple[int, str]] = (),
+        moot: Sequence[tuple[int, float, str]] = (),
     ) -> None:
         """`delivered` and `failed` for many messages in one transaction (one fsync). `moot`
-        (id, why): never to be sent, as nothing is lost with them (a replace of a restaurant
-        no server serves, its days noted to be told again): kept apart from the dead ones,
-        which a partner refused."""
+        (id, when, why): never to be sent, as nothing is lost with them (a replace of a
+        restaurant no server serves, its days noted to be told again): kept apart from the
+        dead ones, which a partner refused, and removed as delivered ones are
+        (`prune_moot`)."""
         ...
 
     def outbox_stats(self, recent: int = 1000) -> JSON:
@@ -278,6 +279,13 @@ class LogStore(Protocol):
     def prune_delivered(self, before: float, limit: int) -> int:
         """Drop at most `limit` delivered outbox messages delivered before `before` (Unix
         seconds), oldest first; how many. Pending and given-up messages are never dropped."""
+        ...
+
+    def prune_moot(self, before: float, limit: int) -> int:
+        """Drop at most `limit` moot outbox messages made moot before `before` (Unix
+        seconds; one made moot by a version that did not note when: created before it),
+        oldest first; how many. Nothing is lost with them: their days were noted to be
+        told again."""
         ...
 
     def prune_exports(self, before: float, keep: int, limit: int) -> int:

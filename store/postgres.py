@@ -605,7 +605,7 @@ class PostgresStore:
         self,
         delivered: Sequence[tuple[int, float]],
         failed: Sequence[tuple[int, float | None, str]],
-        moot: Sequence[tuple[int, str]] = (),
+        moot: Sequence[tuple[int, float, str]] = (),
     ) -> None:
         def work(conn: Conn) -> None:
             with conn.cursor() as cursor:
@@ -631,10 +631,12 @@ class PostgresStore:
                         ],
                     )
                 if moot:
+                    # A moot message's delivered_at is when it was made moot: retention keeps
+                    # it keep_days from then, as a delivered one from its delivery (prune_moot).
                     cursor.executemany(
-                        "UPDATE outbox SET state = 'moot', last_error = %s, claimed_at = NULL,"
-                        " claimed_by = NULL WHERE id = %s",
-                        [(why[:500], message_id) for message_id, why in moot],
+                        "UPDATE outbox SET state = 'moot', delivered_at = %s, last_error = %s,"
+                        " claimed_at = NULL, claimed_by = NULL WHERE id = %s",
+                        [(at, why[:500], message_id) for message_id, at, why in moot],
                     )
 
         self._transact(work, durable=False)
@@ -723,6 +725,18 @@ class PostgresStore:
             cursor = conn.execute(
                 "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE state = 'delivered'"
                 " AND delivered_at < %s ORDER BY id LIMIT %s)",
+                (before, limit),
+            )
+            return int(cursor.rowcount)
+
+        return self._transact(delete, durable=False)
+
+    def prune_moot(self, before: float, limit: int) -> int:
+        # One made moot before delivered_at was noted for it is dated by its creation.
+        def delete(conn: Conn) -> int:
+            cursor = conn.execute(
+                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE state = 'moot'"
+                " AND coalesce(delivered_at, created_at) < %s ORDER BY id LIMIT %s)",
                 (before, limit),
             )
             return int(cursor.rowcount)

@@ -13,8 +13,11 @@ What grows with every day of service, and what becomes of it:
   of the entry, the request's receipt, whichever is latest) is `keep_seconds` past
   (`Rule` says, per scope, what that moment is).
 - delivered outbox messages: REMOVED `keep_seconds` after delivery (the outbox only
-  reads pending ones; `feed status` counts and times the recent deliveries). Pending and
-  given-up (dead) messages stay: the first are owed, the second are the operator's to see.
+  reads pending ones; `feed status` counts and times the recent deliveries); moot ones (a
+  replace of a restaurant no server served: its day was noted to be told again by the
+  first server back, so nothing is lost with it) likewise, `keep_seconds` after they were
+  made moot. Pending and given-up (dead) messages stay: the first are owed, the second
+  are the operator's to see.
 - export records: REMOVED once finished `keep_seconds` ago, the newest EXPORTS_KEPT always
   kept (`feed status` and /healthz read the newest).
 - turns and generation timestamps (store.turns, store.generations) forget their own.
@@ -45,22 +48,23 @@ Rule = Callable[[str, JSON], float | None]
 
 @dataclass
 class Removed:
-    """What one pass removed: records by kind (the rule's scope prefix), delivered
-    messages, export records."""
+    """What one pass removed: records by kind (the rule's scope prefix), delivered and
+    moot messages, export records."""
 
     records: dict[str, int] = field(default_factory=dict)
     delivered: int = 0
+    moot: int = 0
     exports: int = 0
 
     @property
     def total(self) -> int:
-        return sum(self.records.values()) + self.delivered + self.exports
+        return sum(self.records.values()) + self.delivered + self.moot + self.exports
 
     def by_kind(self) -> dict[str, int]:
-        """Every kind and its count: each rule's scope prefix without its ':', "delivered"
-        and "exports"."""
+        """Every kind and its count: each rule's scope prefix without its ':', "delivered",
+        "moot" and "exports"."""
         kinds = {prefix.rstrip(":"): n for prefix, n in self.records.items()}
-        return {**kinds, "delivered": self.delivered, "exports": self.exports}
+        return {**kinds, "delivered": self.delivered, "moot": self.moot, "exports": self.exports}
 
 
 def prune(
@@ -97,6 +101,11 @@ def prune(
     while not stop():
         n = store.prune_delivered(cutoff, BATCH)
         removed.delivered += n
+        if n < BATCH:
+            break
+    while not stop():
+        n = store.prune_moot(cutoff, BATCH)
+        removed.moot += n
         if n < BATCH:
             break
     while not stop():

@@ -750,7 +750,7 @@ class SQLiteStore:
         self,
         delivered: Sequence[tuple[int, float]],
         failed: Sequence[tuple[int, float | None, str]],
-        moot: Sequence[tuple[int, str]] = (),
+        moot: Sequence[tuple[int, float, str]] = (),
     ) -> None:
         # Not fsynced: a mark lost in a crash means one more send, which the partner
         # recognises by its message id; it must not cost the bookings' commits an fsync.
@@ -773,9 +773,12 @@ class SQLiteStore:
                     for message_id, retry_at, error in failed
                 ],
             )
+            # A moot message's delivered_at is when it was made moot: retention keeps it
+            # keep_days from then, as a delivered one from its delivery (prune_moot).
             conn.executemany(
-                "UPDATE outbox SET state = 'moot', last_error = ?, claimed_at = NULL WHERE id = ?",
-                [(why[:500], message_id) for message_id, why in moot],
+                "UPDATE outbox SET state = 'moot', delivered_at = ?, last_error = ?,"
+                " claimed_at = NULL WHERE id = ?",
+                [(at, why[:500], message_id) for message_id, at, why in moot],
             )
 
     def outbox_stats(self, recent: int = 1000) -> JSON:
@@ -991,6 +994,16 @@ class SQLiteStore:
             cursor = conn.execute(
                 "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE state = 'delivered'"
                 " AND delivered_at < ? ORDER BY id LIMIT ?)",
+                (before, limit),
+            )
+            return int(cursor.rowcount)
+
+    def prune_moot(self, before: float, limit: int) -> int:
+        # One made moot before delivered_at was noted for it is dated by its creation.
+        with self._transaction(durable=False) as conn:
+            cursor = conn.execute(
+                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE state = 'moot'"
+                " AND coalesce(delivered_at, created_at) < ? ORDER BY id LIMIT ?)",
                 (before, limit),
             )
             return int(cursor.rowcount)

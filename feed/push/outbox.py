@@ -294,7 +294,7 @@ class OutboxSender:
         self._in_flight: dict[str, int] = {}  # partner -> requests being made
         self._ended: list[tuple[list[OutboxItem], Attempt]] = []  # not recorded yet
         # Replaces made moot (`_served_here`), with their restaurant and why: not recorded yet
-        self._moot: list[tuple[list[OutboxItem], str, str]] = []
+        self._moot: list[tuple[list[OutboxItem], str, str, float]] = []
         self._wake = threading.Event()  # set as a request ends
         self._sender_id = uuid.uuid4().hex
         # This sender's SERVES_SCOPE records still kept: (key, what it wrote), as the store's
@@ -462,7 +462,7 @@ class OutboxSender:
                     " availability replace is not sent now; the first server serving it"
                     " again tells partners of the day as it then stands"
                 )
-                self._moot.append((group, merchant, reason))
+                self._moot.append((group, merchant, reason, now))
         if dropped:
             self._wake.set()  # recorded at the next round, at once
         return [item for item in items if item.id not in foreign]
@@ -496,14 +496,16 @@ class OutboxSender:
         ]
         try:
             self.store.settle(
-                delivered, failed, [(item.id, why) for group, _, why in moot for item in group]
+                delivered,
+                failed,
+                [(item.id, at, why) for group, _, why, at in moot for item in group],
             )
         except BaseException:
             with self._lock:
                 self._ended[:0] = ended
                 self._moot[:0] = moot
             raise
-        for group, merchant, why in moot:
+        for group, merchant, why, _at in moot:
             days = sorted({str(item.payload.get("day")) for item in group})
             ids = [item.id for item in group]
             self.events.delivery_moot(group[0].partner, merchant, days, ids, why)

@@ -28,8 +28,9 @@ from feed.service.notify import AVAILABILITY, BOOKING, replace_due
 from feed.settings import Partner
 from feed.venue import calendar
 from feed.venue.restaurant import load_restaurant
-from store import open_store
+from store import open_store, retention
 from store.log import LogAppend, NewEntry, OutboxItem, OutboxMessage
+from store.retention import DAY
 from store.sqlite import SQLiteStore
 from tests.integration.partner_stub import PartnerStub
 
@@ -302,5 +303,31 @@ def test_a_day_made_moot_waits_for_its_restaurants_server_by_the_senders_clock(
         assert unserving.run_once() == 0
         unserving._pool.shutdown()
         assert store.recall_prefix(outbox.MOOT_SCOPE, "") == [note]
+    finally:
+        store.close()
+
+
+def test_a_replace_made_moot_is_removed_keep_days_after_it_was_made_moot_not_after_it_was_queued(
+    any_db: str, stub: PartnerStub
+) -> None:
+    """A replace queued 50 days before a sender that serves none of its restaurant made it
+    moot is kept by a 30-day retention until 30 days after that, as a delivered message
+    is kept 30 days after its delivery, and removed then."""
+    store = open_store(any_db)
+    partner = Partner(PARTNER, None, None, notify_url=stub.base, notify_token="t")
+    made_moot = time.time()
+    try:
+        day = DAYS[0]
+        payload = {"merchant_id": MERCHANT, "day": day.isoformat()}
+        queued = made_moot - 50 * DAY
+        store.append_all([], outbox=[OutboxMessage(PARTNER, AVAILABILITY, "k", payload, queued)])
+        unserving = OutboxSender(store, {}, {PARTNER: partner}, wall=lambda: made_moot)
+        assert unserving.run_once() == 0
+        unserving._pool.shutdown()
+        assert store.outbox_stats()["moot"] == 1
+        retention.prune(store, made_moot + 29 * DAY, 30 * DAY, {})
+        assert store.outbox_stats()["moot"] == 1  # not aged by its queueing, 79 days before
+        retention.prune(store, made_moot + 31 * DAY, 30 * DAY, {})
+        assert store.outbox_stats()["moot"] == 0
     finally:
         store.close()

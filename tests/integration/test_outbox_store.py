@@ -253,7 +253,7 @@ def test_a_moot_message_is_never_sent_again_and_counted_neither_pending_nor_dead
     every rolling restart. It has a state of its own."""
     enqueue(store, window(), booking("bk-1"))
     replace, notification = store.pending(T0)
-    store.settle([], [(notification.id, None, "HTTP 403: forbidden")], [(replace.id, "moot")])
+    store.settle([], [(notification.id, None, "HTTP 403: forbidden")], [(replace.id, T0, "moot")])
     assert store.pending(LATER) == []
     stats = store.outbox_stats()
     assert (stats["pending"], stats["dead"], stats["moot"]) == (0, 1, 1)

@@ -1,7 +1,7 @@
 """The retention (store.retention, feed.service.retention): records that only answer
-retries, delivered messages and export records are removed once `[retention] keep_days`
-past the moment they answer for; the logs, the booking index and each user's bookings (what
-GetBookingStatus and ListBookings read) never are. On both stores, and through a real
+retries, delivered and moot messages and export records are removed once `[retention]
+keep_days` past the moment they answer for; the logs, the booking index and each user's
+bookings (what GetBookingStatus and ListBookings read) never are. On both stores, and through a real
 `hoststand serve` (which runs it at start-up and hourly)."""
 
 from __future__ import annotations
@@ -88,6 +88,36 @@ def test_delivered_messages_and_old_exports_go_pending_and_dead_stay(any_db: str
         exports = store.exports(1000)
         assert len(exports) == EXPORTS_KEPT
         assert exports[0]["n"] == "recent"
+
+
+def test_moot_messages_go_keep_days_after_they_were_made_moot_as_delivered_ones_and_dead_stay(
+    any_db: str,
+) -> None:
+    """A replace made moot (no server served its restaurant; its day is noted to be told
+    again) loses nothing when removed: it goes keep_days after it was made moot, however
+    long it waited before; a dead one (a partner's refusal) stays for the operator."""
+    now = 1_800_000_000.0
+    with closing(open_store(any_db)) as store:
+        messages = [
+            OutboxMessage("p1", "availability", f"m/2027-01-0{i}", {"n": i}, now - 50 * DAY)
+            for i in range(1, 5)
+        ]
+        store.append_all([], outbox=messages)
+        ids = [item.id for item in store.pending(now, 10)]
+        assert len(ids) == 4
+        store.settle(
+            [],
+            [(ids[3], None, "HTTP 403: forbidden")],
+            [(ids[0], now - 40 * DAY, "no server"), (ids[1], now - DAY, "no server")],
+        )
+
+        removed = prune(store, now, 30 * DAY, {})
+
+        assert (removed.moot, removed.delivered) == (1, 0)
+        assert removed.by_kind()["moot"] == 1
+        stats = store.outbox_stats()
+        assert (stats["pending"], stats["moot"], stats["dead"]) == (1, 1, 1)
+        assert [item.id for item in store.pending(now, 10)] == [ids[2]]
 
 
 def test_each_rule_dates_its_records_by_the_booking_or_entry_they_answer_for(
