@@ -8,12 +8,25 @@ that interval's run, and the next interval's turn goes to whoever asks first.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from collections.abc import Iterable
 
 from store.log import LogStore
 
 SCOPE = "turn"
 KEEP = 100  # intervals of turns kept: every KEEP intervals the older ones are forgotten
+
+
+def served_by(job: str, merchant_ids: Iterable[str]) -> str:
+    """The name of `job`'s turns among the processes serving exactly these restaurants.
+
+    Receivers on one store may run different restaurant files: a turn shared by all of them
+    went to whichever asked first, and a restaurant only the others served missed that
+    interval's work (its export, its sweep). Receivers of the same restaurants still share
+    one turn."""
+    ids = "\n".join(sorted(set(merchant_ids)))
+    return f"{job}:{hashlib.sha256(ids.encode()).hexdigest()[:16]}"
 
 
 class Turns:

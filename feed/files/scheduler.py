@@ -6,7 +6,8 @@ feed) and/or uploaded file by file over HTTP with retries. Every delivery is rec
 the store (when, files, bytes, destination, outcome, attempts) for `hoststand feed status`.
 A failed run is recorded too, and the next scheduled run still happens. Receivers sharing
 a store take turns: after its start-up export, each scheduled run is made by one process
-only, the first to take that interval's turn (store.turns); and every export, start-up ones
+only of those serving the same restaurants, the first to take that interval's turn
+(store.turns; those serving other restaurants export theirs); and every export, start-up ones
 included, takes a generation_timestamp no other export has taken (store.generations), so
 receivers started together never upload two feeds with one generation_timestamp.
 """
@@ -43,7 +44,7 @@ from feed.settings import Destination, ExportSettings
 from feed.venue.restaurant import Restaurant
 from store import generations
 from store.log import LogStore, StoreUnavailable
-from store.turns import Turns
+from store.turns import Turns, served_by
 
 log = logging.getLogger("hoststand.export")
 MAX_ATTEMPTS = 6  # per file and upload
@@ -131,7 +132,10 @@ class ExportScheduler:
         # or headers held the export thread (every later run, and a stop) for as long.
         self.session = watched(requests.Session())
         self.stop = threading.Event()  # set on shutdown: a retry wait ends at once
-        self.turns = Turns(store, "export", settings.interval_minutes * 60)
+        # A feed holds this process's restaurants only: the processes serving others export
+        # theirs in the same interval, each to its own destinations.
+        name = served_by("export", (r.merchant_id for r in self.restaurants))
+        self.turns = Turns(store, name, settings.interval_minutes * 60)
 
     def run_once(self) -> list[dict[str, Any]]:
         """Export once and deliver to every destination; the records written."""

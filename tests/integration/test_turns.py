@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
+from feed.files.scheduler import ExportScheduler
+from feed.settings import ExportSettings
+from feed.venue.restaurant import Restaurant, load_restaurant
 from store import generations, open_store
 from store.log import LogStore
 from store.turns import KEEP, SCOPE, Turns
 
 T0 = 1_796_400_000.0  # 2026-12-04 18:40 UTC, an interval start for 60 s and 3600 s
+NOW = datetime.fromtimestamp(T0, UTC)
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 @pytest.fixture
@@ -131,3 +138,31 @@ def test_generation_records_a_week_old_are_forgotten(stores: list[LogStore]) -> 
     now = old + generations.KEEP_SECONDS + 1
     assert generations.take(stores[1], now) == now
     assert stores[2].recall(generations.SCOPE, generations.key(old)) is None
+
+
+def test_receivers_running_different_restaurants_each_export_theirs_every_interval(
+    stores: list[LogStore], tmp_path: Path
+) -> None:
+    """Receivers on one store may run different restaurant files (a rolling upgrade, a
+    restaurant per receiver): the interval's export turn went to whichever asked first, and
+    a feed holds only its writer's restaurants, so the restaurants only the others served
+    went without a scheduled export for as long as they kept losing the race. Each set of
+    restaurants now takes its own turn; receivers of the same restaurants still share one."""
+    marlowes = load_restaurant(SAMPLES / "marlowes.toml")
+    merch1 = load_restaurant(SAMPLES / "google-floorplan.toml")
+    settings = ExportSettings(interval_minutes=1)
+
+    def receiver(store: LogStore, restaurants: list[Restaurant], name: str) -> ExportScheduler:
+        return ExportScheduler(restaurants, store, settings, tmp_path / name, clock=lambda: NOW)
+
+    only_marlowes = receiver(stores[0], [marlowes], "a")
+    only_merch1 = receiver(stores[1], [merch1], "b")
+    also_marlowes = receiver(stores[2], [marlowes], "c")
+    assert only_marlowes.turns.mine(T0)
+    assert only_merch1.turns.mine(T0)  # merch1's feed is exported in this interval too
+    assert not also_marlowes.turns.mine(T0)  # marlowes-kitchen's once only
+    # Whatever the order of the files, a set of restaurants is one set.
+    both = receiver(stores[0], [marlowes, merch1], "d")
+    both_again = receiver(stores[1], [merch1, marlowes], "e")
+    assert both.turns.mine(T0 + 60)
+    assert not both_again.turns.mine(T0 + 60)
