@@ -45,7 +45,7 @@ from feed.service.retention import Retention
 from feed.settings import HttpSettings, Settings
 from feed.venue.restaurant import Restaurant
 from store.log import LogStore, StoreUnavailable
-from store.turns import Turns
+from store.turns import Turns, served_by
 
 log = logging.getLogger("hoststand.serve")
 SWEEP_SECONDS = 10.0  # the board is current within this, without anyone asking
@@ -197,7 +197,10 @@ class Background:
         # One sweep per interval across the processes on this store, not one per process.
         # A turn is a write but no log append: readers keyed on store.log_version() (the day
         # states and grids) are not moved by it.
-        self.sweep_turns = Turns(receiver.store, "sweep", SWEEP_SECONDS)
+        # Per set of restaurants: the sweep writes this process's restaurants' days only, and a
+        # process serving others taking the turn left them unswept for that interval.
+        name = served_by("sweep", (r.merchant_id for r in restaurants))
+        self.sweep_turns = Turns(receiver.store, name, SWEEP_SECONDS)
         self.caught_up: dict[str, date] = {}  # merchant -> the day its past days were looked at
         # Records that only answer retries, delivered messages and export records, removed
         # once past [retention] keep_days: one pass an hour, by one process on the store.

@@ -17,7 +17,7 @@ from feed.venue import calendar
 from feed.venue.restaurant import load_restaurant
 from store import open_store
 from store.log import LogEntry
-from store.turns import Turns
+from store.turns import Turns, served_by
 from tests.integration.postgres import fresh_schema
 from tests.integration.server_process import NOW, SAMPLES, ServerProcess, start_server
 
@@ -57,7 +57,8 @@ def test_of_two_serve_processes_only_the_one_holding_the_intervals_turn_sweeps(
     neither sweeps until the next interval, then one of them writes the no-show, once."""
     book_past_its_hold(url)
     with closing(open_store(url)) as store:
-        other = Turns(store, "sweep", SWEEP_SECONDS)
+        # The turn of the processes serving the servers' restaurants (marlowes and merch1).
+        other = Turns(store, served_by("sweep", [MARLOWES, "merch1"]), SWEEP_SECONDS)
         if other.until_next(time.time()) < SWEEP_SECONDS / 2:  # both must start inside it
             time.sleep(other.until_next(time.time()) + 0.05)
         held = other.interval(time.time())

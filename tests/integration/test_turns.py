@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from feed.files.scheduler import ExportScheduler
-from feed.settings import ExportSettings
+from feed.http.serving import Background
+from feed.service.receiver import Receiver
+from feed.settings import ExportSettings, Settings
 from feed.venue.restaurant import Restaurant, load_restaurant
 from store import generations, open_store
 from store.log import LogStore
@@ -166,3 +168,30 @@ def test_receivers_running_different_restaurants_each_export_theirs_every_interv
     both_again = receiver(stores[1], [merch1, marlowes], "e")
     assert both.turns.mine(T0 + 60)
     assert not both_again.turns.mine(T0 + 60)
+
+
+def test_receivers_running_different_restaurants_each_sweep_theirs_every_interval(
+    stores: list[LogStore], tmp_path: Path
+) -> None:
+    """The clock's sweep (no-shows, waits reaching 30 minutes, the waitlist's close) writes
+    the days of its process's restaurants only, and its turn went to whichever process on the
+    store asked first: a restaurant only the others served was not swept in the intervals a
+    receiver of other restaurants won, its no-shows written late, or never while it lost.
+    Each set of restaurants now takes its own turn; receivers of the same ones share one."""
+    marlowes = load_restaurant(SAMPLES / "marlowes.toml")
+    merch1 = load_restaurant(SAMPLES / "google-floorplan.toml")
+
+    def receiver(store: LogStore, r: Restaurant) -> Background:
+        served = Receiver([r], store, Settings(), lambda: NOW)
+        return Background(served, [r], Settings(), tmp_path / "staging", export=False)
+
+    only_marlowes = receiver(stores[0], marlowes)
+    only_merch1 = receiver(stores[1], merch1)
+    also_marlowes = receiver(stores[2], marlowes)
+    try:
+        assert only_merch1.sweep_turns.mine(T0)
+        assert only_marlowes.sweep_turns.mine(T0)  # marlowes-kitchen is swept this interval
+        assert not also_marlowes.sweep_turns.mine(T0)  # by one of its receivers only
+    finally:
+        for background in (only_marlowes, only_merch1, also_marlowes):
+            background.close()
