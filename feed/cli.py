@@ -829,8 +829,11 @@ def _feed_part(
 @click.option(
     "--settings",
     "settings_path",
+    # As `reserve` and the host commands read serve's file: one variable for all of them.
+    envvar="HOSTSTAND_SETTINGS",
     type=click.Path(dir_okay=False),
-    help="Partners and host tokens (TOML); secrets may come from the environment instead.",
+    help="Partners and host tokens (TOML; env HOSTSTAND_SETTINGS); secrets may come from"
+    " the environment instead.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(

@@ -4,11 +4,22 @@ settings leave without a host token (its tablet could not sign in, and would onl
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import requests
 
-from tests.integration.server_process import start_server
+from tests.integration.server_process import (
+    HOSTSTAND,
+    NOW,
+    SAMPLES,
+    ServerProcess,
+    _clean_env,
+    free_port,
+    start_server,
+    wait_healthy,
+)
+from tests.integration.server_process import SETTINGS as SETTINGS_FILE
 
 # The sample settings with the new restaurant's [[hosts]] entry misspelt (merch1 for the
 # second sample restaurant, merch-1 written), and a partner limited to a misspelt id.
@@ -62,4 +73,38 @@ def test_the_sample_settings_reach_both_sample_restaurants_without_a_note(
     said = server.output()
     assert server.stop() == 0
     assert "  tablet: " in said
+    assert "note:" not in said, said
+
+
+def test_serve_reads_its_settings_file_from_hoststand_settings_as_the_host_commands_do(
+    tmp_path: Path,
+) -> None:
+    """`hoststand reserve` and `hoststand host ...` read serve's settings file from
+    HOSTSTAND_SETTINGS, but serve itself ignored it: an operator who set it once for all of
+    them started a server with no partners, no admin token and no host tokens (every tablet
+    'wrong token', every partner refused), the only clue a note per restaurant."""
+    port = free_port()
+    args = [str(HOSTSTAND), "--now", NOW.isoformat(), "serve", "--no-export"]
+    for config in ("marlowes.toml", "google-floorplan.toml"):
+        args += ["--config", str(SAMPLES / config)]
+    args += ["--db", str(tmp_path / "h.db")]
+    args += ["--port", str(port)]
+    env = {**_clean_env(), "HOSTSTAND_SETTINGS": str(SETTINGS_FILE)}
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path
+        )
+    server = ServerProcess(process, f"http://127.0.0.1:{port}", tmp_path / "h.db", log)
+    try:
+        wait_healthy(server)
+        reply = requests.get(
+            f"{server.base}/api/v1/restaurants/marlowes-kitchen/board",
+            headers={"Authorization": "Bearer sample-host-token-marlowes"},
+            timeout=10,
+        )
+        said = server.output()
+    finally:
+        assert server.stop() == 0
+    assert reply.status_code == 200, reply.text
     assert "note:" not in said, said
