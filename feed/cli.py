@@ -35,6 +35,7 @@ from feed.settings import (
     load_settings,
     settings_problems,
     unreachable,
+    unread_environment,
 )
 from feed.venue import calendar
 from feed.venue.files import check_restaurant_files
@@ -619,6 +620,8 @@ def check_command(files: tuple[Path, ...], settings_paths: tuple[Path, ...]) -> 
         # settings file may serve several servers, each running some restaurants).
         for line in unreachable(settings, served) if served else ():
             click.echo(f"  note: {line}")
+        for line in unread_environment(settings):
+            click.echo(f"  note: {line}")
     for line in problems:
         click.echo(line, err=True)
     if problems:
@@ -937,6 +940,8 @@ def serve_command(
     click.echo(f"  API:    http://{host}:{port}/docs  (OpenAPI at /openapi.json)")
     click.echo(f"  tablet: http://{host}:{port}/  (sign in with the restaurant's host token)")
     for line in unreachable(settings, [r.merchant_id for r in restaurants]):
+        click.echo(f"  note:   {line}")
+    for line in unread_environment(settings):
         click.echo(f"  note:   {line}")
     if export:
         every = settings.export.interval_minutes

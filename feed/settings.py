@@ -281,6 +281,41 @@ def unreachable(settings: Settings, served: Sequence[str]) -> list[str]:
     return lines
 
 
+PARTNER_ENV = (
+    "HOSTSTAND_PARTNER_SECRET_",
+    "HOSTSTAND_PARTNER_PASSWORD_",
+    "HOSTSTAND_PARTNER_NOTIFY_URL_",
+    "HOSTSTAND_PARTNER_NOTIFY_TOKEN_",
+)
+HOST_ENV = "HOSTSTAND_HOST_TOKEN_"
+
+
+def unread_environment(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The partners' and hosts' variables set in the environment that name no [[partners]] or
+    [[hosts]] entry of these settings, one line each: nothing reads them. A misspelt one
+    (HOSTSTAND_PARTNER_SECRET_TABLEFINDR) left its partner without the secret meant for it,
+    every webhook refused "unknown partner or bad signature", with not a word at start. Their
+    values are never said."""
+    env = os.environ if environ is None else environ
+    partners = {env_name("", p): p for p in settings.partners}
+    hosts = {env_name("", m) for m in settings.host_tokens}
+    known = ", ".join(sorted(settings.partners)) or "none"
+    lines: list[str] = []
+    for name in sorted(env):
+        prefix = next((p for p in PARTNER_ENV if name.startswith(p)), None)
+        if prefix is not None and name[len(prefix) :] not in partners:
+            lines.append(
+                f"{name} is set but names no partner of the settings ([[partners]] ids:"
+                f" {known}): it is not read"
+            )
+        elif name.startswith(HOST_ENV) and name[len(HOST_ENV) :] not in hosts:
+            lines.append(
+                f"{name} is set but names no [[hosts]] entry of the settings: it is not read"
+                " (a [[hosts]] entry with that restaurant's merchant_id takes its token from it)"
+            )
+    return lines
+
+
 def settings_problems(path: Path) -> list[str]:
     """Every problem of a settings file, one line each ("file: field: reason"); none: it
     loads. `load_settings` stops at the first; `hoststand check` wants them all."""

@@ -218,3 +218,27 @@ def test_each_sample_restaurant_says_to_check_it_with_the_readmes_check_command(
         result = check(SAMPLES / name)
         assert result.exit_code == 0, result.output
         assert result.stdout.startswith(f"{SAMPLES / name}: ok (restaurant "), result.stdout
+
+
+def test_a_partner_or_host_variable_naming_no_entry_of_the_settings_is_noted_as_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An operator moving the secrets to the environment misspelt one
+    (HOSTSTAND_PARTNER_SECRET_TABLEFINDR): nothing read it, the partner kept the file's
+    secret or none, its webhooks refused "unknown partner or bad signature", and neither
+    check nor serve said a word. Each such variable is now noted by name, never its value;
+    one naming an entry is read and not noted."""
+    monkeypatch.setenv("HOSTSTAND_PARTNER_SECRET_TABLEFINDR", "a-secret-nobody-reads-123")
+    monkeypatch.setenv("HOSTSTAND_HOST_TOKEN_MARLOWES", "a-token-nobody-reads-1234")
+    monkeypatch.setenv("HOSTSTAND_PARTNER_SECRET_TABLEFINDER", "the-secret-it-reads-12345")
+    result = check(MARLOWES, GOOGLE, SETTINGS)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[2:] == [
+        f"{SETTINGS}: ok (settings)",
+        "  note: HOSTSTAND_HOST_TOKEN_MARLOWES is set but names no [[hosts]] entry of the"
+        " settings: it is not read (a [[hosts]] entry with that restaurant's merchant_id"
+        " takes its token from it)",
+        "  note: HOSTSTAND_PARTNER_SECRET_TABLEFINDR is set but names no partner of the"
+        " settings ([[partners]] ids: dinerly, tablefinder): it is not read",
+    ]
+    assert "nobody-reads" not in result.output
