@@ -5,12 +5,18 @@ in force, its own after a reload or restart included, has waiting."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import requests
 
+from feed.http.serving import SWEEP_SECONDS
+from feed.venue.restaurant import load_restaurant
+from store import open_store
+from store.turns import Turns, served_by
 from tests.integration.floor_copies import MARLOWES, MID, T5, T5_T6, reload_on
 from tests.integration.server_process import (
     CONFIGS,
@@ -23,6 +29,23 @@ from tests.integration.server_process import (
 
 HOST = {"Authorization": f"Bearer {HOST_TOKENS[MID]}"}
 BASIC = ("tablefinder", "sample-basic-password")
+
+
+def no_sweep_for(db: str, configs: Sequence[Path], seconds: float) -> None:
+    """No server on `db` serving `configs`' restaurants runs its clock's sweep for the next
+    `seconds`: their turns are taken by none of them. A server whose pinned clock is 18:31
+    sweeping before the reload below seats W at T5, as it should (W has waited 30 minutes),
+    and the reload is then rightly refused; the sweep is not what the test is about, and
+    whether a server's sweep came first hung on the machine's load."""
+    ids = [load_restaurant(path).merchant_id for path in configs]
+    store = open_store(db)
+    try:
+        turns = Turns(store, served_by("sweep", ids), SWEEP_SECONDS)
+        now = time.time()
+        for k in range(int(seconds // SWEEP_SECONDS) + 2):
+            turns.mine(now + k * SWEEP_SECONDS)
+    finally:
+        store.close()
 
 
 def host(server: ServerProcess, method: str, path: str, **body: Any) -> dict[str, Any]:
@@ -85,6 +108,7 @@ def test_a_server_on_the_old_file_reads_its_day_on_the_floor_in_force(
         before = board(a)
         assert before["tables"]["T5"] == "free" and before["waiting"] == [w], before
         later = NOW + timedelta(minutes=31)
+        no_sweep_for(any_db, configs, 120)  # until the reload is done
         b = start_server(
             any_db, later, configs=(MARLOWES, CONFIGS[1]), extra=["--no-export"],
             workdir=tmp_path,
