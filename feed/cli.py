@@ -1012,5 +1012,8 @@ def status_command(obj: Context, db: str, limit: int) -> None:
         p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
         click.echo(f"  delivery lag over the last {len(lags)}: p50 {p50:.2f} s, p99 {p99:.2f} s")
     if stats["oldest_pending_created_at"] is not None:
-        waiting = obj.now.timestamp() - stats["oldest_pending_created_at"]
+        # By the clock that stamped it (the machine's: delivery lag is a real-time figure),
+        # as /healthz and /metrics tell it: under --now it was the pinned instant less a
+        # real one, days negative once the real date moved on.
+        waiting = time.time() - stats["oldest_pending_created_at"]
         click.echo(f"  oldest pending message waiting {waiting:.0f} s")

@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time as _time
 from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, date, datetime
@@ -19,6 +20,7 @@ from click.testing import CliRunner, Result
 
 from feed.cli import main
 from store import is_url, open_store
+from store.log import OutboxMessage
 from tests.integration.server_process import start_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -783,6 +785,20 @@ def test_feed_status_lists_the_exports_of_feed_export(tmp_path: Path, db: str) -
     assert status.exit_code == 0, status.output
     assert "none yet" not in status.stdout
     assert f"{out} (feed export)" in status.stdout and "3 files" in status.stdout
+
+
+def test_feed_status_tells_a_messages_wait_by_the_clock_that_stamped_it(db: str) -> None:
+    """Messages are stamped with the machine's clock (delivery lag is a real-time figure);
+    `feed status` under --now took the pinned instant less that stamp: a message queued an
+    hour ago was 'waiting -345600 s' with the clock pinned four days before today."""
+    with closing(open_store(db)) as store:
+        queued = OutboxMessage("tablefinder", "booking", "bk-1", {"n": 1}, _time.time() - 3600)
+        store.append_all([], outbox=[queued])
+    status = hoststand("--now", BEFORE, "feed", "status", "--db", db)
+    assert status.exit_code == 0, status.output
+    waited = re.search(r"oldest pending message waiting (-?\d+) s", status.stdout)
+    assert waited is not None, status.stdout
+    assert 3600 <= int(waited.group(1)) < 2 * 3600
 
 
 def test_feed_status_on_a_missing_database_says_so_and_creates_nothing(tmp_path: Path) -> None:
