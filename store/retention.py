@@ -73,11 +73,18 @@ def prune(
     keep_seconds: float,
     rules: Mapping[str, Rule],
     stop: Callable[[], bool] = lambda: False,
+    *,
+    wall: float | None = None,
 ) -> Removed:
     """One pass: every record of a scope starting with one of `rules`' prefixes whose rule
-    says it mattered until before `now - keep_seconds` is removed; then delivered messages
-    and export records that old. `stop()` is asked between batches (a server stopping)."""
+    says it mattered until before `now - keep_seconds` is removed; then delivered messages,
+    moot ones and export records that old by `wall` (the machine's clock, which stamps
+    them: delivery lag and export ages are real-time figures; default `now`). `stop()` is
+    asked between batches (a server stopping)."""
     cutoff = now - keep_seconds
+    # A clock pinned days before the machine's (--now, as the tests run it) kept them for
+    # ever, and one pinned later removed what was delivered a moment ago.
+    stamped = (now if wall is None else wall) - keep_seconds
     removed = Removed(records={prefix: 0 for prefix in rules})
     for scope in store.scopes():
         prefix = next((p for p in rules if scope.startswith(p)), None)
@@ -99,17 +106,17 @@ def prune(
             if stop():
                 return removed
     while not stop():
-        n = store.prune_delivered(cutoff, BATCH)
+        n = store.prune_delivered(stamped, BATCH)
         removed.delivered += n
         if n < BATCH:
             break
     while not stop():
-        n = store.prune_moot(cutoff, BATCH)
+        n = store.prune_moot(stamped, BATCH)
         removed.moot += n
         if n < BATCH:
             break
     while not stop():
-        n = store.prune_exports(cutoff, EXPORTS_KEPT, BATCH)
+        n = store.prune_exports(stamped, EXPORTS_KEPT, BATCH)
         removed.exports += n
         if n < BATCH:
             break

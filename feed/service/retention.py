@@ -30,6 +30,7 @@ request, and a new request about a past moment changes nothing):
 
 from __future__ import annotations
 
+import time as wallclock
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -152,13 +153,25 @@ class Retention:
     """The server's retention pass (store.retention.prune with these rules), told to the
     log and the metrics (`events.retained`)."""
 
-    def __init__(self, store: LogStore, keep_days: int, events: Events) -> None:
+    def __init__(
+        self,
+        store: LogStore,
+        keep_days: int,
+        events: Events,
+        wall: Callable[[], float] = wallclock.time,
+    ) -> None:
+        """`wall`: this machine's clock (Unix seconds), which stamps delivered messages and
+        export records; `run`'s `now` is the server's (pinned by --now), which dates the
+        records that answer retries ("at", slots, days)."""
         self.store = store
         self.keep_days = keep_days
         self.events = events
+        self.wall = wall
 
     def run(self, now: float, stop: Callable[[], bool] = lambda: False) -> Removed:
         keep = self.keep_days * DAY
-        removed = prune(self.store, now, keep, rules(self.store, now - keep), stop)
+        removed = prune(
+            self.store, now, keep, rules(self.store, now - keep), stop, wall=self.wall()
+        )
         self.events.retained(removed.by_kind(), self.keep_days)
         return removed

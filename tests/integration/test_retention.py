@@ -120,6 +120,34 @@ def test_moot_messages_go_keep_days_after_they_were_made_moot_as_delivered_ones_
         assert [item.id for item in store.pending(now, 10)] == [ids[2]]
 
 
+def test_delivered_messages_and_exports_age_by_the_machines_clock_whatever_the_servers(
+    any_db: str,
+) -> None:
+    """Delivered messages and export records are stamped with the machine's clock (delivery
+    lag, export ages); the pass judged them by the server's, which --now pins (as the tests
+    run it): pinned 40 days before the machine, it kept those 40 days old for ever, and
+    pinned 40 days after, it removed a message delivered yesterday."""
+    wall = 1_800_000_000.0
+    with closing(open_store(any_db)) as store:
+        messages = [
+            OutboxMessage("p1", "booking", f"bk-{i}", {"n": i}, wall - 50 * DAY) for i in range(2)
+        ]
+        store.append_all([], outbox=messages)
+        ids = [item.id for item in store.pending(wall, 10)]
+        store.settle([(ids[0], wall - 40 * DAY), (ids[1], wall - DAY)], [])
+        store.record_export({"finished_at": wall - 40 * DAY, "n": "old"})
+        for i in range(EXPORTS_KEPT + 1):
+            store.record_export({"finished_at": wall - DAY + i, "n": i})
+        retention = Retention(store, 30, Events(), wall=lambda: wall)
+
+        behind = retention.run(wall - 40 * DAY)
+        assert (behind.delivered, behind.exports) == (1, 1)
+        ahead = retention.run(wall + 40 * DAY)
+        assert (ahead.delivered, ahead.exports) == (0, 0)
+        assert store.outbox_stats()["delivered"] == 1
+        assert len(store.exports(1000)) == EXPORTS_KEPT + 1
+
+
 def test_each_rule_dates_its_records_by_the_booking_or_entry_they_answer_for(
     any_db: str,
 ) -> None:
