@@ -271,7 +271,9 @@ class OutboxSender:
     ) -> None:
         """`transport` makes the requests (a `sendproc.SendProcess` in the server); by
         default this process does, on a session of its own. `wall`: this machine's clock
-        (Unix seconds), which may differ from the other servers' by a few minutes."""
+        (Unix seconds), which may differ from the other servers' by a few minutes; what is
+        due is read by it, so claims, retries and deliveries are stamped by it too (a
+        retry stamped by another clock was never due, or due at once)."""
         self.store = store
         self.events = events or Events()
         self.books = books
@@ -346,7 +348,7 @@ class OutboxSender:
                     chosen.append(group)
                 room[partner] = left - 1
         # Another process's sender may have claimed some since pending(): those are its own.
-        claimed = set(self.store.claim([i.id for g in chosen for i in g], time.time()))
+        claimed = set(self.store.claim([i.id for g in chosen for i in g], now))
         groups = [g for group in chosen if (g := [i for i in group if i.id in claimed])]
         futures = []
         for group in groups:
@@ -471,7 +473,7 @@ class OutboxSender:
         try:
             outcome = self._attempt(group)
         except Exception as exc:  # a bug: the messages are tried again, never lost
-            retry = time.time() + backoff(group[0].attempts, self.rng, self.base_delay)
+            retry = self.wall() + backoff(group[0].attempts, self.rng, self.base_delay)
             outcome = (0.0, retry, f"{type(exc).__name__}: {exc}")
         with self._lock:
             self._in_flight[group[0].partner] -= 1
@@ -548,7 +550,7 @@ class OutboxSender:
         try:
             method, url, body = self._request(group, partner)
         except Exception as exc:  # a message that cannot be built now: retry later
-            return 0.0, time.time() + backoff(item.attempts, self.rng, self.base_delay), str(exc)
+            return 0.0, self.wall() + backoff(item.attempts, self.rng, self.base_delay), str(exc)
         headers = {MESSAGE_ID_HEADER: ", ".join(str(one.id) for one in group)}
         if partner.notify_token:
             headers["Authorization"] = f"Bearer {partner.notify_token}"
@@ -558,7 +560,7 @@ class OutboxSender:
             outcome = self.transport(method, url, data=body, headers=headers, proxies=proxies)
         else:
             outcome = self.transport(method, url, json_body=body, headers=headers, proxies=proxies)
-        now = time.time()
+        now = self.wall()
         if outcome.ok:
             return now, None, ""
         if not outcome.retry:

@@ -32,7 +32,7 @@ from store import open_store, retention
 from store.log import LogAppend, NewEntry, OutboxItem, OutboxMessage
 from store.retention import DAY
 from store.sqlite import SQLiteStore
-from tests.integration.partner_stub import PartnerStub
+from tests.integration.partner_stub import UNAVAILABLE, PartnerStub
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "marlowes.toml"
 MERCHANT = "marlowes-kitchen"
@@ -329,5 +329,32 @@ def test_a_replace_made_moot_is_removed_keep_days_after_it_was_made_moot_not_aft
         assert store.outbox_stats()["moot"] == 1  # not aged by its queueing, 79 days before
         retention.prune(store, made_moot + 31 * DAY, 30 * DAY, {})
         assert store.outbox_stats()["moot"] == 0
+    finally:
+        store.close()
+
+
+def test_a_failed_message_is_due_again_by_the_senders_own_clock(
+    any_db: str, stub: PartnerStub
+) -> None:
+    """A sender reads what is due by its own clock (`wall`) but stamped a failed message's
+    retry, its claims and its deliveries with the machine's: a sender whose clock stood
+    before the machine's (a test's, pinned to 2026-12-04) never sent a message that failed
+    once again, however far on its clock went."""
+    store = open_store(any_db)
+    partner = Partner(PARTNER, None, None, notify_url=stub.base, notify_token="t")
+    wall = [NOW.timestamp()]  # before the machine's, whatever the real date
+    try:
+        cancelled = OutboxMessage(PARTNER, BOOKING, "b1", {"status": "CANCELED"}, wall[0])
+        store.append_all([], outbox=[cancelled])
+        sender = OutboxSender(
+            store, {}, {PARTNER: partner}, clock=lambda: NOW, wall=lambda: wall[0]
+        )
+        stub.fail_next(1, UNAVAILABLE)
+        assert sender.run_once() == 0
+        wall[0] += 3600  # past its back-off
+        assert sender.run_once() == 1
+        sender._pool.shutdown()
+        assert [r.target for r in stub.acted(BOOKING)] == ["b1"]
+        assert store.pending(wall[0] + 10**6) == []
     finally:
         store.close()
