@@ -327,6 +327,27 @@ def p_at_new_t7(path_a: Path, a: Receiver, clock: list[datetime], leaves: bool) 
         assert a.host_operation(MID, "free", "T7").code is None
 
 
+def p_sat_at_t7_and_left(*servers: Receiver) -> None:
+    """P sat at T7 and left, in every replay: on each of `servers`."""
+    for server in servers:
+        p = server.books[MID].stand(FRIDAY).parties["P"]
+        assert (p.state, p.tables) == (PartyState.GONE, ("T7",))
+
+
+def b_kept_after_a_at_12_06(store: LogStore) -> None:
+    """B's start (at 12:06, without T2) kept after A's reload with T7 (12:05): T2 and T7
+    removed as of 12:06."""
+    assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store, MID)] == [
+        (at(12).timestamp(), "start", False),
+        (at(12, 5).timestamp(), "reload", True),
+        (at(12, 6).timestamp(), "start", False),
+    ]
+    retired = [Retired.of_record(v) for _k, v in store.recall_prefix(RETIRED_SCOPE, MID)]
+    assert {(r.unit, r.at) for r in retired if r is not None} == {
+        ("T2", at(12, 6).timestamp()), ("T7", at(12, 6).timestamp()),
+    }  # fmt: skip
+
+
 def sitting(server: Receiver) -> dict[str, tuple[str, ...]]:
     return {s.party_id: s.tables for s in server.books[MID].stand(FRIDAY).sittings()}
 
@@ -422,9 +443,7 @@ def test_a_reload_racing_another_floor_is_kept_after_it_and_refused_while_a_part
         assert {(r.unit, r.at) for r in retired if r is not None} == {
             (unit, at(12, 8).timestamp()) for unit in retiring
         }
-        for server in (servers[0], b, again):  # P sat at T7 and left, in every replay
-            p = server.books[MID].stand(FRIDAY).parties["P"]
-            assert (p.state, p.tables) == (PartyState.GONE, ("T7",))
+        p_sat_at_t7_and_left(servers[0], b, again)
         assert floor_drift(store_a, MID, load_restaurant(path_b).floor) is None
         said = floor_drift(store_a, MID, load_restaurant(path_a).floor)
         assert said == said_to_a, said
@@ -474,18 +493,8 @@ def test_a_start_racing_a_reload_is_kept_after_it_and_refused_while_a_party_sits
         clock[0] = at(12, 6)
         b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock[0])
 
-        assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
-            (at(12).timestamp(), "start", False),
-            (at(12, 5).timestamp(), "reload", True),
-            (at(12, 6).timestamp(), "start", False),
-        ]
-        retired = [Retired.of_record(v) for _k, v in store_a.recall_prefix(RETIRED_SCOPE, MID)]
-        assert {(r.unit, r.at) for r in retired if r is not None} == {
-            ("T2", at(12, 6).timestamp()), ("T7", at(12, 6).timestamp()),
-        }  # fmt: skip
-        for server in (a, b):  # P sat at T7 and left, in every replay
-            p = server.books[MID].stand(FRIDAY).parties["P"]
-            assert (p.state, p.tables) == (PartyState.GONE, ("T7",))
+        b_kept_after_a_at_12_06(store_a)
+        p_sat_at_t7_and_left(a, b)
     finally:
         store_a.close()
         with contextlib.suppress(Exception):  # a refused start closes its store
@@ -694,19 +703,9 @@ def test_a_start_worked_out_again_after_another_floor_is_kept_as_of_its_clock_th
 
         b = Receiver([load_restaurant(path_b)], store_b, Settings(), lambda: clock[0])
         again = Receiver([load_restaurant(path_b)], fresh, Settings(), lambda: clock[0])
-        for server in (a, b, again):  # P sat at T7 and left, in every replay
-            p = server.books[MID].stand(FRIDAY).parties["P"]
-            assert (p.state, p.tables) == (PartyState.GONE, ("T7",))
+        p_sat_at_t7_and_left(a, b, again)
 
-        assert [(f.at, f.how, "T7" in f.units) for f in floor_history(store_a, MID)] == [
-            (at(12).timestamp(), "start", False),
-            (at(12, 5).timestamp(), "reload", True),
-            (at(12, 6).timestamp(), "start", False),
-        ]
-        retired = [Retired.of_record(v) for _k, v in store_a.recall_prefix(RETIRED_SCOPE, MID)]
-        assert {(r.unit, r.at) for r in retired if r is not None} == {
-            ("T2", at(12, 6).timestamp()), ("T7", at(12, 6).timestamp()),
-        }  # fmt: skip
+        b_kept_after_a_at_12_06(store_a)
     finally:
         for store in (store_a, store_b, fresh):
             store.close()
